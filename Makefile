@@ -1,0 +1,129 @@
+# roomsim - wave-based room acoustics.
+#
+#   make            build build/roomsim (CUDA parts too when nvcc is found; CUDA=0 forces off)
+#   make deps       install the missing Debian -dev packages (apt-get); nothing when all are there
+#   make run        deps, build, simulate examples/shoebox.yaml, print where the WAVs went
+#   make test       deps, build, the full test suite (no GPU needed)
+#   make bench      the CPU benchmark of docs/performance.md
+#
+# Every variable below may be overridden: make CC=clang OPT=-O2 CUDA=0.
+
+VERSION   := 0.1.0
+CC        ?= cc
+OPT       ?= -O3
+WERROR    ?= -Werror
+NVCC      ?= nvcc
+CUDA_ARCH ?= sm_90
+BUILD     ?= build
+EXAMPLE   ?= examples/shoebox.yaml
+
+# pkg-config module:Debian package, and cmd/NAME:package for programs.
+DEPS_BUILD := cmd/pkg-config:pkg-config yaml-0.1:libyaml-dev sndfile:libsndfile1-dev \
+              soxr:libsoxr-dev hdf5:libhdf5-dev
+DEPS_TEST  := cmocka:libcmocka-dev fftw3:libfftw3-dev cmd/h5dump:hdf5-tools
+BUILD_MODULES := yaml-0.1 sndfile soxr hdf5
+
+GIT_HASH := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \
+              git diff --quiet HEAD 2>/dev/null || echo -dirty)
+
+# CUDA: on when nvcc is found and there are kernels to build, unless CUDA=0.
+CU_SRCS := $(wildcard solver/cuda/*.cu)
+CUDA    ?= $(if $(and $(CU_SRCS),$(shell command -v $(NVCC) 2>/dev/null)),1,0)
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(BUILD_MODULES) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(BUILD_MODULES) 2>/dev/null)
+WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wformat=2 -Wundef -Wvla $(WERROR)
+CPPFLAGS += -D_DEFAULT_SOURCE -DROOMSIM_VERSION='"$(VERSION)"' -DROOMSIM_GIT='"$(GIT_HASH)"'
+CFLAGS   ?= $(OPT) -g
+CFLAGS   += -std=c11 -fopenmp $(WARN)
+LDLIBS    = $(PKG_LIBS) -lm
+ifeq ($(CUDA),1)
+CPPFLAGS += -DROOMSIM_CUDA=1
+NVFLAGS  ?= -O3 -arch=$(CUDA_ARCH) -lineinfo
+LDLIBS   += -lcudart -L$(dir $(shell command -v $(NVCC)))../lib64
+endif
+
+LIB_SRCS := $(wildcard common/*.c geometry/*.c io/*.c solver/*.c)
+APP_SRCS := $(wildcard app/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(if $(filter 1,$(CUDA)),$(CU_SRCS:%.cu=$(BUILD)/%.o))
+APP_OBJS := $(APP_SRCS:%.c=$(BUILD)/%.o)
+HEADERS  := $(wildcard common/*.h geometry/*.h io/*.h solver/*.h)
+
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+TEST_LIBS  = $(shell pkg-config --libs cmocka fftw3 2>/dev/null)
+
+.PHONY: all deps check-deps check-test-deps run test tests check-headers bench clean
+
+all: check-deps $(BUILD)/roomsim
+
+# Report what is missing, by package, for the modules of $(1); sets $$missing.
+define find_missing
+missing=""; for d in $(1); do name=$${d%%:*}; pkg=$${d#*:}; \
+  case $$name in cmd/*) command -v $${name#cmd/} >/dev/null 2>&1 || missing="$$missing $$pkg";; \
+  *) pkg-config --exists $$name 2>/dev/null || missing="$$missing $$pkg";; esac; done
+endef
+
+check-deps:
+	@$(call find_missing,$(DEPS_BUILD)); if [ -n "$$missing" ]; then \
+	  echo "roomsim: missing build dependencies:$$missing" >&2; \
+	  echo "roomsim: run 'make deps' (apt-get install$$missing)" >&2; exit 1; fi
+
+check-test-deps:
+	@$(call find_missing,$(DEPS_BUILD) $(DEPS_TEST)); if [ -n "$$missing" ]; then \
+	  echo "roomsim: missing test dependencies:$$missing" >&2; \
+	  echo "roomsim: run 'make deps' (apt-get install$$missing)" >&2; exit 1; fi
+
+deps:
+	@$(call find_missing,$(DEPS_BUILD) $(DEPS_TEST)); \
+	if [ -z "$$missing" ]; then echo "deps: all present"; exit 0; fi; \
+	echo "deps: installing$$missing"; sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	$$sudo apt-get update -qq && \
+	DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing
+
+$(BUILD)/roomsim: $(APP_OBJS) $(BUILD)/libroomsim.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libroomsim.a: $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp -c -o $@ $<
+
+$(BUILD)/tests/%: tests/%.c tests/helper.c tests/helper.h $(BUILD)/libroomsim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< tests/helper.c \
+	  $(BUILD)/libroomsim.a $(TEST_LIBS) $(LDLIBS)
+
+# Each public header compiles on its own (STYLE.md rule 13).
+check-headers:
+	@for h in $(HEADERS); do echo "#include \"$$h\"" | \
+	  $(CC) -std=c11 -pedantic -Werror -D_DEFAULT_SOURCE $(PKG_CFLAGS) -I. -x c -fsyntax-only - \
+	  || { echo "not self-contained: $$h"; exit 1; }; done
+
+tests: check-test-deps all $(TEST_BINS)
+
+run:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/roomsim run $(EXAMPLE)
+	@echo "WAVs are in $$(sed -n 's/^ *dir: *//p' $(EXAMPLE) | head -n 1)/ (see docs/output.md)"
+
+test:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory tests
+	@tests/run.sh $(BUILD)
+
+bench: all
+	$(BUILD)/roomsim bench
+
+clean:
+	rm -rf $(BUILD) .gpu
+
+-include $(LIB_OBJS:.o=.d) $(APP_OBJS:.o=.d)

@@ -1,0 +1,66 @@
+/*
+ * app.h - the command line's internal interface: one function per command, and what the
+ * commands share (the run plan, memory checks, progress). Only app/ prints to the user.
+ */
+#ifndef APP_APP_H
+#define APP_APP_H
+
+#include <stddef.h>
+
+#include "../common/rs_error.h"
+#include "../geometry/voxel.h"
+#include "../io/config.h"
+
+/* Exit statuses of docs/cli.md. */
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+/* Everything about a run that follows from its room without allocating the grid. */
+struct app_plan {
+	struct vox_plan grid;
+	double lambda;		/* Courant number: courant / sqrt(3) for the 7-point scheme */
+	double dt;		/* time step k = lambda h / c, s */
+	double fs;		/* simulation rate 1 / k, Hz */
+	long steps;		/* updates per source: sample steps is at t >= duration */
+	size_t nsamples;	/* steps + 1: sample n is the pressure at t = n k */
+	size_t wav_frames;	/* round(duration * output rate) */
+	size_t memory;		/* bytes the run needs */
+};
+
+/* Plan room's run; RS_EINPUT naming the grid key when it cannot fit in memory. */
+int app_plan(const struct cfg_room *room, struct app_plan *plan, struct rs_error *err);
+
+/* Bytes of memory the system can give now (MemAvailable). */
+size_t app_memory_available(void);
+
+/* "1.23 GiB" and friends; returns buf. */
+const char *app_bytes(double bytes, char buf[32]);
+
+/* Exit status for an error code. */
+int app_exit_status(int code);
+
+/* Progress on stderr: percent, steps, throughput, time left; silent when quiet. */
+struct app_progress {
+	const char *label;
+	long total;
+	double cells;
+	double t0, last;
+	int quiet, tty;
+};
+double app_now(void);
+void app_progress_begin(struct app_progress *p, const char *label, long total, double cells,
+			int quiet);
+void app_progress_update(struct app_progress *p, long done);
+void app_progress_end(struct app_progress *p, long done);
+
+/*
+ * Time the CPU engine on a synthetic box of about cells cells with absorbing walls:
+ * median voxel updates per second (all cells) over runs of steps steps. 0 on failure.
+ */
+double app_cpu_rate(int precision, int threads, double cells, int steps, int runs,
+		    double *air_fraction);
+
+int cmd_run(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#endif

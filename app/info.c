@@ -1,0 +1,100 @@
+/* info.c - `roomsim info`: what a run will be and need, allocating nothing big. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+
+/* The calibration box for the time estimate: large enough to leave the caches. */
+#define CALIBRATION_CELLS 2e6
+#define CALIBRATION_STEPS 4
+
+static const char usage_info[] =
+	"usage: roomsim info FILE.yaml [--threads N]\n"
+	"\n"
+	"Print the grid (dimensions, air / boundary / padding cells), spacing, time step,\n"
+	"simulation rate, steps, memory needed and a time estimate for FILE.yaml. Only a\n"
+	"small calibration box is allocated (%.0f cells), never the room's grid.\n";
+
+static double mega(size_t n)
+{
+	return (double)n / 1e6;
+}
+
+static void print(const struct cfg_room *room, const struct app_plan *p, double rate,
+		  int threads)
+{
+	const struct vox_plan *g = &p->grid;
+	double total = (double)g->cells * (double)p->steps * room->nsources;
+	char need[32], have[32];
+
+	printf("room       %s (%s)\n", room->name, room->file);
+	printf("grid       %d x %d x %d cells = %.3f M (room %d x %d x %d plus one halo cell "
+	       "each side)\n", g->n[0], g->n[1], g->n[2], mega(g->cells), g->room[0], g->room[1],
+	       g->room[2]);
+	printf("cells      air %.3f M, boundary %.3f M, padding %.3f M\n", mega(g->air),
+	       mega(g->boundary), mega(g->padding));
+	printf("spacing    %.3f mm (fmax %.1f Hz at %.2f points per wavelength)\n", g->h * 1e3,
+	       room->fmax, room->ppw);
+	printf("box        %.3f x %.3f x %.3f m as given; simulated %.4f x %.4f x %.4f m\n",
+	       room->box[0], room->box[1], room->box[2], g->size[0], g->size[1], g->size[2]);
+	printf("scheme     leggy order 2 (7-point), %s, Courant number %.6f (%.4g of 1/sqrt(3))\n",
+	       room->precision == 4 ? "float32" : "float64", p->lambda, room->courant);
+	printf("time step  %.4f us (simulation rate %.1f Hz)\n", p->dt * 1e6, p->fs);
+	printf("steps      %ld per source, %d source(s), %d receiver(s)\n", p->steps,
+	       room->nsources, room->nreceivers);
+	printf("memory     %s needed, %s available\n", app_bytes((double)p->memory, need),
+	       app_bytes((double)app_memory_available(), have));
+	if (rate > 0 && threads)
+		printf("estimate   %.1f s on the CPU engine (%.0f Mvox/s measured now, %d threads)\n",
+		       total / rate, rate / 1e6, threads);
+	else if (rate > 0)
+		printf("estimate   %.1f s on the CPU engine (%.0f Mvox/s measured now, all cores)\n",
+		       total / rate, rate / 1e6);
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "threads", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rs_error err = { 0 };
+	struct cfg_room *room;
+	struct app_plan plan;
+	int c, threads = 0, rc;
+	double rate;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			printf(usage_info, CALIBRATION_CELLS);
+			return EXIT_OK;
+		}
+		if (c != 't' || (threads = atoi(optarg)) < 1) {
+			fprintf(stderr, "roomsim: see 'roomsim info --help'\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "roomsim: expected one room file (see 'roomsim info --help')\n");
+		return EXIT_USAGE;
+	}
+	if (!(room = cfg_load(argv[optind], &err))) {
+		fprintf(stderr, "roomsim: %s\n", err.msg);
+		return app_exit_status(err.code);
+	}
+	rc = app_plan(room, &plan, &err);
+	if (rc) {
+		fprintf(stderr, "roomsim: %s\n", err.msg);
+	} else {
+		rate = app_cpu_rate(room->precision, threads, CALIBRATION_CELLS, CALIBRATION_STEPS, 1,
+				    NULL);
+		print(room, &plan, rate, threads);
+	}
+	cfg_free(room);
+	return app_exit_status(rc);
+}

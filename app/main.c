@@ -1,0 +1,55 @@
+/* main.c - the roomsim command line: dispatch to one function per command. */
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+
+#ifndef ROOMSIM_VERSION
+#define ROOMSIM_VERSION "unknown"
+#endif
+#ifndef ROOMSIM_GIT
+#define ROOMSIM_GIT "unknown"
+#endif
+
+static const char usage[] =
+	"usage: roomsim COMMAND [OPTIONS]\n"
+	"\n"
+	"Wave-based room acoustics: impulse responses from a YAML room by FDTD.\n"
+	"\n"
+	"commands:\n"
+	"  run FILE.yaml     simulate; write WAV impulse responses, rirs.h5, snapshots\n"
+	"  info FILE.yaml    grid, cells, time step, memory and time estimate of a run\n"
+	"  bench [FILE.yaml] voxel updates per second against the memory bandwidth limit\n"
+	"\n"
+	"  roomsim COMMAND --help   options of a command\n"
+	"  roomsim --version        version and git commit\n"
+	"\n"
+	"Exit status: 0 success, 1 run-time failure, 2 bad usage or bad input.\n"
+	"Documentation: docs/ (input.md, cli.md, physics.md, output.md, performance.md).\n";
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} commands[] = { { "run", cmd_run }, { "info", cmd_info }, { "bench", cmd_bench } };
+
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		fputs(usage, stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("roomsim %s (git %s)\n", ROOMSIM_VERSION, ROOMSIM_GIT);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "roomsim: unknown command '%s' (valid: run, info, bench; see roomsim "
+		"--help)\n", argv[1]);
+	return EXIT_USAGE;
+}

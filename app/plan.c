@@ -1,0 +1,122 @@
+/* plan.c - what a run needs, before anything big is allocated; progress display. */
+#include "app.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../solver/fdtd.h"
+
+int app_plan(const struct cfg_room *room, struct app_plan *p, struct rs_error *err)
+{
+	char need[32], have[32];
+	size_t avail, pairs = (size_t)room->nsources * (size_t)room->nreceivers;
+
+	memset(p, 0, sizeof(*p));
+	vox_plan(room, &p->grid);
+	/* The 7-point scheme is stable up to lambda = 1/sqrt(3) (seed 000 eq. 3). */
+	p->lambda = room->courant / sqrt(3.0);
+	p->dt = p->lambda * room->spacing / room->c;
+	p->fs = 1 / p->dt;
+	p->steps = (long)ceil(room->duration / p->dt - 1e-9);
+	p->nsamples = (size_t)p->steps + 1;
+	p->wav_frames = (size_t)llround(room->duration * room->wav_rate);
+	/* The engine's own memory, every raw signal kept for rirs.h5, and the WAV workspace. */
+	p->memory = fdtd_memory(&p->grid, room->precision, room->nreceivers, p->nsamples) +
+		    pairs * p->nsamples * sizeof(double) +
+		    4 * (p->nsamples + p->wav_frames) * sizeof(double);
+	avail = app_memory_available();
+	if (avail && p->memory > avail)
+		return cfg_at(err, room, room->grid_at, "grid", "the run needs %s of memory "
+			      "(%d x %d x %d cells) but %s is available (valid: a coarser grid: "
+			      "lower fmax or ppw, a larger spacing, or a smaller room)",
+			      app_bytes((double)p->memory, need), p->grid.n[0], p->grid.n[1],
+			      p->grid.n[2], app_bytes((double)avail, have));
+	return 0;
+}
+
+size_t app_memory_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (size_t)kb * 1024;
+}
+
+const char *app_bytes(double b, char buf[32])
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	int u = 0;
+
+	while (b >= 1024 && u < 6) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(buf, 32, u ? "%.2f %s" : "%.0f %s", b, unit[u]);
+	return buf;
+}
+
+int app_exit_status(int code)
+{
+	return code == RS_OK ? EXIT_OK : code == RS_EINPUT ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
+double app_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Redraw at most this often on a terminal; in a log, one line per this many seconds. */
+#define PROGRESS_TTY_S 0.25
+#define PROGRESS_LOG_S 10.0
+
+static void progress_line(struct app_progress *p, long done, int final)
+{
+	double t = app_now() - p->t0, rate = t > 0 ? done * p->cells / t : 0;
+	double left = done > 0 ? t * (double)(p->total - done) / (double)done : 0;
+
+	fprintf(stderr, "%s%s: %5.1f%%  %ld/%ld steps  %.0f Mvox/s  %s %.1f s%s",
+		p->tty ? "\r" : "", p->label, p->total ? 100.0 * done / p->total : 100.0, done,
+		p->total, rate / 1e6, final ? "took" : "left", final ? t : left,
+		p->tty && !final ? "   " : "\n");
+	fflush(stderr);
+}
+
+void app_progress_begin(struct app_progress *p, const char *label, long total, double cells,
+			int quiet)
+{
+	p->label = label;
+	p->total = total;
+	p->cells = cells;
+	p->quiet = quiet;
+	p->tty = isatty(2);
+	p->t0 = p->last = app_now();
+}
+
+void app_progress_update(struct app_progress *p, long done)
+{
+	double now = app_now();
+
+	if (p->quiet || now - p->last < (p->tty ? PROGRESS_TTY_S : PROGRESS_LOG_S))
+		return;
+	p->last = now;
+	progress_line(p, done, 0);
+}
+
+void app_progress_end(struct app_progress *p, long done)
+{
+	if (!p->quiet)
+		progress_line(p, done, 1);
+}

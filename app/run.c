@@ -1,0 +1,450 @@
+/*
+ * run.c - `roomsim run`: simulate every source, write WAVs, rirs.h5 and snapshots.
+ *
+ * Order of work: parse and validate the room, plan the run and check memory, voxelise,
+ * check sources and receivers against the grid; only then create the output directory and
+ * allocate the fields. Each source's WAVs and the rirs.h5 of every source done so far are
+ * written as soon as that source finishes, so Ctrl-C loses nothing already computed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "app.h"
+#include "../io/rirs.h"
+#include "../io/snapshot.h"
+#include "../io/wav.h"
+#include "../solver/fdtd.h"
+#include "../solver/signal.h"
+
+/* Steps per progress update at most, so Ctrl-C and progress stay responsive. */
+#define CHUNK_STEPS 64
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+	signal(sig, SIG_DFL);	/* a second Ctrl-C ends at once */
+}
+
+struct run {
+	const struct cfg_room *room;
+	struct app_plan plan;
+	struct vox_grid *grid;
+	struct fdtd *engine;
+	const char *out;
+	int quiet;
+	int threads;
+	double *signals;	/* [source][receiver][sample] raw pressure */
+	long *completed;	/* steps done per source */
+	int nsources_done;	/* sources whose signals are final (finished or interrupted) */
+	size_t wav_clipped;
+};
+
+static const char usage_run[] =
+	"usage: roomsim run FILE.yaml [--out DIR] [--backend cpu|cuda|auto] [--threads N] [-q]\n"
+	"\n"
+	"Simulate the room in FILE.yaml and write, into DIR (default: output.dir of the file):\n"
+	"  <source>_<receiver>.wav   one impulse response per pair, at output.wav.samplerate\n"
+	"  rirs.h5                   every raw receiver signal at the simulation rate, metadata\n"
+	"  <source>_snapshots.h5     pressure planes, when output.snapshots is given\n"
+	"\n"
+	"  --out DIR        write into DIR instead of output.dir\n"
+	"  --backend NAME   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
+	"  --threads N      CPU threads (default: all cores)\n"
+	"  -q, --quiet      no progress on stderr\n"
+	"\n"
+	"Exit status: 0 done, 1 run-time failure or interrupted, 2 bad usage or bad input.\n";
+
+static int mkdirs(const char *path, struct rs_error *err)
+{
+	char buf[CFG_PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *s = buf + 1;; s++) {
+		int end = !*s;
+
+		if (*s != '/' && !end)
+			continue;
+		*s = 0;
+		if (mkdir(buf, 0777) && errno != EEXIST)
+			return rs_fail(err, RS_EIO, "%s: cannot create directory: %s", buf,
+				       strerror(errno));
+		if (end)
+			break;
+		*s = '/';
+	}
+	return 0;
+}
+
+/* Every source and receiver must sit where all eight interpolation cells are room cells. */
+static int check_points(struct run *r, struct rs_error *err)
+{
+	const struct cfg_room *room = r->room;
+	double lo = 0.5 * room->spacing, d;
+	int base[3];
+	double w[3];
+
+	for (int i = 0; i < room->nsources + room->nreceivers; i++) {
+		int is_src = i < room->nsources;
+		const double *pos = is_src ? room->sources[i].pos
+					   : room->receivers[i - room->nsources].pos;
+		char key[64];
+
+		if (!vox_locate(r->grid, pos, base, w, &d))
+			continue;
+		snprintf(key, sizeof(key), "%s[%d].position", is_src ? "sources" : "receivers",
+			 is_src ? i : i - room->nsources);
+		return cfg_at(err, room, is_src ? room->sources[i].at
+						: room->receivers[i - room->nsources].at, key,
+			      "[%g, %g, %g] is outside the air by %.3g m (valid: within "
+			      "[%g, %g] x [%g, %g] x [%g, %g], half a cell inside the walls)",
+			      pos[0], pos[1], pos[2], d, lo, r->plan.grid.size[0] - lo, lo,
+			      r->plan.grid.size[1] - lo, lo, r->plan.grid.size[2] - lo);
+	}
+	return 0;
+}
+
+/* Render and write every WAV of the sources done so far, with one common gain. */
+static int write_wavs(struct run *r, struct rs_error *err)
+{
+	const struct cfg_room *room = r->room;
+	const size_t ns = r->plan.nsamples;
+	double *raw = malloc(ns * sizeof(double));
+	double *wav = malloc(r->plan.wav_frames * sizeof(double)), peak = 0, gain = 1;
+	int rc = 0;
+
+	if (!raw || !wav) {
+		rc = rs_fail(err, RS_ENOMEM, "out of memory rendering WAVs");
+		goto out;
+	}
+	for (int pass = room->wav_normalize ? 0 : 1; pass < 2 && !rc; pass++) {
+		if (pass == 1 && room->wav_normalize && peak > 0)
+			gain = pow(10, -1 / 20.0) / peak;	/* loudest peak at -1 dBFS */
+		r->wav_clipped = 0;
+		for (int s = 0; s < r->nsources_done && !rc; s++) {
+			const struct cfg_source *src = &room->sources[s];
+			/* WAVs of an interrupted source hold what was computed. */
+			double t_done = fmin(room->duration, r->completed[s] * r->plan.dt);
+			size_t frames = (size_t)llround(t_done * room->wav_rate);
+			/* An impulse source's WAV is an impulse response: scale to unit in-band gain. */
+			double scale = src->signal == CFG_SIG_IMPULSE ? r->plan.fs / room->wav_rate : 1;
+
+			for (int q = 0; q < room->nreceivers && !rc; q++) {
+				char path[CFG_PATH_MAX * 2];
+				size_t clipped;
+
+				memcpy(raw, r->signals + ((size_t)s * room->nreceivers + q) * ns,
+				       ns * sizeof(double));
+				wav_condition(raw, (size_t)r->completed[s] + 1, r->plan.fs, room->fmax,
+					      room->wav_highpass);
+				rc = wav_resample(raw, (size_t)r->completed[s] + 1, r->plan.fs,
+						  room->wav_rate, wav, frames, err);
+				for (size_t i = 0; i < frames && !rc; i++) {
+					wav[i] *= scale * gain;
+					peak = fmax(peak, fabs(wav[i]));
+				}
+				if (rc || pass == 0)
+					continue;
+				snprintf(path, sizeof(path), "%s/%s_%s.wav", r->out, src->name,
+					 room->receivers[q].name);
+				rc = wav_write(path, wav, frames, room->wav_rate, room->wav_format,
+					       &clipped, err);
+				r->wav_clipped += clipped;
+			}
+		}
+	}
+out:
+	free(raw);
+	free(wav);
+	return rc;
+}
+
+static int write_rirs(struct run *r, struct rs_error *err)
+{
+	char path[CFG_PATH_MAX + 16];
+	struct rirs_run meta = {
+		.room = r->room, .plan = &r->plan.grid, .dt = r->plan.dt,
+		.lambda = r->plan.lambda, .engine = "cpu", .signals = r->signals,
+		.nsamples = r->plan.nsamples, .completed = r->completed,
+	};
+
+	snprintf(path, sizeof(path), "%s/rirs.h5", r->out);
+	return rirs_write(path, &meta, err);
+}
+
+/* The snapshot planes of the room, with their grid index along the normal. */
+static struct snap_plane *make_planes(const struct run *r, int *index)
+{
+	const struct cfg_room *room = r->room;
+	const struct vox_plan *g = &r->plan.grid;
+	struct snap_plane *pl = calloc((size_t)room->nplanes, sizeof(*pl));
+	static const char axes[] = "xyz";
+
+	if (!pl)
+		return NULL;
+	for (int i = 0; i < room->nplanes; i++) {
+		int a = room->planes[i].axis, u = a == 2 ? 1 : 2, v = a == 0 ? 1 : 0;
+		long m = lround(room->planes[i].at / g->h - 0.5);
+
+		m = m < 0 ? 0 : m >= g->room[a] ? g->room[a] - 1 : m;
+		index[i] = (int)m + 1;	/* + the halo cell */
+		pl[i].axis = a;
+		pl[i].at = (m + 0.5) * g->h;
+		pl[i].n1 = g->room[u];
+		pl[i].n2 = g->room[v];
+		for (int d = 0; d < 3; d++)
+			pl[i].origin[d] = 0.5 * g->h;
+		pl[i].origin[a] = pl[i].at;
+		snprintf(pl[i].name, sizeof(pl[i].name), "%c_%.3f", axes[a], room->planes[i].at);
+	}
+	return pl;
+}
+
+static int snapshot(const struct run *r, struct snap_file *sf, const struct snap_plane *pl,
+		    const int *index, float *buf, struct rs_error *err)
+{
+	double t = fdtd_steps(r->engine) * r->plan.dt;
+
+	for (int i = 0; i < r->room->nplanes; i++) {
+		fdtd_plane(r->engine, pl[i].axis, index[i], buf);
+		if (snap_append(sf, i, buf, t, err))
+			return RS_EIO;
+	}
+	return 0;
+}
+
+/* Simulate source s; its signals land in r->signals. */
+static int simulate(struct run *r, int s, struct rs_error *err)
+{
+	const struct cfg_room *room = r->room;
+	const struct cfg_source *src = &room->sources[s];
+	const long steps = r->plan.steps;
+	struct snap_plane *pl = NULL;
+	struct snap_file *sf = NULL;
+	struct app_progress prog;
+	double *sig = malloc((size_t)steps * sizeof(double));
+	float *frame = NULL;
+	int *index = NULL, rc = 0;
+	char path[CFG_PATH_MAX + 80];
+
+	if (!sig)
+		return rs_fail(err, RS_ENOMEM, "out of memory for the source signal");
+	fdtd_reset(r->engine);
+	sig_source(src, r->plan.dt, (size_t)steps, sig);
+	if (fdtd_add_source(r->engine, src->pos, sig, (size_t)steps) < 0) {
+		rc = rs_fail(err, RS_ENOMEM, "cannot add source %s", src->name);
+		goto out;
+	}
+	if (room->snap_every) {
+		const struct vox_plan *g = &r->plan.grid;
+		size_t most = (size_t)g->room[0] * g->room[1] > (size_t)g->room[1] * g->room[2]
+				      ? (size_t)g->room[0] * g->room[1]
+				      : (size_t)g->room[1] * g->room[2];
+
+		most = most > (size_t)g->room[0] * g->room[2] ? most : (size_t)g->room[0] * g->room[2];
+		index = malloc(sizeof(int) * (size_t)room->nplanes);
+		frame = malloc(most * sizeof(float));
+		if (!index || !frame || !(pl = make_planes(r, index))) {
+			rc = rs_fail(err, RS_ENOMEM, "out of memory for snapshots");
+			goto out;
+		}
+		snprintf(path, sizeof(path), "%s/%s_snapshots.h5", r->out, src->name);
+		sf = snap_open(path, pl, room->nplanes, g->h, room->snap_every * r->plan.dt, err);
+		if (!sf || (rc = snapshot(r, sf, pl, index, frame, err)))
+			goto out;
+	}
+	app_progress_begin(&prog, src->name, steps, (double)r->plan.grid.cells, r->quiet);
+	while (fdtd_steps(r->engine) < steps) {
+		long done = fdtd_steps(r->engine), n = steps - done;
+
+		if (n > CHUNK_STEPS)
+			n = CHUNK_STEPS;
+		if (room->snap_every && n > room->snap_every - done % room->snap_every)
+			n = room->snap_every - done % room->snap_every;
+		rc = fdtd_advance(r->engine, n, &stop_requested);
+		if (rc) {
+			rs_fail(err, rc, "interrupted at step %ld of %ld (source %s); the files hold "
+				"what was computed", fdtd_steps(r->engine), steps, src->name);
+			break;
+		}
+		if (room->snap_every && fdtd_steps(r->engine) % room->snap_every == 0 &&
+		    (rc = snapshot(r, sf, pl, index, frame, err)))
+			break;
+		app_progress_update(&prog, fdtd_steps(r->engine));
+	}
+	app_progress_end(&prog, fdtd_steps(r->engine));
+	r->completed[s] = fdtd_steps(r->engine);
+	for (int q = 0; q < room->nreceivers; q++)
+		memcpy(r->signals + ((size_t)s * room->nreceivers + q) * r->plan.nsamples,
+		       fdtd_receiver(r->engine, q), r->plan.nsamples * sizeof(double));
+	r->nsources_done = s + 1;
+out:
+	if (snap_close(sf, rc ? NULL : err) && !rc)
+		rc = RS_EIO;
+	free(sig);
+	free(frame);
+	free(index);
+	free(pl);
+	return rc;
+}
+
+static int parse_args(int argc, char **argv, const char **file, struct run *r, int *backend,
+		      struct rs_error *err)
+{
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	char *end;
+
+	*backend = CFG_BACKEND_AUTO;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:b:t:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			r->out = optarg;
+			break;
+		case 'b':
+			if (!strcmp(optarg, "cpu"))
+				*backend = CFG_BACKEND_CPU;
+			else if (!strcmp(optarg, "cuda"))
+				*backend = CFG_BACKEND_CUDA;
+			else if (strcmp(optarg, "auto"))
+				return rs_fail(err, RS_EINPUT, "--backend: '%s' is not valid (valid: "
+					       "cpu | cuda | auto)", optarg);
+			break;
+		case 't':
+			r->threads = (int)strtol(optarg, &end, 10);
+			if (*end || r->threads < 1 || r->threads > 4096)
+				return rs_fail(err, RS_EINPUT, "--threads: '%s' is not valid (valid: "
+					       "a whole number from 1 to 4096)", optarg);
+			break;
+		case 'q':
+			r->quiet = 1;
+			break;
+		case 'h':
+			fputs(usage_run, stdout);
+			exit(EXIT_OK);
+		default:
+			return rs_fail(err, RS_EINPUT, "see 'roomsim run --help'");
+		}
+	}
+	if (optind != argc - 1)
+		return rs_fail(err, RS_EINPUT, "expected one room file (see 'roomsim run --help')");
+	*file = argv[optind];
+	return 0;
+}
+
+/* Pick the engine. This build has the CPU engine only; CUDA arrives with its own issue. */
+static int choose_backend(int backend, int quiet, struct rs_error *err)
+{
+	if (backend == CFG_BACKEND_CUDA)
+		return rs_fail(err, RS_ENODEV, "--backend cuda: this build has no CUDA engine "
+			       "(valid here: --backend cpu or auto)");
+	if (backend == CFG_BACKEND_AUTO && !quiet)
+		fprintf(stderr, "roomsim: no CUDA engine in this build; using the CPU engine\n");
+	return 0;
+}
+
+static int prepare(struct run *r, const char *file, int backend, struct rs_error *err)
+{
+	struct cfg_room *room = cfg_load(file, err);
+	struct fdtd_setup setup = { 0 };
+	size_t pairs;
+
+	if (!room)
+		return err->code;
+	r->room = room;
+	if (!r->out)
+		r->out = room->out_dir;
+	if (app_plan(room, &r->plan, err) || choose_backend(backend, r->quiet, err))
+		return err->code;
+	if (!(r->grid = vox_build(room, err)) || check_points(r, err))
+		return err->code;
+	pairs = (size_t)room->nsources * room->nreceivers;
+	r->signals = calloc(pairs * r->plan.nsamples, sizeof(double));
+	r->completed = calloc((size_t)room->nsources, sizeof(long));
+	if (!r->signals || !r->completed)
+		return rs_fail(err, RS_ENOMEM, "out of memory for %zu receiver signals", pairs);
+	setup.grid = r->grid;
+	setup.lambda = r->plan.lambda;
+	setup.precision = room->precision;
+	setup.threads = r->threads;
+	if (!(r->engine = fdtd_create(&setup, err)))
+		return err->code;
+	for (int q = 0; q < room->nreceivers; q++)
+		if (fdtd_add_receiver(r->engine, room->receivers[q].pos) < 0)
+			return rs_fail(err, RS_ENOMEM, "cannot add receiver %s",
+				       room->receivers[q].name);
+	if (fdtd_reserve(r->engine, r->plan.nsamples))
+		return rs_fail(err, RS_ENOMEM, "out of memory for receiver buffers");
+	return mkdirs(r->out, err);
+}
+
+static void summary(const struct run *r, double seconds)
+{
+	const struct cfg_room *room = r->room;
+	double vox = (double)r->plan.grid.cells * (double)r->plan.steps * r->nsources_done;
+
+	fprintf(stderr, "roomsim: %s: %d source(s) x %d receiver(s), %ld steps of %d x %d x %d "
+		"cells in %.1f s (%.0f Mvox/s); WAVs in %s/\n", room->name, r->nsources_done,
+		room->nreceivers, r->plan.steps, r->plan.grid.n[0], r->plan.grid.n[1],
+		r->plan.grid.n[2], seconds, seconds > 0 ? vox / seconds / 1e6 : 0, r->out);
+	if (r->wav_clipped)
+		fprintf(stderr, "roomsim: warning: %zu WAV samples clipped at full scale (use "
+			"output.wav.format: float32 or output.wav.normalize: true)\n", r->wav_clipped);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run r = { 0 };
+	struct rs_error err = { 0 };
+	const char *file = NULL;
+	int backend, rc;
+	double t0 = app_now();
+
+	rc = parse_args(argc, argv, &file, &r, &backend, &err);
+	if (!rc)
+		rc = prepare(&r, file, backend, &err);
+	if (!rc) {
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		for (int s = 0; s < r.room->nsources && !rc; s++) {
+			int wrc;
+
+			rc = simulate(&r, s, &err);
+			if (r.nsources_done <= s)
+				break;
+			/* Write what this source computed even when it was interrupted. */
+			wrc = write_wavs(&r, rc ? NULL : &err);
+			if (!wrc)
+				wrc = write_rirs(&r, rc ? NULL : &err);
+			if (!rc)
+				rc = wrc;
+		}
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (!rc || rc == RS_EINTR)
+			summary(&r, app_now() - t0);
+	}
+	if (rc)
+		fprintf(stderr, "roomsim: %s\n", err.msg[0] ? err.msg : rs_strerror(rc));
+	fdtd_destroy(r.engine);
+	vox_free(r.grid);
+	free(r.signals);
+	free(r.completed);
+	cfg_free((struct cfg_room *)r.room);
+	return app_exit_status(rc);
+}

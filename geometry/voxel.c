@@ -1,0 +1,194 @@
+/*
+ * voxel.c - voxelise a box room into air, boundary and padding cells.
+ *
+ * Room cell m (0-based) along an axis spans [m h, (m + 1) h] and has its node at its centre,
+ * (m + 1/2) h. The boundary update of docs/physics.md puts a rigid wall half a cell beyond
+ * the outermost nodes, so the walls of the simulated room lie exactly at 0 and N h: a box
+ * whose sides are whole multiples of h is simulated at its true size.
+ */
+#include "voxel.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HALO 1	/* padding cells on each side: the 7-point stencil reaches one cell */
+
+void vox_plan(const struct cfg_room *room, struct vox_plan *p)
+{
+	size_t nonpad = 1, inner = 1;
+
+	memset(p, 0, sizeof(*p));
+	p->h = room->spacing;
+	p->cells = 1;
+	for (int d = 0; d < 3; d++) {
+		p->room[d] = (int)lround(room->box[d] / room->spacing);
+		if (p->room[d] < 2)
+			p->room[d] = 2;
+		p->n[d] = p->room[d] + 2 * HALO;
+		p->size[d] = p->room[d] * p->h;
+		p->cells *= (size_t)p->n[d];
+		nonpad *= (size_t)p->room[d];
+		inner *= (size_t)(p->room[d] - 2);
+	}
+	p->air = inner;
+	p->boundary = nonpad - inner;
+	p->padding = p->cells - nonpad;
+}
+
+static int is_room(const struct vox_plan *p, int i, int j, int k)
+{
+	return i >= HALO && i < p->n[0] - HALO && j >= HALO && j < p->n[1] - HALO &&
+	       k >= HALO && k < p->n[2] - HALO;
+}
+
+/* The face a missing neighbour in direction (axis, side) lies behind. */
+static int face_of(int axis, int side)
+{
+	static const int faces[3][2] = { { CFG_X0, CFG_X1 }, { CFG_Y0, CFG_Y1 },
+					 { CFG_FLOOR, CFG_CEILING } };
+	return faces[axis][side];
+}
+
+/* The kind index for (K, beta_sum), added to the table when new. */
+static int kind_of(struct vox_grid *g, int K, double beta_sum)
+{
+	for (int t = 0; t < g->nkinds; t++)
+		if (g->kinds[t].K == K && g->kinds[t].beta_sum == beta_sum)
+			return t;
+	if (g->nkinds == VOX_MAX_KINDS)
+		return -1;
+	g->kinds[g->nkinds].K = K;
+	g->kinds[g->nkinds].beta_sum = beta_sum;
+	return g->nkinds++;
+}
+
+static int classify(struct vox_grid *g, const struct cfg_room *room, struct rs_error *err)
+{
+	const struct vox_plan *p = &g->plan;
+	static const int step[3][3] = { { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+
+	for (int k = 0; k < p->n[2]; k++)
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = 0; i < p->n[0]; i++) {
+				int K = 0, t;
+				double beta = 0;
+
+				if (!is_room(p, i, j, k)) {
+					g->cls[vox_index(p, i, j, k)] = VOX_PAD;
+					continue;
+				}
+				for (int a = 0; a < 3; a++)
+					for (int s = 0; s < 2; s++) {
+						int o = s ? 1 : -1;
+
+						if (is_room(p, i + o * step[a][0], j + o * step[a][1],
+							    k + o * step[a][2]))
+							K++;
+						else
+							beta += room->materials[
+								room->face_material[face_of(a, s)]].beta;
+					}
+				t = K == 6 ? VOX_AIR : kind_of(g, K, beta);
+				if (t < 0)
+					return rs_fail(err, RS_EINTERNAL, "more than %d boundary kinds",
+						       VOX_MAX_KINDS);
+				g->cls[vox_index(p, i, j, k)] = (uint8_t)t;
+			}
+	return 0;
+}
+
+/* Per-column first and last non-padding k (seed 003 section 4.3.3). */
+static void column_heights(struct vox_grid *g)
+{
+	const struct vox_plan *p = &g->plan;
+
+	for (int j = 0; j < p->n[1]; j++)
+		for (int i = 0; i < p->n[0]; i++) {
+			int32_t lo = p->n[2], hi = -1;
+
+			for (int k = 0; k < p->n[2]; k++)
+				if (g->cls[vox_index(p, i, j, k)] != VOX_PAD) {
+					if (k < lo)
+						lo = k;
+					hi = k;
+				}
+			g->kstart[i + p->n[0] * j] = lo;
+			g->kstop[i + p->n[0] * j] = hi;
+		}
+}
+
+struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err)
+{
+	struct vox_grid *g = calloc(1, sizeof(*g));
+	size_t columns;
+
+	if (!g)
+		goto out_nomem;
+	vox_plan(room, &g->plan);
+	columns = (size_t)g->plan.n[0] * (size_t)g->plan.n[1];
+	g->cls = malloc(g->plan.cells);
+	g->kstart = malloc(columns * sizeof(*g->kstart));
+	g->kstop = malloc(columns * sizeof(*g->kstop));
+	if (!g->cls || !g->kstart || !g->kstop)
+		goto out_nomem;
+	for (int d = 0; d < 3; d++)
+		g->origin[d] = (0.5 - HALO) * g->plan.h;
+	g->kinds[VOX_PAD] = (struct vox_kind){ 0, 0 };
+	g->kinds[VOX_AIR] = (struct vox_kind){ 6, 0 };
+	g->nkinds = 2;
+	if (classify(g, room, err))
+		goto out_free;
+	column_heights(g);
+	return g;
+
+out_nomem:
+	rs_fail(err, RS_ENOMEM, "out of memory building the voxel grid");
+out_free:
+	vox_free(g);
+	return NULL;
+}
+
+void vox_free(struct vox_grid *g)
+{
+	if (!g)
+		return;
+	free(g->cls);
+	free(g->kstart);
+	free(g->kstop);
+	free(g);
+}
+
+int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], double w[3],
+	       double *distance)
+{
+	const struct vox_plan *p = &g->plan;
+	double out = 0;
+	int ok = 1;
+
+	for (int d = 0; d < 3; d++) {
+		double f = (pos[d] - g->origin[d]) / p->h;
+		/* nodes base and base + 1 must both be room cells: HALO <= base < n - HALO - 1 */
+		double lo = HALO, hi = p->n[d] - HALO - 1;
+
+		if (f < lo)
+			out = fmax(out, (lo - f) * p->h);
+		if (f > hi)
+			out = fmax(out, (f - hi) * p->h);
+		if (f < lo || f > hi) {
+			ok = 0;
+			f = f < lo ? lo : hi;
+		}
+		base[d] = (int)floor(f);
+		if (base[d] >= p->n[d] - HALO - 1)
+			base[d] = p->n[d] - HALO - 2;
+		w[d] = f - base[d];
+	}
+	for (int c = 0; ok && c < 8; c++)
+		if (g->cls[vox_index(p, base[0] + (c & 1), base[1] + (c >> 1 & 1),
+				     base[2] + (c >> 2 & 1))] == VOX_PAD)
+			ok = 0;
+	if (distance)
+		*distance = out;
+	return ok ? 0 : -1;
+}

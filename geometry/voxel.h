@@ -1,0 +1,76 @@
+/*
+ * voxel.h - the voxel grid: every cell air, boundary or padding (seed 003 section 4.3.3).
+ *
+ * Cell (i, j, k) has its node at room coordinates origin + (i, j, k) * h and is stored at
+ * i + nx * (j + ny * k): x fastest, z slowest, so a thread front marching in z reads
+ * coalesced rows. One cell of padding surrounds the room on every side (the halo), so every
+ * stencil read of a non-padding cell stays inside the array.
+ *
+ * Each cell holds one class byte: an index into kinds[], the table of update kinds.
+ * kinds[VOX_PAD] is padding, kinds[VOX_AIR] is air (six non-padding neighbours, no loss),
+ * and every other entry is a boundary kind: K < 6 non-padding neighbours and the sum of the
+ * admittances of the walls that replace the missing ones (docs/physics.md, "Walls").
+ * Per-column start/stop heights bound the non-padding cells of every (i, j) column.
+ *
+ * vox_build() returns a grid the caller owns and releases with vox_free().
+ */
+#ifndef VOX_VOXEL_H
+#define VOX_VOXEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/rs_error.h"
+#include "../io/config.h"
+
+#define VOX_PAD 0
+#define VOX_AIR 1
+#define VOX_MAX_KINDS 256	/* the class byte indexes this many kinds */
+
+struct vox_kind {
+	int K;			/* non-padding neighbours among the six face neighbours */
+	double beta_sum;	/* sum of wall admittances over the 6 - K missing neighbours */
+};
+
+/* What a grid will be, computed without allocating it (roomsim info, memory checks). */
+struct vox_plan {
+	int n[3];		/* cells along x, y, z including the halo */
+	int room[3];		/* room cells along x, y, z: round(L / h) */
+	double h;		/* spacing, m */
+	double size[3];		/* effective room extent room[d] * h, m */
+	size_t cells;		/* n[0] * n[1] * n[2] */
+	size_t air, boundary, padding;
+};
+
+struct vox_grid {
+	struct vox_plan plan;
+	double origin[3];	/* room coordinates of the node of cell (0, 0, 0) */
+	uint8_t *cls;		/* plan.cells class bytes, owned */
+	int32_t *kstart;	/* per column i + nx * j: first non-padding k, owned */
+	int32_t *kstop;		/* per column: last non-padding k; kstop < kstart for none */
+	struct vox_kind kinds[VOX_MAX_KINDS];
+	int nkinds;
+};
+
+/* Fill plan for room without allocating anything. */
+void vox_plan(const struct cfg_room *room, struct vox_plan *plan);
+
+/* Voxelise room's box. NULL and err filled on failure. */
+struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err);
+
+void vox_free(struct vox_grid *g);
+
+static inline size_t vox_index(const struct vox_plan *p, int i, int j, int k)
+{
+	return (size_t)i + (size_t)p->n[0] * ((size_t)j + (size_t)p->n[1] * (size_t)k);
+}
+
+/*
+ * Trilinear stencil of a room position: base cell index and the fractional weights w[3].
+ * Returns 0 when all eight cells around pos are non-padding, otherwise -1 and, in
+ * *distance, how far (m) pos lies outside the region where that holds.
+ */
+int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], double w[3],
+	       double *distance);
+
+#endif

@@ -1,0 +1,910 @@
+/*
+ * config.c - read and validate a roomsim YAML room file (docs/input.md).
+ *
+ * libyaml's document API keeps every node's start mark, so each error can name the file,
+ * line and column of the offending key or value. Validation is complete here: after
+ * cfg_load() succeeds only checks that need the voxel grid remain (positions in air, memory).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+const char *const cfg_face_names[CFG_NFACES] = {
+	[CFG_X0] = "x0", [CFG_X1] = "x1", [CFG_Y0] = "y0",
+	[CFG_Y1] = "y1", [CFG_FLOOR] = "floor", [CFG_CEILING] = "ceiling",
+};
+
+/* Defaults of docs/input.md. */
+#define DEFAULT_C 343.0
+#define DEFAULT_RHO 1.204
+#define DEFAULT_PPW 10.5
+#define DEFAULT_COURANT 1.0
+#define DEFAULT_WAV_RATE 48000
+#define DEFAULT_HIGHPASS 10.0	/* Hz: below every room's first mode, above DC drift */
+
+/* Limits of what we accept, each with its reason. */
+#define MIN_PPW 2.0		/* below 2 points per wavelength fmax is past the grid's Nyquist */
+#define MIN_WAV_RATE 8000
+#define MAX_WAV_RATE 384000
+#define MAX_STEPS_LIMIT 1e9	/* keeps step counters and signal buffers sane */
+
+struct yp {
+	yaml_document_t doc;
+	struct cfg_room *room;
+	struct rs_error *err;
+};
+
+static struct cfg_mark mark_of(const yaml_node_t *n)
+{
+	struct cfg_mark m = { (int)n->start_mark.line + 1, (int)n->start_mark.column + 1 };
+	return m;
+}
+
+static int vfail_at(struct rs_error *err, const char *file, struct cfg_mark m, const char *key,
+		    const char *fmt, va_list ap)
+{
+	char what[RS_MSG_MAX / 2];
+
+	vsnprintf(what, sizeof(what), fmt, ap);
+	return rs_fail(err, RS_EINPUT, "%s:%d:%d: %s: %s", file, m.line, m.col, key, what);
+}
+
+int cfg_at(struct rs_error *err, const struct cfg_room *room, struct cfg_mark at,
+	   const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail_at(err, room->file, at, key, fmt, ap);
+	va_end(ap);
+	return RS_EINPUT;
+}
+
+__attribute__((format(printf, 4, 5)))
+static int bad(struct yp *p, const yaml_node_t *n, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail_at(p->err, p->room->file, mark_of(n), key, fmt, ap);
+	va_end(ap);
+	return RS_EINPUT;
+}
+
+static const char *node_kind(const yaml_node_t *n)
+{
+	switch (n->type) {
+	case YAML_SCALAR_NODE:
+		return n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? "a plain value" : "a string";
+	case YAML_SEQUENCE_NODE:
+		return "a list";
+	case YAML_MAPPING_NODE:
+		return "a mapping";
+	default:
+		return "nothing";
+	}
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return (const char *)n->data.scalar.value;
+}
+
+static yaml_node_t *node(struct yp *p, int id)
+{
+	return yaml_document_get_node(&p->doc, id);
+}
+
+static int want_map(struct yp *p, const yaml_node_t *n, const char *key)
+{
+	if (n->type != YAML_MAPPING_NODE)
+		return bad(p, n, key, "expected a mapping of keys, got %s", node_kind(n));
+	return 0;
+}
+
+/*
+ * Check that every key of map is in the NULL-terminated allowed list and appears once.
+ * The message lists the valid keys, so a typo is fixed at once.
+ */
+static int check_keys(struct yp *p, const yaml_node_t *map, const char *path,
+		      const char *const *allowed)
+{
+	yaml_node_pair_t *a, *b;
+	char full[256], valid[512];
+
+	for (a = map->data.mapping.pairs.start; a < map->data.mapping.pairs.top; a++) {
+		yaml_node_t *k = node(p, a->key);
+		const char *const *w;
+
+		snprintf(full, sizeof(full), "%s%s%s", path, *path ? "." : "",
+			 k->type == YAML_SCALAR_NODE ? scalar(k) : "?");
+		if (k->type != YAML_SCALAR_NODE)
+			return bad(p, k, full, "a key must be a plain name, got %s", node_kind(k));
+		for (w = allowed; *w && strcmp(*w, scalar(k)); w++)
+			;
+		if (!*w) {
+			size_t len = 0;
+
+			valid[0] = 0;
+			for (w = allowed; *w && len < sizeof(valid) - 2; w++)
+				len += (size_t)snprintf(valid + len, sizeof(valid) - len, "%s%s",
+							w == allowed ? "" : ", ", *w);
+			return bad(p, k, full, "unknown key (valid keys here: %s)", valid);
+		}
+		for (b = map->data.mapping.pairs.start; b < a; b++)
+			if (!strcmp(scalar(node(p, b->key)), scalar(k)))
+				return bad(p, k, full, "key given twice (give each key once)");
+	}
+	return 0;
+}
+
+static yaml_node_t *get(struct yp *p, const yaml_node_t *map, const char *key)
+{
+	yaml_node_pair_t *a;
+
+	for (a = map->data.mapping.pairs.start; a < map->data.mapping.pairs.top; a++)
+		if (!strcmp(scalar(node(p, a->key)), key))
+			return node(p, a->value);
+	return NULL;
+}
+
+static yaml_node_t *key_node(struct yp *p, const yaml_node_t *map, const char *key)
+{
+	yaml_node_pair_t *a;
+
+	for (a = map->data.mapping.pairs.start; a < map->data.mapping.pairs.top; a++)
+		if (!strcmp(scalar(node(p, a->key)), key))
+			return node(p, a->key);
+	return NULL;
+}
+
+static int missing(struct yp *p, const yaml_node_t *map, const char *path, const char *what)
+{
+	return bad(p, map, path, "required key is missing (%s)", what);
+}
+
+/* A finite number in [lo, hi]; open ends exclude the bound. */
+static int num(struct yp *p, const yaml_node_t *n, const char *key, double lo, int lo_open,
+	       double hi, int hi_open, double *out)
+{
+	char *end;
+	double v;
+
+	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return bad(p, n, key, "expected a number, got %s", node_kind(n));
+	errno = 0;
+	v = strtod(scalar(n), &end);
+	if (end == scalar(n) || *end || errno || !isfinite(v))
+		return bad(p, n, key, "'%s' is not a finite number", scalar(n));
+	if (v < lo || v > hi || (lo_open && v == lo) || (hi_open && v == hi))
+		return bad(p, n, key, "%g is out of range (valid: %c%g, %g%c)", v,
+			   lo_open ? '(' : '[', lo, hi, hi_open ? ')' : ']');
+	*out = v;
+	return 0;
+}
+
+static int integer(struct yp *p, const yaml_node_t *n, const char *key, long lo, long hi,
+		   long *out)
+{
+	char *end;
+	long v;
+
+	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return bad(p, n, key, "expected a whole number, got %s", node_kind(n));
+	errno = 0;
+	v = strtol(scalar(n), &end, 10);
+	if (end == scalar(n) || *end || errno)
+		return bad(p, n, key, "'%s' is not a whole number", scalar(n));
+	if (v < lo || v > hi)
+		return bad(p, n, key, "%ld is out of range (valid: %ld to %ld)", v, lo, hi);
+	*out = v;
+	return 0;
+}
+
+/* One of the NULL-terminated choices; returns its index in *out. */
+static int choice(struct yp *p, const yaml_node_t *n, const char *key,
+		  const char *const *choices, int *out)
+{
+	char valid[256];
+	size_t len = 0;
+	int i;
+
+	if (n->type == YAML_SCALAR_NODE)
+		for (i = 0; choices[i]; i++)
+			if (!strcmp(scalar(n), choices[i])) {
+				*out = i;
+				return 0;
+			}
+	valid[0] = 0;
+	for (i = 0; choices[i]; i++)
+		len += (size_t)snprintf(valid + len, sizeof(valid) - len, "%s%s", i ? " | " : "",
+					choices[i]);
+	if (n->type != YAML_SCALAR_NODE)
+		return bad(p, n, key, "expected one of %s, got %s", valid, node_kind(n));
+	return bad(p, n, key, "'%s' is not valid (valid: %s)", scalar(n), valid);
+}
+
+static int boolean(struct yp *p, const yaml_node_t *n, const char *key, int *out)
+{
+	static const char *const words[] = { "false", "true", NULL };
+
+	return choice(p, n, key, words, out);
+}
+
+/* A name that is safe as part of a file name. */
+static int name(struct yp *p, const yaml_node_t *n, const char *key, char out[CFG_NAME_MAX])
+{
+	const char *s;
+
+	if (n->type != YAML_SCALAR_NODE)
+		return bad(p, n, key, "expected a name, got %s", node_kind(n));
+	s = scalar(n);
+	if (!*s || strlen(s) >= CFG_NAME_MAX)
+		return bad(p, n, key, "name must have 1 to %d characters", CFG_NAME_MAX - 1);
+	for (const char *c = s; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("_.-", *c))
+			return bad(p, n, key, "'%s' has a character other than letters, digits, "
+				   "'_', '.', '-' (names become file names)", s);
+	strcpy(out, s);
+	return 0;
+}
+
+static int vec3(struct yp *p, const yaml_node_t *n, const char *key, double lo, int lo_open,
+		double out[3])
+{
+	char k[160];
+	int i;
+
+	if (n->type != YAML_SEQUENCE_NODE ||
+	    n->data.sequence.items.top - n->data.sequence.items.start != 3)
+		return bad(p, n, key, "expected a list of three numbers [x, y, z], got %s",
+			   node_kind(n));
+	for (i = 0; i < 3; i++) {
+		snprintf(k, sizeof(k), "%s[%d]", key, i);
+		if (num(p, node(p, n->data.sequence.items.start[i]), k, lo, lo_open, HUGE_VAL, 0,
+			&out[i]))
+			return RS_EINPUT;
+	}
+	return 0;
+}
+
+double cfg_absorption_of_beta(double beta)
+{
+	/*
+	 * Paris' formula: alpha(theta) = 4 beta cos(theta) / (cos(theta) + beta)^2 averaged
+	 * over a diffuse field, 2 int_0^1 alpha(mu) mu dmu, which integrates to
+	 * 8 beta [1 + beta/(1 + beta) - 2 beta ln(1 + 1/beta)] (docs/physics.md, "Walls").
+	 */
+	if (beta <= 0)
+		return 0;
+	return 8 * beta * (1 + beta / (1 + beta) - 2 * beta * log1p(1 / beta));
+}
+
+/* beta where the diffuse absorption peaks, by golden-section search. */
+static double beta_at_max(void)
+{
+	const double g = 0.5 * (sqrt(5.0) - 1);
+	double a = 0.1, b = 10;
+
+	for (int i = 0; i < 200; i++) {
+		double c = b - g * (b - a), d = a + g * (b - a);
+
+		if (cfg_absorption_of_beta(c) > cfg_absorption_of_beta(d))
+			b = d;
+		else
+			a = c;
+	}
+	return 0.5 * (a + b);
+}
+
+double cfg_absorption_max(void)
+{
+	return cfg_absorption_of_beta(beta_at_max());
+}
+
+/* Invert Paris' formula on its rising branch, beta in [0, beta_at_max]. */
+static double beta_of_absorption(double alpha)
+{
+	double lo = 0, hi = beta_at_max();
+
+	for (int i = 0; i < 200; i++) {
+		double mid = 0.5 * (lo + hi);
+
+		if (cfg_absorption_of_beta(mid) < alpha)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return 0.5 * (lo + hi);
+}
+
+static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct cfg_material *m)
+{
+	static const char *const keys[] = { "absorption", "admittance", "reflection", NULL };
+	char path[160], sub[200];
+	yaml_node_t *n;
+	double x;
+	int given = 0;
+
+	snprintf(path, sizeof(path), "materials.%s", scalar(k));
+	if (name(p, k, path, m->name) || want_map(p, v, path) || check_keys(p, v, path, keys))
+		return RS_EINPUT;
+	m->at = mark_of(k);
+	if ((n = get(p, v, "absorption"))) {
+		double amax = cfg_absorption_max();
+
+		snprintf(sub, sizeof(sub), "%s.absorption", path);
+		if (num(p, n, sub, 0, 0, 1, 0, &x))
+			return RS_EINPUT;
+		if (x > amax)
+			return bad(p, n, sub, "%g is more than a locally reacting wall with real "
+				   "admittance can absorb in a diffuse field (valid: 0 to %.4f)",
+				   x, amax);
+		m->beta = beta_of_absorption(x);
+		given++;
+	}
+	if ((n = get(p, v, "admittance"))) {
+		snprintf(sub, sizeof(sub), "%s.admittance", path);
+		if (num(p, n, sub, 0, 0, 1e3, 0, &m->beta))
+			return RS_EINPUT;
+		given++;
+	}
+	if ((n = get(p, v, "reflection"))) {
+		snprintf(sub, sizeof(sub), "%s.reflection", path);
+		if (num(p, n, sub, -1, 1, 1, 0, &x))
+			return RS_EINPUT;
+		m->beta = (1 - x) / (1 + x);	/* normal incidence: R = (1 - beta)/(1 + beta) */
+		given++;
+	}
+	if (given != 1)
+		return bad(p, v, path, "give exactly one of absorption, admittance, reflection "
+			   "(%d given)", given);
+	m->absorption = cfg_absorption_of_beta(m->beta);
+	return 0;
+}
+
+static int find_material(const struct cfg_room *r, const char *s)
+{
+	for (int i = 0; i < r->nmaterials; i++)
+		if (!strcmp(r->materials[i].name, s))
+			return i;
+	return -1;
+}
+
+static int parse_materials(struct yp *p, yaml_node_t *root)
+{
+	yaml_node_t *m = get(p, root, "materials");
+	yaml_node_pair_t *a;
+	struct cfg_room *r = p->room;
+
+	if (!m)
+		return 0;
+	if (want_map(p, m, "materials"))
+		return RS_EINPUT;
+	if (m->data.mapping.pairs.top - m->data.mapping.pairs.start > CFG_MAX_MATERIALS)
+		return bad(p, m, "materials", "more than %d materials", CFG_MAX_MATERIALS);
+	for (a = m->data.mapping.pairs.start; a < m->data.mapping.pairs.top; a++) {
+		if (node(p, a->key)->type != YAML_SCALAR_NODE)
+			return bad(p, node(p, a->key), "materials", "a material name must be a plain name");
+		if (find_material(r, scalar(node(p, a->key))) >= 0)
+			return bad(p, node(p, a->key), "materials", "material '%s' defined twice",
+				   scalar(node(p, a->key)));
+		if (parse_material(p, node(p, a->key), node(p, a->value), &r->materials[r->nmaterials]))
+			return RS_EINPUT;
+		r->nmaterials++;
+	}
+	return 0;
+}
+
+static int parse_surfaces(struct yp *p, yaml_node_t *root)
+{
+	static const char *const keys[] = { "default", "floor", "ceiling", "x0", "x1", "y0", "y1",
+					    NULL };
+	struct cfg_room *r = p->room;
+	yaml_node_t *s = get(p, root, "surfaces"), *n;
+	int dflt = -1, rigid = -1;
+	char key[64], list[512];
+
+	for (int f = 0; f < CFG_NFACES; f++)
+		r->face_material[f] = -1;
+	if (s) {
+		if (want_map(p, s, "surfaces") || check_keys(p, s, "surfaces", keys))
+			return RS_EINPUT;
+		for (int f = -1; f < CFG_NFACES; f++) {
+			const char *face = f < 0 ? "default" : cfg_face_names[f];
+			int idx;
+
+			if (!(n = get(p, s, face)))
+				continue;
+			snprintf(key, sizeof(key), "surfaces.%s", face);
+			if (n->type != YAML_SCALAR_NODE)
+				return bad(p, n, key, "expected a material name, got %s", node_kind(n));
+			idx = find_material(r, scalar(n));
+			if (idx < 0) {
+				size_t len = 0;
+
+				list[0] = 0;
+				for (int i = 0; i < r->nmaterials; i++)
+					len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+								i ? ", " : "", r->materials[i].name);
+				return bad(p, n, key, "no material named '%s' (defined under "
+					   "materials: %s)", scalar(n), r->nmaterials ? list : "none");
+			}
+			if (f < 0)
+				dflt = idx;
+			else
+				r->face_material[f] = idx;
+		}
+	}
+	/* A face with no material and no default is rigid (beta = 0), documented in input.md. */
+	for (int f = 0; f < CFG_NFACES; f++) {
+		if (r->face_material[f] >= 0)
+			continue;
+		if (dflt >= 0) {
+			r->face_material[f] = dflt;
+			continue;
+		}
+		if (rigid < 0) {
+			if (r->nmaterials == CFG_MAX_MATERIALS)
+				return bad(p, root, "surfaces", "no room for the implicit rigid material");
+			rigid = r->nmaterials++;
+			strcpy(r->materials[rigid].name, "rigid");
+			r->materials[rigid].beta = 0;
+			r->materials[rigid].absorption = 0;
+		}
+		r->face_material[f] = rigid;
+	}
+	return 0;
+}
+
+static int parse_grid(struct yp *p, yaml_node_t *root)
+{
+	static const char *const keys[] = { "fmax", "ppw", "spacing", "courant", NULL };
+	struct cfg_room *r = p->room;
+	yaml_node_t *g = get(p, root, "grid"), *n, *f, *h;
+
+	if (!g)
+		return missing(p, root, "grid", "give grid.fmax (Hz) or grid.spacing (m)");
+	if (want_map(p, g, "grid") || check_keys(p, g, "grid", keys))
+		return RS_EINPUT;
+	f = get(p, g, "fmax");
+	h = get(p, g, "spacing");
+	if (f && h)
+		return bad(p, h, "grid.spacing", "give either grid.spacing or grid.fmax/ppw, not both");
+	if (h && get(p, g, "ppw"))
+		return bad(p, get(p, g, "ppw"), "grid.ppw", "ppw goes with fmax; with spacing it "
+			   "has no meaning (remove it or give fmax instead of spacing)");
+	if (!f && !h)
+		return missing(p, g, "grid", "give grid.fmax (Hz) or grid.spacing (m)");
+	r->ppw = DEFAULT_PPW;
+	if ((n = get(p, g, "ppw")) && num(p, n, "grid.ppw", MIN_PPW, 0, 1e4, 0, &r->ppw))
+		return RS_EINPUT;
+	if (f) {
+		if (num(p, f, "grid.fmax", 0, 1, 1e6, 0, &r->fmax))
+			return RS_EINPUT;
+		r->spacing = r->c / (r->fmax * r->ppw);
+		r->grid_at = mark_of(key_node(p, g, "fmax"));
+	} else {
+		if (num(p, h, "grid.spacing", 0, 1, 1e3, 0, &r->spacing))
+			return RS_EINPUT;
+		r->fmax = r->c / (r->spacing * r->ppw);
+		r->grid_at = mark_of(key_node(p, g, "spacing"));
+	}
+	r->courant = DEFAULT_COURANT;
+	if ((n = get(p, g, "courant")) && num(p, n, "grid.courant", 0, 1, 1, 0, &r->courant))
+		return RS_EINPUT;
+	return 0;
+}
+
+static int parse_scheme(struct yp *p, yaml_node_t *root)
+{
+	static const char *const keys[] = { "stencil", "order", "precision", NULL };
+	static const char *const stencils[] = { "leggy", NULL };
+	static const char *const precisions[] = { "float32", "float64", NULL };
+	struct cfg_room *r = p->room;
+	yaml_node_t *s = get(p, root, "scheme"), *n;
+	long order = 2;
+	int idx;
+
+	r->order = 2;
+	r->precision = 4;
+	if (!s)
+		return 0;
+	if (want_map(p, s, "scheme") || check_keys(p, s, "scheme", keys))
+		return RS_EINPUT;
+	if ((n = get(p, s, "stencil")) && choice(p, n, "scheme.stencil", stencils, &idx))
+		return RS_EINPUT;
+	if ((n = get(p, s, "order"))) {
+		if (integer(p, n, "scheme.order", 2, 16, &order))
+			return RS_EINPUT;
+		if (order != 2)
+			return bad(p, n, "scheme.order", "order %ld is not available in this version "
+				   "(valid: 2, the 7-point scheme)", order);
+		r->order = (int)order;
+	}
+	if ((n = get(p, s, "precision"))) {
+		if (choice(p, n, "scheme.precision", precisions, &idx))
+			return RS_EINPUT;
+		r->precision = idx ? 8 : 4;
+	}
+	return 0;
+}
+
+static int parse_medium(struct yp *p, yaml_node_t *root)
+{
+	static const char *const keys[] = { "c", "rho", NULL };
+	struct cfg_room *r = p->room;
+	yaml_node_t *m = get(p, root, "medium"), *n;
+
+	r->c = DEFAULT_C;
+	r->rho = DEFAULT_RHO;
+	if (!m)
+		return 0;
+	if (want_map(p, m, "medium") || check_keys(p, m, "medium", keys))
+		return RS_EINPUT;
+	if ((n = get(p, m, "c")) && num(p, n, "medium.c", 0, 1, 1e5, 0, &r->c))
+		return RS_EINPUT;
+	if ((n = get(p, m, "rho")) && num(p, n, "medium.rho", 0, 1, 1e5, 0, &r->rho))
+		return RS_EINPUT;
+	return 0;
+}
+
+static int parse_geometry(struct yp *p, yaml_node_t *root)
+{
+	static const char *const keys[] = { "box", NULL };
+	yaml_node_t *g = get(p, root, "geometry"), *b;
+
+	if (!g)
+		return missing(p, root, "geometry", "give geometry.box: [Lx, Ly, Lz] in metres");
+	if (want_map(p, g, "geometry") || check_keys(p, g, "geometry", keys))
+		return RS_EINPUT;
+	if (!(b = get(p, g, "box")))
+		return missing(p, g, "geometry.box", "give box: [Lx, Ly, Lz] in metres");
+	if (vec3(p, b, "geometry.box", 0, 1, p->room->box))
+		return RS_EINPUT;
+	for (int i = 0; i < 3; i++)
+		if (p->room->box[i] < 2 * p->room->spacing)
+			return bad(p, b, "geometry.box", "side %d (%g m) is shorter than two grid "
+				   "spacings (%g m); valid: at least %g m", i, p->room->box[i],
+				   p->room->spacing, 2 * p->room->spacing);
+	return 0;
+}
+
+/* The items of a required, non-empty list at key. */
+static int list(struct yp *p, yaml_node_t *root, const char *key, const char *hint,
+		yaml_node_t **out, int *count)
+{
+	yaml_node_t *l = get(p, root, key);
+
+	if (!l)
+		return missing(p, root, key, hint);
+	if (l->type != YAML_SEQUENCE_NODE)
+		return bad(p, l, key, "expected a list (- {name: ..., position: [x, y, z]}), got %s",
+			   node_kind(l));
+	*count = (int)(l->data.sequence.items.top - l->data.sequence.items.start);
+	if (*count < 1 || *count > CFG_MAX_POINTS)
+		return bad(p, l, key, "%d entries (valid: 1 to %d)", *count, CFG_MAX_POINTS);
+	*out = l;
+	return 0;
+}
+
+/* Common part of a source or receiver: its name (unique in names[0..i-1]) and position. */
+static int parse_point(struct yp *p, yaml_node_t *n, const char *path, char *nm,
+		       double pos[3], struct cfg_mark *at, const char *names, size_t stride, int i)
+{
+	char key[200];
+	yaml_node_t *v;
+
+	snprintf(key, sizeof(key), "%s.name", path);
+	if (!(v = get(p, n, "name")))
+		return missing(p, n, key, "every entry needs a name");
+	if (name(p, v, key, nm))
+		return RS_EINPUT;
+	for (int j = 0; j < i; j++)
+		if (!strcmp(names + (size_t)j * stride, nm))
+			return bad(p, v, key, "name '%s' is used twice (names must be unique)", nm);
+	snprintf(key, sizeof(key), "%s.position", path);
+	if (!(v = get(p, n, "position")))
+		return missing(p, n, key, "give position: [x, y, z] in metres");
+	*at = mark_of(v);
+	return vec3(p, v, key, -HUGE_VAL, 0, pos);
+}
+
+static int parse_sources(struct yp *p, yaml_node_t *root)
+{
+	static const char *const keys[] = { "name", "position", "signal", "fc", "amplitude",
+					    "delay", "highpass", NULL };
+	static const char *const signals[] = { "impulse", "gaussian", "ricker", NULL };
+	struct cfg_room *r = p->room;
+	yaml_node_t *l, *n, *v;
+	char path[64], key[128];
+	int sig;
+
+	if (list(p, root, "sources", "give at least one source", &l, &r->nsources))
+		return RS_EINPUT;
+	r->sources = calloc((size_t)r->nsources, sizeof(*r->sources));
+	if (!r->sources)
+		return rs_fail(p->err, RS_ENOMEM, "out of memory reading sources");
+	for (int i = 0; i < r->nsources; i++) {
+		struct cfg_source *s = &r->sources[i];
+
+		n = node(p, l->data.sequence.items.start[i]);
+		snprintf(path, sizeof(path), "sources[%d]", i);
+		if (want_map(p, n, path) || check_keys(p, n, path, keys) ||
+		    parse_point(p, n, path, s->name, s->pos, &s->at, r->sources[0].name,
+				sizeof(*s), i))
+			return RS_EINPUT;
+		s->signal = CFG_SIG_IMPULSE;
+		snprintf(key, sizeof(key), "%s.signal", path);
+		if ((v = get(p, n, "signal"))) {
+			if (choice(p, v, key, signals, &sig))
+				return RS_EINPUT;
+			s->signal = (enum cfg_signal)sig;
+		}
+		s->fc = r->fmax / 2;
+		snprintf(key, sizeof(key), "%s.fc", path);
+		if ((v = get(p, n, "fc"))) {
+			if (s->signal == CFG_SIG_IMPULSE)
+				return bad(p, v, key, "fc applies to gaussian and ricker signals, "
+					   "not to impulse");
+			if (num(p, v, key, 0, 1, r->fmax, 0, &s->fc))
+				return RS_EINPUT;
+		}
+		s->amplitude = 1;
+		snprintf(key, sizeof(key), "%s.amplitude", path);
+		if ((v = get(p, n, "amplitude")) && num(p, v, key, -1e9, 0, 1e9, 0, &s->amplitude))
+			return RS_EINPUT;
+		snprintf(key, sizeof(key), "%s.delay", path);
+		if ((v = get(p, n, "delay")) && num(p, v, key, 0, 0, r->duration, 0, &s->delay))
+			return RS_EINPUT;
+		s->highpass = DEFAULT_HIGHPASS;
+		snprintf(key, sizeof(key), "%s.highpass", path);
+		if ((v = get(p, n, "highpass")) &&
+		    num(p, v, key, 0, 0, r->fmax / 4, 0, &s->highpass))
+			return RS_EINPUT;
+	}
+	return 0;
+}
+
+static int parse_receivers(struct yp *p, yaml_node_t *root)
+{
+	static const char *const keys[] = { "name", "position", NULL };
+	struct cfg_room *r = p->room;
+	yaml_node_t *l, *n;
+	char path[64];
+
+	if (list(p, root, "receivers", "give at least one receiver", &l, &r->nreceivers))
+		return RS_EINPUT;
+	r->receivers = calloc((size_t)r->nreceivers, sizeof(*r->receivers));
+	if (!r->receivers)
+		return rs_fail(p->err, RS_ENOMEM, "out of memory reading receivers");
+	for (int i = 0; i < r->nreceivers; i++) {
+		struct cfg_receiver *c = &r->receivers[i];
+
+		n = node(p, l->data.sequence.items.start[i]);
+		snprintf(path, sizeof(path), "receivers[%d]", i);
+		if (want_map(p, n, path) || check_keys(p, n, path, keys) ||
+		    parse_point(p, n, path, c->name, c->pos, &c->at, r->receivers[0].name,
+				sizeof(*c), i))
+			return RS_EINPUT;
+	}
+	return 0;
+}
+
+static int parse_wav(struct yp *p, yaml_node_t *out)
+{
+	static const char *const keys[] = { "samplerate", "format", "highpass", "normalize", NULL };
+	static const char *const formats[] = { "float32", "pcm24", "pcm16", NULL };
+	struct cfg_room *r = p->room;
+	yaml_node_t *w = get(p, out, "wav"), *n;
+	long rate;
+	int fmt;
+
+	if (!w)
+		return 0;
+	if (want_map(p, w, "output.wav") || check_keys(p, w, "output.wav", keys))
+		return RS_EINPUT;
+	if ((n = get(p, w, "samplerate"))) {
+		if (integer(p, n, "output.wav.samplerate", MIN_WAV_RATE, MAX_WAV_RATE, &rate))
+			return RS_EINPUT;
+		r->wav_rate = (int)rate;
+	}
+	if ((n = get(p, w, "format"))) {
+		if (choice(p, n, "output.wav.format", formats, &fmt))
+			return RS_EINPUT;
+		r->wav_format = (enum cfg_wavfmt)fmt;
+	}
+	if ((n = get(p, w, "highpass")) &&
+	    num(p, n, "output.wav.highpass", 0, 0, r->wav_rate / 4.0, 0, &r->wav_highpass))
+		return RS_EINPUT;
+	if ((n = get(p, w, "normalize")) && boolean(p, n, "output.wav.normalize", &r->wav_normalize))
+		return RS_EINPUT;
+	return 0;
+}
+
+static int parse_planes(struct yp *p, yaml_node_t *snap)
+{
+	static const char *const keys[] = { "axis", "at", NULL };
+	static const char *const axes[] = { "x", "y", "z", NULL };
+	struct cfg_room *r = p->room;
+	yaml_node_t *l = get(p, snap, "planes"), *n, *v;
+	char path[64], key[96];
+
+	if (!l)
+		return missing(p, snap, "output.snapshots.planes",
+			       "give planes: [{axis: z, at: 1.5}]");
+	if (l->type != YAML_SEQUENCE_NODE)
+		return bad(p, l, "output.snapshots.planes", "expected a list, got %s", node_kind(l));
+	r->nplanes = (int)(l->data.sequence.items.top - l->data.sequence.items.start);
+	if (r->nplanes < 1 || r->nplanes > CFG_MAX_POINTS)
+		return bad(p, l, "output.snapshots.planes", "%d planes (valid: 1 to %d)", r->nplanes,
+			   CFG_MAX_POINTS);
+	r->planes = calloc((size_t)r->nplanes, sizeof(*r->planes));
+	if (!r->planes)
+		return rs_fail(p->err, RS_ENOMEM, "out of memory reading planes");
+	for (int i = 0; i < r->nplanes; i++) {
+		struct cfg_plane *pl = &r->planes[i];
+
+		n = node(p, l->data.sequence.items.start[i]);
+		snprintf(path, sizeof(path), "output.snapshots.planes[%d]", i);
+		if (want_map(p, n, path) || check_keys(p, n, path, keys))
+			return RS_EINPUT;
+		snprintf(key, sizeof(key), "%s.axis", path);
+		if (!(v = get(p, n, "axis")))
+			return missing(p, n, key, "give axis: x, y or z");
+		if (choice(p, v, key, axes, &pl->axis))
+			return RS_EINPUT;
+		snprintf(key, sizeof(key), "%s.at", path);
+		if (!(v = get(p, n, "at")))
+			return missing(p, n, key, "give at: the plane's coordinate in metres");
+		if (num(p, v, key, 0, 0, r->box[pl->axis], 0, &pl->at))
+			return RS_EINPUT;
+		pl->mark = mark_of(v);
+	}
+	return 0;
+}
+
+static int parse_output(struct yp *p, yaml_node_t *root)
+{
+	static const char *const keys[] = { "dir", "wav", "snapshots", NULL };
+	static const char *const snap_keys[] = { "every", "planes", NULL };
+	struct cfg_room *r = p->room;
+	yaml_node_t *o = get(p, root, "output"), *n, *s;
+	long every;
+
+	strcpy(r->out_dir, "out");
+	r->wav_rate = DEFAULT_WAV_RATE;
+	r->wav_format = CFG_WAV_FLOAT32;
+	r->wav_highpass = DEFAULT_HIGHPASS;
+	if (!o)
+		return 0;
+	if (want_map(p, o, "output") || check_keys(p, o, "output", keys))
+		return RS_EINPUT;
+	if ((n = get(p, o, "dir"))) {
+		if (n->type != YAML_SCALAR_NODE || !*scalar(n) ||
+		    strlen(scalar(n)) >= sizeof(r->out_dir))
+			return bad(p, n, "output.dir", "expected a directory path, got %s",
+				   node_kind(n));
+		strcpy(r->out_dir, scalar(n));
+	}
+	if (parse_wav(p, o))
+		return RS_EINPUT;
+	if (!(s = get(p, o, "snapshots")))
+		return 0;
+	if (want_map(p, s, "output.snapshots") || check_keys(p, s, "output.snapshots", snap_keys))
+		return RS_EINPUT;
+	if (!(n = get(p, s, "every")))
+		return missing(p, s, "output.snapshots.every", "give every: N steps between frames");
+	if (integer(p, n, "output.snapshots.every", 1, 1000000000L, &every))
+		return RS_EINPUT;
+	r->snap_every = (int)every;
+	return parse_planes(p, s);
+}
+
+static int parse_root(struct yp *p)
+{
+	static const char *const keys[] = { "name", "medium", "grid", "scheme", "duration",
+					    "geometry", "materials", "surfaces", "sources",
+					    "receivers", "output", NULL };
+	struct cfg_room *r = p->room;
+	yaml_node_t *root = yaml_document_get_root_node(&p->doc), *n;
+	struct cfg_mark top = { 1, 1 };
+
+	if (!root)
+		return cfg_at(p->err, r, top, "(document)", "the file is empty (a room needs grid, "
+			      "geometry, duration, sources and receivers)");
+	if (want_map(p, root, "(document)") || check_keys(p, root, "", keys))
+		return RS_EINPUT;
+	strcpy(r->name, "room");
+	if ((n = get(p, root, "name")) && name(p, n, "name", r->name))
+		return RS_EINPUT;
+	if (!(n = get(p, root, "duration")))
+		return missing(p, root, "duration", "give duration: seconds of impulse response");
+	if (num(p, n, "duration", 0, 1, 3600, 0, &r->duration))
+		return RS_EINPUT;
+	if (parse_medium(p, root) || parse_grid(p, root) || parse_scheme(p, root) ||
+	    parse_geometry(p, root) || parse_materials(p, root) || parse_surfaces(p, root) ||
+	    parse_sources(p, root) || parse_receivers(p, root) || parse_output(p, root))
+		return RS_EINPUT;
+	/* The WAV band-limit needs fmax below the output Nyquist frequency. */
+	if (r->fmax >= r->wav_rate / 2.0)
+		return cfg_at(p->err, r, r->grid_at, "grid", "fmax %g Hz is not below the WAV "
+			      "Nyquist frequency %g Hz (valid: raise output.wav.samplerate above "
+			      "%g)", r->fmax, r->wav_rate / 2.0, 2 * r->fmax);
+	return 0;
+}
+
+static struct cfg_room *load(yaml_parser_t *parser, const char *label, struct rs_error *err)
+{
+	struct yp p = { .err = err };
+
+	p.room = calloc(1, sizeof(*p.room));
+	if (!p.room) {
+		rs_fail(err, RS_ENOMEM, "out of memory");
+		return NULL;
+	}
+	snprintf(p.room->file, sizeof(p.room->file), "%s", label);
+	if (!yaml_parser_load(parser, &p.doc)) {
+		rs_fail(err, RS_EINPUT, "%s:%d:%d: (syntax): %s%s%s (the file is not valid YAML)",
+			label, (int)parser->problem_mark.line + 1,
+			(int)parser->problem_mark.column + 1,
+			parser->problem ? parser->problem : "parse error",
+			parser->context ? " " : "", parser->context ? parser->context : "");
+		cfg_free(p.room);
+		return NULL;
+	}
+	if (parse_root(&p)) {
+		cfg_free(p.room);
+		p.room = NULL;
+	}
+	yaml_document_delete(&p.doc);
+	return p.room;
+}
+
+struct cfg_room *cfg_load(const char *path, struct rs_error *err)
+{
+	yaml_parser_t parser;
+	struct cfg_room *r;
+	FILE *f = fopen(path, "rb");
+
+	if (!f) {
+		rs_fail(err, RS_EINPUT, "%s:1:1: (file): cannot read: %s (give a readable YAML "
+			"room file)", path, strerror(errno));
+		return NULL;
+	}
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, f);
+	r = load(&parser, path, err);
+	yaml_parser_delete(&parser);
+	fclose(f);
+	return r;
+}
+
+struct cfg_room *cfg_load_string(const char *text, const char *label, struct rs_error *err)
+{
+	yaml_parser_t parser;
+	struct cfg_room *r;
+
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+	r = load(&parser, label, err);
+	yaml_parser_delete(&parser);
+	return r;
+}
+
+void cfg_free(struct cfg_room *room)
+{
+	if (!room)
+		return;
+	free(room->sources);
+	free(room->receivers);
+	free(room->planes);
+	free(room);
+}

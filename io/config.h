@@ -1,0 +1,125 @@
+/*
+ * config.h - the room description read from YAML (docs/input.md documents every key).
+ *
+ * cfg_load() parses and validates a file into a struct cfg_room that the caller owns and
+ * releases with cfg_free(). Every error message has the form
+ *     FILE:LINE:COL: key.path: what is wrong (what would be valid)
+ * cfg_at() formats further errors (found after voxelising, say) at a key's recorded position.
+ */
+#ifndef CFG_CONFIG_H
+#define CFG_CONFIG_H
+
+#include <stddef.h>
+
+#include "../common/rs_error.h"
+
+#define CFG_NAME_MAX 64		/* names become file names: [A-Za-z0-9_.-], at most 63 chars */
+#define CFG_PATH_MAX 1024
+#define CFG_MAX_MATERIALS 31	/* material slots fit the 5 bits the voxel class byte has */
+#define CFG_MAX_POINTS 256	/* sources, receivers, snapshot planes: each at most this many */
+
+/* A position in the YAML file, 1-based as editors show it. */
+struct cfg_mark {
+	int line;
+	int col;
+};
+
+enum cfg_face { CFG_X0, CFG_X1, CFG_Y0, CFG_Y1, CFG_FLOOR, CFG_CEILING, CFG_NFACES };
+
+enum cfg_signal { CFG_SIG_IMPULSE, CFG_SIG_GAUSSIAN, CFG_SIG_RICKER };
+
+enum cfg_wavfmt { CFG_WAV_FLOAT32, CFG_WAV_PCM24, CFG_WAV_PCM16 };
+
+enum cfg_backend { CFG_BACKEND_AUTO, CFG_BACKEND_CPU, CFG_BACKEND_CUDA };
+
+struct cfg_material {
+	char name[CFG_NAME_MAX];
+	double beta;		/* normalised admittance used by the boundary update */
+	double absorption;	/* random-incidence absorption implied by beta (Paris) */
+	struct cfg_mark at;
+};
+
+struct cfg_source {
+	char name[CFG_NAME_MAX];
+	double pos[3];		/* metres, room coordinates */
+	enum cfg_signal signal;
+	double fc;		/* Hz, centre frequency for gaussian and ricker */
+	double amplitude;	/* Pa at 1 m in free field */
+	double delay;		/* s, shifts the signal */
+	double highpass;	/* Hz, DC-blocking high-pass on the injected signal; 0 = off */
+	struct cfg_mark at;	/* of the position key, for "outside the air" errors */
+};
+
+struct cfg_receiver {
+	char name[CFG_NAME_MAX];
+	double pos[3];
+	struct cfg_mark at;
+};
+
+struct cfg_plane {
+	int axis;		/* 0 = x, 1 = y, 2 = z */
+	double at;		/* metres along that axis */
+	struct cfg_mark mark;
+};
+
+struct cfg_room {
+	char file[CFG_PATH_MAX];	/* the YAML path as given, for messages */
+	char name[CFG_NAME_MAX];
+
+	double c;		/* speed of sound, m/s */
+	double rho;		/* density of air, kg/m^3 */
+
+	double fmax;		/* Hz: band of interest; 0 when spacing was given without fmax */
+	double ppw;		/* points per wavelength at fmax */
+	double spacing;		/* h in metres, always set after cfg_load */
+	double courant;		/* fraction of the scheme's stability limit, (0, 1] */
+	struct cfg_mark grid_at;	/* of the key that set the spacing */
+
+	int order;		/* leggy stencil order (2 = the 7-point scheme) */
+	int precision;		/* bytes per value: 4 (float32) or 8 (float64) */
+
+	double duration;	/* seconds of impulse response */
+	double box[3];		/* room extent in metres */
+
+	struct cfg_material materials[CFG_MAX_MATERIALS];
+	int nmaterials;
+	int face_material[CFG_NFACES];	/* index into materials */
+
+	struct cfg_source *sources;
+	int nsources;
+	struct cfg_receiver *receivers;
+	int nreceivers;
+
+	char out_dir[CFG_PATH_MAX];
+	int wav_rate;		/* output sample rate, Hz */
+	enum cfg_wavfmt wav_format;
+	double wav_highpass;	/* Hz, DC removal on the WAVs; 0 = off */
+	int wav_normalize;	/* 1: one common gain puts the loudest WAV peak at -1 dBFS */
+
+	int snap_every;		/* steps between snapshot frames; 0 = no snapshots */
+	struct cfg_plane *planes;
+	int nplanes;
+};
+
+/* Parse and validate path. Returns NULL and fills err (RS_EINPUT or RS_EIO) on failure. */
+struct cfg_room *cfg_load(const char *path, struct rs_error *err);
+
+/* Same, from a string in memory; name stands for the file in messages. */
+struct cfg_room *cfg_load_string(const char *text, const char *name, struct rs_error *err);
+
+void cfg_free(struct cfg_room *room);
+
+/* RS_EINPUT error "FILE:LINE:COL: key: what" at a recorded mark; returns RS_EINPUT. */
+int cfg_at(struct rs_error *err, const struct cfg_room *room, struct cfg_mark at,
+	   const char *key, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* The largest random-incidence absorption a locally reacting real admittance reaches. */
+double cfg_absorption_max(void);
+
+/* Paris' diffuse-field absorption of a locally reacting surface with real admittance beta. */
+double cfg_absorption_of_beta(double beta);
+
+/* The face names used in YAML, indexed by enum cfg_face. */
+extern const char *const cfg_face_names[CFG_NFACES];
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * snapshot.h - DIR/<source>_snapshots.h5: pressure on planes through the room, one dataset
+ * per plane of shape [frames, n1, n2], float32, chunked per frame and compressed.
+ *
+ * snap_open() returns a handle the caller closes with snap_close(); each appended frame is
+ * flushed to disk, so a run stopped early leaves a readable file of the frames it made.
+ */
+#ifndef SNAP_SNAPSHOT_H
+#define SNAP_SNAPSHOT_H
+
+#include <stddef.h>
+
+#include "../common/rs_error.h"
+
+struct snap_plane {
+	char name[32];		/* dataset name, e.g. "z_1.500" */
+	int axis;		/* 0, 1, 2 = the plane's normal x, y, z */
+	double at;		/* coordinate of the plane's nodes along axis, m */
+	int n1, n2;		/* frame shape: slower and faster in-plane axis */
+	double origin[3];	/* room coordinates of element [0][0] */
+};
+
+struct snap_file;
+
+struct snap_file *snap_open(const char *path, const struct snap_plane *planes, int nplanes,
+			    double spacing, double frame_dt, struct rs_error *err);
+
+/* Append one frame (n1 * n2 floats) at time t to plane p. */
+int snap_append(struct snap_file *s, int p, const float *frame, double t, struct rs_error *err);
+
+/* Write each plane's frame times and close; safe on NULL. */
+int snap_close(struct snap_file *s, struct rs_error *err);
+
+#endif

@@ -1,0 +1,423 @@
+/*
+ * fdtd.c - the CPU engine (OpenMP). docs/physics.md derives every formula used here.
+ */
+#include "fdtd.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bounds of the non-padding cells of the x-rows with a given j, from the column heights. */
+struct fdtd_row {
+	int k0, k1;		/* rows (j, k) with k outside [k0, k1] hold only padding */
+	int i0, i1;		/* cells outside [i0, i1] of such a row are padding */
+};
+
+/* A point source or receiver: the eight cells around it and their trilinear weights. */
+struct fdtd_point {
+	size_t cell[8];
+	double w[8];
+	double *signal;		/* source: injected values; receiver: recorded samples */
+	size_t len;		/* entries of signal */
+};
+
+struct fdtd {
+	const struct vox_grid *grid;
+	struct fdtd_coefs coefs;
+	double lambda;
+	int precision;
+	int threads;
+	void *cur;		/* u^n */
+	void *prev;		/* u^(n-1), overwritten by u^(n+1) */
+	struct fdtd_row *rows;	/* one per j */
+	size_t *fix_start;	/* per row k * ny + j: its first entry in fix_i; ny * nz + 1 */
+	uint32_t *fix_i;	/* x index of every non-air cell inside the rows' bounds */
+	void *scratch;		/* threads x nx values: saved u^(n-1) of a row's non-air cells */
+	int k0, k1;		/* z range holding any non-padding cell */
+	long step;
+	double inject;		/* source scale 4 pi lambda^2 (1 m) / h, physics.md "Sources" */
+	struct fdtd_point *src, *rec;
+	int nsrc, nrec;
+	size_t capacity;	/* samples reserved per receiver */
+};
+
+#define REAL float
+#define SFX _f32
+#include "cpu_step.inc"
+#undef REAL
+#undef SFX
+#define REAL double
+#define SFX _f64
+#include "cpu_step.inc"
+#undef REAL
+#undef SFX
+
+void fdtd_coefficients(const struct vox_grid *g, double lambda, struct fdtd_coefs *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->l2 = lambda * lambda;
+	for (int t = 0; t < g->nkinds; t++) {
+		/* Kowalczyk & van Walstijn (2008), the K-neighbour form: physics.md "Walls". */
+		double gl = 0.5 * lambda * g->kinds[t].beta_sum;
+
+		if (t == VOX_PAD)
+			continue;
+		c->ca[t] = 2 - g->kinds[t].K * c->l2;
+		c->cb[t] = 1 - gl;
+		c->sc[t] = 1 / (1 + gl);
+	}
+}
+
+size_t fdtd_memory(const struct vox_plan *p, int precision, int nrec, size_t nsamples)
+{
+	const size_t rows = (size_t)p->n[1] * (size_t)p->n[2];
+
+	/* fields, class bytes, column heights, receivers, row bounds and non-air lists (an
+	 * upper bound: every non-air cell), and one row of scratch per possible thread */
+	return 2 * p->cells * (size_t)precision + p->cells +
+	       2 * sizeof(int32_t) * (size_t)p->n[0] * p->n[1] +
+	       (size_t)nrec * nsamples * sizeof(double) + (size_t)p->n[1] * sizeof(struct fdtd_row) +
+	       (rows + 1) * sizeof(size_t) + (p->boundary + p->padding) * sizeof(uint32_t) +
+	       (size_t)omp_get_max_threads() * (size_t)p->n[0] * (size_t)precision;
+}
+
+static double get(const struct fdtd *f, const void *u, size_t n)
+{
+	return f->precision == 4 ? ((const float *)u)[n] : ((const double *)u)[n];
+}
+
+static void add(const struct fdtd *f, void *u, size_t n, double v)
+{
+	if (f->precision == 4)
+		((float *)u)[n] += (float)v;
+	else
+		((double *)u)[n] += v;
+}
+
+static void row_bounds(struct fdtd *f)
+{
+	const struct vox_grid *g = f->grid;
+	const struct vox_plan *p = &g->plan;
+
+	f->k0 = p->n[2];
+	f->k1 = -1;
+	for (int j = 0; j < p->n[1]; j++) {
+		struct fdtd_row *r = &f->rows[j];
+
+		*r = (struct fdtd_row){ p->n[2], -1, p->n[0], -1 };
+		for (int i = 0; i < p->n[0]; i++) {
+			size_t c = (size_t)i + (size_t)p->n[0] * j;
+
+			if (g->kstart[c] > g->kstop[c])
+				continue;
+			r->k0 = g->kstart[c] < r->k0 ? g->kstart[c] : r->k0;
+			r->k1 = g->kstop[c] > r->k1 ? g->kstop[c] : r->k1;
+			r->i0 = i < r->i0 ? i : r->i0;
+			r->i1 = i;
+		}
+		f->k0 = r->k0 < f->k0 ? r->k0 : f->k0;
+		f->k1 = r->k1 > f->k1 ? r->k1 : f->k1;
+	}
+}
+
+/* The per-row lists of non-air cells that the step redoes with their own coefficients. */
+static int fix_lists(struct fdtd *f)
+{
+	const struct vox_plan *p = &f->grid->plan;
+	const size_t rows = (size_t)p->n[1] * (size_t)p->n[2];
+	size_t count = 0;
+
+	f->fix_start = malloc((rows + 1) * sizeof(*f->fix_start));
+	if (!f->fix_start)
+		return RS_ENOMEM;
+	for (int pass = 0; pass < 2; pass++) {
+		count = 0;
+		for (int k = 0; k < p->n[2]; k++)
+			for (int j = 0; j < p->n[1]; j++) {
+				const struct fdtd_row *r = &f->rows[j];
+
+				f->fix_start[(size_t)k * p->n[1] + j] = count;
+				if (k < r->k0 || k > r->k1)
+					continue;
+				for (int i = r->i0; i <= r->i1; i++) {
+					if (f->grid->cls[vox_index(p, i, j, k)] == VOX_AIR)
+						continue;
+					if (pass)
+						f->fix_i[count] = (uint32_t)i;
+					count++;
+				}
+			}
+		f->fix_start[rows] = count;
+		if (!pass && !(f->fix_i = malloc((count ? count : 1) * sizeof(*f->fix_i))))
+			return RS_ENOMEM;
+	}
+	return 0;
+}
+
+struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
+{
+	struct fdtd *f = calloc(1, sizeof(*f));
+	const struct vox_plan *p = &s->grid->plan;
+
+	if (!f)
+		goto out_nomem;
+	if (s->precision != 4 && s->precision != 8) {
+		rs_fail(err, RS_EINTERNAL, "precision must be 4 or 8 bytes, not %d", s->precision);
+		goto out_free;
+	}
+	if (!(s->lambda > 0) || s->lambda > 1 / sqrt(3.0)) {
+		rs_fail(err, RS_EINPUT, "Courant number %g is past the 7-point scheme's limit "
+			"1/sqrt(3) = %.6f", s->lambda, 1 / sqrt(3.0));
+		goto out_free;
+	}
+	f->grid = s->grid;
+	f->lambda = s->lambda;
+	f->precision = s->precision;
+	f->threads = s->threads > 0 ? s->threads : omp_get_max_threads();
+	f->inject = 4 * M_PI * s->lambda * s->lambda / p->h;
+	fdtd_coefficients(s->grid, s->lambda, &f->coefs);
+	f->cur = calloc(p->cells, (size_t)s->precision);
+	f->prev = calloc(p->cells, (size_t)s->precision);
+	f->rows = calloc((size_t)p->n[1], sizeof(*f->rows));
+	if (!f->cur || !f->prev || !f->rows)
+		goto out_nomem;
+	row_bounds(f);
+	f->scratch = malloc((size_t)f->threads * (size_t)p->n[0] * (size_t)s->precision);
+	if (!f->scratch || fix_lists(f))
+		goto out_nomem;
+	return f;
+
+out_nomem:
+	rs_fail(err, RS_ENOMEM, "out of memory allocating the CPU engine (%zu bytes of fields)",
+		2 * p->cells * (size_t)s->precision);
+out_free:
+	fdtd_destroy(f);
+	return NULL;
+}
+
+static void free_points(struct fdtd_point *pts, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(pts[i].signal);
+	free(pts);
+}
+
+void fdtd_destroy(struct fdtd *f)
+{
+	if (!f)
+		return;
+	free(f->cur);
+	free(f->prev);
+	free(f->rows);
+	free(f->fix_start);
+	free(f->fix_i);
+	free(f->scratch);
+	free_points(f->src, f->nsrc);
+	free_points(f->rec, f->nrec);
+	free(f);
+}
+
+static int locate(const struct fdtd *f, const double pos[3], struct fdtd_point *pt)
+{
+	const struct vox_plan *p = &f->grid->plan;
+	int base[3];
+	double w[3];
+
+	if (vox_locate(f->grid, pos, base, w, NULL))
+		return -1;
+	for (int c = 0; c < 8; c++) {
+		int dx = c & 1, dy = c >> 1 & 1, dz = c >> 2 & 1;
+
+		pt->cell[c] = vox_index(p, base[0] + dx, base[1] + dy, base[2] + dz);
+		pt->w[c] = (dx ? w[0] : 1 - w[0]) * (dy ? w[1] : 1 - w[1]) * (dz ? w[2] : 1 - w[2]);
+	}
+	return 0;
+}
+
+static struct fdtd_point *grow(struct fdtd_point **pts, int *n)
+{
+	struct fdtd_point *more = realloc(*pts, (size_t)(*n + 1) * sizeof(**pts));
+
+	if (!more)
+		return NULL;
+	*pts = more;
+	memset(&more[*n], 0, sizeof(**pts));
+	return &more[(*n)++];
+}
+
+int fdtd_add_source(struct fdtd *f, const double pos[3], const double *signal, size_t n)
+{
+	struct fdtd_point pt = { 0 }, *slot;
+
+	if (locate(f, pos, &pt))
+		return -1;
+	pt.signal = malloc(n * sizeof(*pt.signal));
+	if (!pt.signal || !(slot = grow(&f->src, &f->nsrc))) {
+		free(pt.signal);
+		return -1;
+	}
+	memcpy(pt.signal, signal, n * sizeof(*pt.signal));
+	pt.len = n;
+	*slot = pt;
+	return f->nsrc - 1;
+}
+
+int fdtd_add_receiver(struct fdtd *f, const double pos[3])
+{
+	struct fdtd_point pt = { 0 }, *slot;
+
+	if (locate(f, pos, &pt))
+		return -1;
+	pt.signal = calloc(f->capacity ? f->capacity : 1, sizeof(*pt.signal));
+	if (!pt.signal || !(slot = grow(&f->rec, &f->nrec))) {
+		free(pt.signal);
+		return -1;
+	}
+	pt.len = f->capacity ? f->capacity : 1;
+	*slot = pt;
+	return f->nrec - 1;
+}
+
+int fdtd_reserve(struct fdtd *f, size_t nsamples)
+{
+	for (int r = 0; r < f->nrec; r++) {
+		double *s = realloc(f->rec[r].signal, nsamples * sizeof(*s));
+
+		if (!s)
+			return RS_ENOMEM;
+		if (nsamples > f->rec[r].len)
+			memset(s + f->rec[r].len, 0, (nsamples - f->rec[r].len) * sizeof(*s));
+		f->rec[r].signal = s;
+		f->rec[r].len = nsamples;
+	}
+	f->capacity = nsamples;
+	return 0;
+}
+
+void fdtd_reset(struct fdtd *f)
+{
+	const size_t bytes = f->grid->plan.cells * (size_t)f->precision;
+
+	memset(f->cur, 0, bytes);
+	memset(f->prev, 0, bytes);
+	for (int r = 0; r < f->nrec; r++)
+		memset(f->rec[r].signal, 0, f->rec[r].len * sizeof(double));
+	free_points(f->src, f->nsrc);
+	f->src = NULL;
+	f->nsrc = 0;
+	f->step = 0;
+}
+
+/* u^(n+1) += inject * s^n at the eight cells around each source (physics.md "Sources"). */
+static void inject(struct fdtd *f)
+{
+	for (int s = 0; s < f->nsrc; s++) {
+		const struct fdtd_point *pt = &f->src[s];
+
+		if ((size_t)f->step >= pt->len || pt->signal[f->step] == 0)
+			continue;
+		for (int c = 0; c < 8; c++)
+			add(f, f->prev, pt->cell[c], f->inject * pt->signal[f->step] * pt->w[c]);
+	}
+}
+
+/* Sample n of every receiver: the trilinear interpolation of u^n. */
+static void record(struct fdtd *f)
+{
+	for (int r = 0; r < f->nrec; r++) {
+		struct fdtd_point *pt = &f->rec[r];
+		double y = 0;
+
+		if ((size_t)f->step >= pt->len)
+			continue;
+		for (int c = 0; c < 8; c++)
+			y += pt->w[c] * get(f, f->cur, pt->cell[c]);
+		pt->signal[f->step] = y;
+	}
+}
+
+int fdtd_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
+{
+	for (long i = 0; i < nsteps; i++) {
+		void *t;
+
+		if (stop && *stop)
+			return RS_EINTR;
+		if (f->precision == 4)
+			step_f32(f);
+		else
+			step_f64(f);
+		inject(f);
+		t = f->cur;
+		f->cur = f->prev;
+		f->prev = t;
+		f->step++;
+		record(f);
+	}
+	return 0;
+}
+
+long fdtd_steps(const struct fdtd *f)
+{
+	return f->step;
+}
+
+const double *fdtd_receiver(const struct fdtd *f, int r)
+{
+	return f->rec[r].signal;
+}
+
+double fdtd_energy(const struct fdtd *f)
+{
+	const struct vox_plan *p = &f->grid->plan;
+	const uint8_t *cls = f->grid->cls;
+	const size_t st[3] = { 1, (size_t)p->n[0], (size_t)p->n[0] * p->n[1] };
+	long double kin = 0, pot = 0;
+
+	for (size_t n = 0; n < p->cells; n++) {
+		double d;
+
+		if (cls[n] == VOX_PAD)
+			continue;
+		d = get(f, f->cur, n) - get(f, f->prev, n);
+		kin += (long double)d * d;
+		/* Each neighbour pair once: the +x, +y, +z neighbour, when it is not padding. */
+		for (int a = 0; a < 3; a++) {
+			size_t m = n + st[a];
+
+			if (m >= p->cells || cls[m] == VOX_PAD)
+				continue;
+			pot += (long double)(get(f, f->cur, n) - get(f, f->cur, m)) *
+			       (get(f, f->prev, n) - get(f, f->prev, m));
+		}
+	}
+	return (double)(kin + (long double)f->coefs.l2 * pot);
+}
+
+void fdtd_plane(const struct fdtd *f, int axis, int index, float *out)
+{
+	const struct vox_plan *p = &f->grid->plan;
+	/* The two in-plane axes, slower first: z planes are [y][x], x and y planes [z][.]. */
+	const int u = axis == 2 ? 1 : 2, v = axis == 0 ? 1 : 0;
+	size_t o = 0;
+
+	for (int b = 1; b < p->n[u] - 1; b++)
+		for (int c = 1; c < p->n[v] - 1; c++) {
+			int ijk[3];
+
+			ijk[axis] = index;
+			ijk[u] = b;
+			ijk[v] = c;
+			out[o++] = (float)get(f, f->cur, vox_index(p, ijk[0], ijk[1], ijk[2]));
+		}
+}
+
+void fdtd_field(const struct fdtd *f, int older, double *out)
+{
+	const void *u = older ? f->prev : f->cur;
+
+	for (size_t n = 0; n < f->grid->plan.cells; n++)
+		out[n] = get(f, u, n);
+}

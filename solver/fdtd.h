@@ -1,0 +1,86 @@
+/*
+ * fdtd.h - the CPU engine: the 7-point two-step scheme with locally reacting walls.
+ *
+ * The engine owns two pressure arrays (u^n and u^(n-1)) and updates in place: step n writes
+ * u^(n+1) over u^(n-1) (seed 003 section 4.3.1). Every cell, air or boundary, is updated by
+ *     u+ = sc[t] * (ca[t] * u + l2 * S - cb[t] * u-)
+ * with S the sum of the six neighbours evaluated as ((x- + x+) + (y- + y+)) + (z- + z+) and
+ * t the cell's kind (docs/physics.md). The GPU kernels evaluate the same expression in the
+ * same order, so this engine is their oracle.
+ *
+ * fdtd_create() returns an engine that borrows the voxel grid (which must outlive it);
+ * fdtd_destroy() releases everything the engine allocated.
+ */
+#ifndef FDTD_FDTD_H
+#define FDTD_FDTD_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#include "../common/rs_error.h"
+#include "../geometry/voxel.h"
+
+struct fdtd_setup {
+	const struct vox_grid *grid;	/* borrowed */
+	double lambda;			/* Courant number c k / h, at most 1/sqrt(3) */
+	int precision;			/* 4 (float32) or 8 (float64) */
+	int threads;			/* OpenMP threads; 0 = the OpenMP default */
+};
+
+struct fdtd;
+
+/* The per-kind coefficients of the update above, for any engine that implements it. */
+struct fdtd_coefs {
+	double ca[VOX_MAX_KINDS];	/* 2 - K lambda^2 */
+	double cb[VOX_MAX_KINDS];	/* 1 - g, g = (lambda / 2) * beta_sum */
+	double sc[VOX_MAX_KINDS];	/* 1 / (1 + g); 0 for padding, which stays 0 */
+	double l2;			/* lambda^2 */
+};
+void fdtd_coefficients(const struct vox_grid *g, double lambda, struct fdtd_coefs *c);
+
+/* Bytes a run needs: both fields, the grid, and nrec receivers of nsamples doubles. */
+size_t fdtd_memory(const struct vox_plan *p, int precision, int nrec, size_t nsamples);
+
+struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err);
+void fdtd_destroy(struct fdtd *f);
+
+/*
+ * Point source at pos, driven by signal[0..n) (Pa at 1 m, one value per step; copied).
+ * Injected with trilinear weights at the eight cells around pos. -1 if pos is not in air.
+ */
+int fdtd_add_source(struct fdtd *f, const double pos[3], const double *signal, size_t n);
+
+/* Receiver at pos, read by trilinear interpolation; returns its index, -1 if not in air. */
+int fdtd_add_receiver(struct fdtd *f, const double pos[3]);
+
+/* Room for nsamples samples per receiver (sample n is the pressure at t = n k). */
+int fdtd_reserve(struct fdtd *f, size_t nsamples);
+
+/* Zero the fields, the step counter and the recorded samples; sources are removed. */
+void fdtd_reset(struct fdtd *f);
+
+/*
+ * Advance nsteps steps: update, inject sources, record receivers. Stops early, returning
+ * RS_EINTR, when *stop becomes non-zero (stop may be NULL).
+ */
+int fdtd_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop);
+
+/* Steps done so far: samples 0..steps of every receiver are valid. */
+long fdtd_steps(const struct fdtd *f);
+
+/* Receiver r's samples; fdtd_steps() + 1 of them are valid. */
+const double *fdtd_receiver(const struct fdtd *f, int r);
+
+/*
+ * The scheme's conserved energy between the last two levels (docs/physics.md, "Energy"):
+ * ||u^n - u^(n-1)||^2 + lambda^2 sum over neighbour pairs (du^n)(du^(n-1)), in grid units.
+ */
+double fdtd_energy(const struct fdtd *f);
+
+/* Copy u^n (the newest level) of the room cells of one plane into out, as floats. */
+void fdtd_plane(const struct fdtd *f, int axis, int index, float *out);
+
+/* Copy the newest level of the whole grid (or, with older = 1, the level before) as doubles. */
+void fdtd_field(const struct fdtd *f, int older, double *out);
+
+#endif

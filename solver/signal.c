@@ -1,0 +1,95 @@
+/* signal.c - source pulses and Butterworth sections (docs/physics.md, "Sources"). */
+#include "signal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Q of the sections of Butterworth filters: 1 / (2 cos(theta)) over the pole angles. */
+static const double butter_q2[1] = { 0.70710678118654752 };
+static const double butter_q4[2] = { 0.54119610014619698, 1.30656296487637653 };
+
+static struct sig_biquad section(int highpass, double fc, double fs, double q)
+{
+	double w0 = 2 * M_PI * fc / fs, cw = cos(w0), alpha = sin(w0) / (2 * q);
+	double a0 = 1 + alpha;
+	struct sig_biquad s;
+
+	if (highpass) {
+		s.b0 = (1 + cw) / 2 / a0;
+		s.b1 = -(1 + cw) / a0;
+	} else {
+		s.b0 = (1 - cw) / 2 / a0;
+		s.b1 = (1 - cw) / a0;
+	}
+	s.b2 = s.b0;
+	s.a1 = -2 * cw / a0;
+	s.a2 = (1 - alpha) / a0;
+	return s;
+}
+
+void sig_butterworth(struct sig_filter *f, int highpass, int order, double fc, double fs)
+{
+	const double *q = order == 4 ? butter_q4 : butter_q2;
+
+	f->nsections = order == 4 ? 2 : 1;
+	for (int i = 0; i < f->nsections; i++)
+		f->s[i] = section(highpass, fc, fs, q[i]);
+}
+
+static void biquad(const struct sig_biquad *s, double *x, size_t n, ptrdiff_t stride)
+{
+	double z1 = 0, z2 = 0;
+
+	for (size_t i = 0; i < n; i++, x += stride) {
+		double in = *x, out = s->b0 * in + z1;
+
+		z1 = s->b1 * in - s->a1 * out + z2;
+		z2 = s->b2 * in - s->a2 * out;
+		*x = out;
+	}
+}
+
+void sig_apply(const struct sig_filter *f, double *x, size_t n)
+{
+	for (int i = 0; i < f->nsections; i++)
+		biquad(&f->s[i], x, n, 1);
+}
+
+void sig_apply_zero_phase(const struct sig_filter *f, double *x, size_t n)
+{
+	sig_apply(f, x, n);
+	if (!n)
+		return;
+	for (int i = 0; i < f->nsections; i++)
+		biquad(&f->s[i], x + n - 1, n, -1);
+}
+
+/* The pulses peak this many periods 1/fc after the delay, so they start from ~1e-9. */
+#define PULSE_LEAD 1.5
+
+void sig_source(const struct cfg_source *s, double k, size_t n, double *out)
+{
+	memset(out, 0, n * sizeof(*out));
+	if (s->signal == CFG_SIG_IMPULSE) {
+		/* One sample of amplitude 1 at the simulation rate (physics.md explains the scale). */
+		size_t at = (size_t)llround(s->delay / k);
+
+		if (at < n)
+			out[at] = s->amplitude;
+	} else {
+		double t0 = s->delay + PULSE_LEAD / s->fc, a = M_PI * s->fc;
+
+		for (size_t i = 0; i < n; i++) {
+			double x = a * (i * k - t0), g = exp(-x * x);
+
+			out[i] = s->amplitude * (s->signal == CFG_SIG_RICKER ? (1 - 2 * x * x) * g : g);
+		}
+	}
+	if (s->highpass > 0) {
+		struct sig_filter hp;
+
+		/* Second order: a double zero at DC, so the net injected volume is zero. */
+		sig_butterworth(&hp, 1, 2, s->highpass, 1 / k);
+		sig_apply(&hp, out, n);
+	}
+}

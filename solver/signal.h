@@ -1,0 +1,44 @@
+/*
+ * signal.h - source signals and the IIR filters used on sources and receivers.
+ *
+ * Signals are sampled at t = n k (k the time step) and scaled as the free-field pressure,
+ * in Pa, that the source produces 1 m away (docs/physics.md, "Sources").
+ */
+#ifndef SIG_SIGNAL_H
+#define SIG_SIGNAL_H
+
+#include <stddef.h>
+
+#include "../io/config.h"
+
+/* One second-order section, a0 normalised to 1 (direct form II transposed). */
+struct sig_biquad {
+	double b0, b1, b2, a1, a2;
+};
+
+#define SIG_MAX_SECTIONS 2	/* 4th-order Butterworth at most */
+
+struct sig_filter {
+	struct sig_biquad s[SIG_MAX_SECTIONS];
+	int nsections;
+};
+
+/*
+ * Butterworth high-pass or low-pass of order 2 or 4 at fc Hz for sample rate fs, by the
+ * bilinear transform with pre-warping (RBJ Audio EQ Cookbook sections, Butterworth Qs).
+ */
+void sig_butterworth(struct sig_filter *f, int highpass, int order, double fc, double fs);
+
+/* Run f over x[0..n) in place, causally, from rest. */
+void sig_apply(const struct sig_filter *f, double *x, size_t n);
+
+/* Run f forwards then backwards: zero phase, squared magnitude. */
+void sig_apply_zero_phase(const struct sig_filter *f, double *x, size_t n);
+
+/*
+ * The injected signal of source s for n steps of k seconds: the pulse (impulse, gaussian,
+ * ricker) followed by the source's DC-blocking high-pass when s->highpass > 0.
+ */
+void sig_source(const struct cfg_source *s, double k, size_t n, double *out);
+
+#endif
