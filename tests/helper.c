@@ -1,0 +1,70 @@
+/* helper.c - see helper.h. */
+#include "helper.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "../solver/signal.h"
+
+struct sim *sim_open(const char *yaml)
+{
+	struct rs_error err = { 0 };
+	struct sim *s = calloc(1, sizeof(*s));
+	struct fdtd_setup setup;
+
+	assert_non_null(s);
+	s->room = cfg_load_string(yaml, "test.yaml", &err);
+	if (!s->room)
+		fail_msg("%s", err.msg);
+	s->grid = vox_build(s->room, &err);
+	assert_non_null(s->grid);
+	s->lambda = s->room->courant / sqrt(3.0);
+	s->dt = s->lambda * s->room->spacing / s->room->c;
+	s->steps = (long)ceil(s->room->duration / s->dt - 1e-9);
+	setup = (struct fdtd_setup){ s->grid, s->lambda, s->room->precision, 0 };
+	s->engine = fdtd_create(&setup, &err);
+	if (!s->engine)
+		fail_msg("%s", err.msg);
+	for (int r = 0; r < s->room->nreceivers; r++)
+		assert_int_equal(fdtd_add_receiver(s->engine, s->room->receivers[r].pos), r);
+	assert_int_equal(fdtd_reserve(s->engine, (size_t)s->steps + 1), 0);
+	return s;
+}
+
+void sim_run(struct sim *s, int source, long steps)
+{
+	double *sig = malloc((size_t)s->steps * sizeof(double));
+
+	assert_non_null(sig);
+	fdtd_reset(s->engine);
+	sig_source(&s->room->sources[source], s->dt, (size_t)s->steps, sig);
+	assert_true(fdtd_add_source(s->engine, s->room->sources[source].pos, sig,
+				    (size_t)s->steps) >= 0);
+	free(sig);
+	assert_int_equal(fdtd_advance(s->engine, steps < 0 ? s->steps : steps, NULL), 0);
+}
+
+void sim_close(struct sim *s)
+{
+	fdtd_destroy(s->engine);
+	vox_free(s->grid);
+	cfg_free(s->room);
+	free(s);
+}
+
+size_t peak_index(const double *x, size_t from, size_t to)
+{
+	size_t best = from;
+
+	for (size_t i = from; i < to; i++)
+		if (fabs(x[i]) > fabs(x[best]))
+			best = i;
+	return best;
+}
+
+double peak_refined(const double *x, size_t i)
+{
+	double a = x[i - 1], b = x[i], c = x[i + 1], d = a - 2 * b + c;
+
+	return d == 0 ? (double)i : (double)i + 0.5 * (a - c) / d;
+}

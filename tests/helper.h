@@ -1,0 +1,40 @@
+/*
+ * helper.h - run the CPU engine on a room given as YAML text, for the physics tests.
+ */
+#ifndef TESTS_HELPER_H
+#define TESTS_HELPER_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../geometry/voxel.h"
+#include "../io/config.h"
+#include "../solver/fdtd.h"
+
+struct sim {
+	struct cfg_room *room;
+	struct vox_grid *grid;
+	struct fdtd *engine;
+	double lambda;		/* Courant number */
+	double dt;		/* time step, s */
+	long steps;		/* steps covering room->duration */
+};
+
+/* Parse yaml, voxelise, create the engine with every receiver; fails the test on error. */
+struct sim *sim_open(const char *yaml);
+
+/* Reset and run source s for steps steps (all of them when steps < 0). */
+void sim_run(struct sim *s, int source, long steps);
+
+void sim_close(struct sim *s);
+
+/* Index and value of the largest |x[i]| for i in [from, to). */
+size_t peak_index(const double *x, size_t from, size_t to);
+
+/* The peak position refined by a parabola through the three samples around it. */
+double peak_refined(const double *x, size_t i);
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * test_modes - a rigid box whose sides are whole multiples of the spacing rings at its
+ * analytic mode frequencies f = (c/2) sqrt((l/Lx)^2 + (m/Ly)^2 + (n/Lz)^2): the walls lie
+ * half a cell beyond the boundary nodes, exactly where geometry.box puts them.
+ */
+#include "helper.h"
+
+#include <fftw3.h>
+#include <math.h>
+#include <stdlib.h>
+
+#define LX 1.0
+#define LY 0.75
+#define LZ 0.55
+#define C 343.0
+#define NMODES 8
+#define TOLERANCE 0.005		/* the 0.5 % */
+#define ZERO_PAD 8		/* spectrum interpolation before the parabolic peak fit */
+#define WINDOW 0.012		/* search +-1.2 %: wider than the tolerance, narrower than mode gaps */
+
+static const char room[] =
+	"grid: {spacing: 0.025, courant: 0.999}\n"
+	"scheme: {precision: float64}\n"
+	"duration: 2.0\n"
+	"geometry: {box: [1.0, 0.75, 0.55]}\n"
+	"sources: [{name: S, position: [0.1, 0.1, 0.1]}]\n"
+	"receivers: [{name: R, position: [0.9, 0.65, 0.45]}]\n";
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The lowest NMODES non-zero analytic mode frequencies. */
+static void analytic(double *f)
+{
+	double all[512];
+	int n = 0;
+
+	for (int l = 0; l < 8; l++)
+		for (int m = 0; m < 8; m++)
+			for (int q = 0; q < 8; q++)
+				if (l + m + q)
+					all[n++] = C / 2 * sqrt(pow(l / LX, 2) + pow(m / LY, 2) +
+								pow(q / LZ, 2));
+	qsort(all, (size_t)n, sizeof(double), cmp);
+	for (int i = 0; i < NMODES; i++)
+		f[i] = all[i];
+}
+
+static void first_eight_modes(void **state)
+{
+	struct sim *s = sim_open(room);
+	size_t n = (size_t)s->steps + 1, nfft = ZERO_PAD * n, nbins = nfft / 2 + 1;
+	double *x = fftw_malloc(nfft * sizeof(double)), *mag = malloc(nbins * sizeof(double));
+	fftw_complex *X = fftw_malloc(nbins * sizeof(fftw_complex));
+	double f[NMODES], fs = 1 / s->dt;
+	fftw_plan plan;
+
+	(void)state;
+	assert_non_null(x);
+	assert_non_null(X);
+	assert_non_null(mag);
+	analytic(f);
+	sim_run(s, 0, -1);
+	for (size_t i = 0; i < nfft; i++)	/* Hann window, then zeros */
+		x[i] = i < n ? fdtd_receiver(s->engine, 0)[i] * (0.5 - 0.5 * cos(2 * M_PI * i / n))
+			     : 0;
+	plan = fftw_plan_dft_r2c_1d((int)nfft, x, X, FFTW_ESTIMATE);
+	fftw_execute(plan);
+	for (size_t k = 0; k < nbins; k++)
+		mag[k] = log(hypot(X[k][0], X[k][1]) + 1e-300);
+	for (int m = 0; m < NMODES; m++) {
+		size_t lo = (size_t)((1 - WINDOW) * f[m] * nfft / fs),
+		       hi = (size_t)((1 + WINDOW) * f[m] * nfft / fs);
+		size_t k = lo;
+		double found;
+
+		for (size_t i = lo; i <= hi; i++)
+			k = mag[i] > mag[k] ? i : k;
+		assert_true(k > lo && k < hi);	/* a true maximum, not the window's edge */
+		found = peak_refined(mag, k) * fs / nfft;
+		print_message("# mode %d: analytic %.3f Hz, simulated %.3f Hz (%+.3f %%)\n", m + 1,
+			      f[m], found, 100 * (found - f[m]) / f[m]);
+		assert_true(fabs(found - f[m]) / f[m] < TOLERANCE);
+	}
+	fftw_destroy_plan(plan);
+	fftw_free(x);
+	fftw_free(X);
+	free(mag);
+	sim_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = { cmocka_unit_test(first_eight_modes) };
+
+	return cmocka_run_group_tests_name("modes", tests, NULL, NULL);
+}
