@@ -101,6 +101,13 @@ $(BUILD)/tests/%: tests/%.c tests/helper.c tests/helper.h $(BUILD)/libroomsim.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< tests/helper.c \
 	  $(BUILD)/libroomsim.a $(TEST_LIBS) $(LDLIBS)
 
+# The objects that print the version rebuild when the commit changes.
+$(BUILD)/version.stamp: FORCE
+	@mkdir -p $(BUILD); echo "$(VERSION) $(GIT_HASH)" > $@.new; \
+	  cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
+$(BUILD)/app/main.o $(BUILD)/io/rirs.o: $(BUILD)/version.stamp
+FORCE:
+
 # Each public header compiles on its own (STYLE.md rule 13).
 check-headers:
 	@for h in $(HEADERS); do echo "#include \"$$h\"" | \

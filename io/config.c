@@ -33,7 +33,7 @@ const char *const cfg_face_names[CFG_NFACES] = {
 #define MIN_PPW 2.0		/* below 2 points per wavelength fmax is past the grid's Nyquist */
 #define MIN_WAV_RATE 8000
 #define MAX_WAV_RATE 384000
-#define MAX_STEPS_LIMIT 1e9	/* keeps step counters and signal buffers sane */
+#define MAX_METRES 1e5	/* no room or position is 100 km across */
 
 struct yp {
 	yaml_document_t doc;
@@ -262,13 +262,15 @@ static int vec3(struct yp *p, const yaml_node_t *n, const char *key, double lo, 
 	char k[160];
 	int i;
 
-	if (n->type != YAML_SEQUENCE_NODE ||
-	    n->data.sequence.items.top - n->data.sequence.items.start != 3)
+	if (n->type != YAML_SEQUENCE_NODE)
 		return bad(p, n, key, "expected a list of three numbers [x, y, z], got %s",
 			   node_kind(n));
+	if (n->data.sequence.items.top - n->data.sequence.items.start != 3)
+		return bad(p, n, key, "expected three numbers [x, y, z], got %d",
+			   (int)(n->data.sequence.items.top - n->data.sequence.items.start));
 	for (i = 0; i < 3; i++) {
 		snprintf(k, sizeof(k), "%s[%d]", key, i);
-		if (num(p, node(p, n->data.sequence.items.start[i]), k, lo, lo_open, HUGE_VAL, 0,
+		if (num(p, node(p, n->data.sequence.items.start[i]), k, lo, lo_open, MAX_METRES, 0,
 			&out[i]))
 			return RS_EINPUT;
 	}
@@ -614,7 +616,7 @@ static int parse_point(struct yp *p, yaml_node_t *n, const char *path, char *nm,
 	if (!(v = get(p, n, "position")))
 		return missing(p, n, key, "give position: [x, y, z] in metres");
 	*at = mark_of(v);
-	return vec3(p, v, key, -HUGE_VAL, 0, pos);
+	return vec3(p, v, key, -MAX_METRES, 0, pos);
 }
 
 static int parse_sources(struct yp *p, yaml_node_t *root)

@@ -1,0 +1,165 @@
+/*
+ * test_cli - the roomsim command end to end: outputs of `run` (WAV lengths and rates,
+ * rirs.h5, snapshots readable by h5dump), `info`, `--version`, and an interrupted run that
+ * leaves valid files and exits 1. The binary is $ROOMSIM (default build/roomsim).
+ */
+#include "helper.h"
+
+#include <hdf5.h>
+#include <math.h>
+#include <signal.h>
+#include <sndfile.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/roomsim-test-cli-XXXXXX";
+static const char *roomsim;
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static sf_count_t wav_frames(const char *path, int *rate)
+{
+	SF_INFO info = { 0 };
+	SNDFILE *sf = sf_open(path, SFM_READ, &info);
+
+	if (!sf)
+		fail_msg("%s: %s", path, sf_strerror(NULL));
+	sf_close(sf);
+	*rate = info.samplerate;
+	return info.frames;
+}
+
+/* The dimensions of dataset name in file path; returns the rank. */
+static int h5_dims(const char *path, const char *name, hsize_t *dims)
+{
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), d, sp;
+	int rank;
+
+	assert_true(f >= 0);
+	d = H5Dopen2(f, name, H5P_DEFAULT);
+	assert_true(d >= 0);
+	sp = H5Dget_space(d);
+	rank = H5Sget_simple_extent_dims(sp, dims, NULL);
+	H5Sclose(sp);
+	H5Dclose(d);
+	H5Fclose(f);
+	return rank;
+}
+
+static void run_writes_every_output(void **state)
+{
+	static const char *const pairs[] = { "S1_R1", "S1_R2", "S2_R1", "S2_R2" };
+	char path[512];
+	hsize_t dims[3];
+	int rate;
+
+	(void)state;
+	assert_int_equal(sh("%s run tests/small.yaml --out %s/small -q", roomsim, dir), 0);
+	for (int i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/small/%s.wav", dir, pairs[i]);
+		assert_int_equal(wav_frames(path, &rate), 11025);	/* round(0.25 s x 44100) */
+		assert_int_equal(rate, 44100);
+	}
+	snprintf(path, sizeof(path), "%s/small/rirs.h5", dir);
+	assert_int_equal(h5_dims(path, "rir", dims), 3);
+	assert_int_equal(dims[0], 2);
+	assert_int_equal(dims[1], 2);
+	assert_true(dims[2] > 1000);
+	snprintf(path, sizeof(path), "%s/small/S2_snapshots.h5", dir);
+	assert_int_equal(h5_dims(path, "z_0.600", dims), 3);
+	assert_true(dims[0] > 10);
+	assert_int_equal(sh("h5dump -H %s > /dev/null", path), 0);
+	assert_int_equal(sh("ls %s/small | grep -c tmp > /dev/null", dir), 1);	/* none left */
+}
+
+static void info_and_version(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("%s info tests/small.yaml | grep -q '^memory .* needed'", roomsim), 0);
+	assert_int_equal(sh("%s info tests/small.yaml | grep -q '^estimate'", roomsim), 0);
+	assert_int_equal(sh("%s --version | grep -Eq '^roomsim [0-9.]+ \\(git [0-9a-f]'",
+			    roomsim), 0);
+	assert_int_equal(sh("%s --help > /dev/null", roomsim), 0);
+	assert_int_equal(sh("%s run --help > /dev/null", roomsim), 0);
+	assert_int_equal(sh("%s frobnicate 2> /dev/null", roomsim), 2);
+	assert_int_equal(sh("%s run 2> /dev/null", roomsim), 2);
+	assert_int_equal(sh("%s run tests/small.yaml --backend gpu 2> /dev/null", roomsim), 2);
+}
+
+static void interrupted_run_keeps_its_work(void **state)
+{
+	char out[300], path[400];
+	pid_t pid;
+	int status, rate;
+	hsize_t dims[3];
+	double done;
+	hid_t f, d;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/long", dir);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(roomsim, roomsim, "run", "tests/long.yaml", "--out", out, "-q", (char *)NULL);
+		_exit(127);
+	}
+	sleep(3);
+	kill(pid, SIGINT);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	snprintf(path, sizeof(path), "%s/S_R.wav", out);
+	print_message("# interrupted WAV holds %lld frames of 192000\n",
+		      (long long)wav_frames(path, &rate));
+	assert_true(wav_frames(path, &rate) > 0 && wav_frames(path, &rate) < 192000);
+	snprintf(path, sizeof(path), "%s/rirs.h5", out);
+	f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	assert_true(f >= 0);
+	d = H5Dopen2(f, "completed_steps", H5P_DEFAULT);
+	assert_true(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &done) >= 0);
+	H5Dclose(d);
+	H5Fclose(f);
+	assert_true(done > 0 && done < 72000);
+	snprintf(path, sizeof(path), "%s/S_snapshots.h5", out);
+	assert_true(h5_dims(path, "z_1.000", dims) == 3 && dims[0] >= 1);
+	assert_int_equal(sh("h5dump -A %s > /dev/null", path), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	roomsim = getenv("ROOMSIM") ? getenv("ROOMSIM") : "build/roomsim";
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return sh("rm -rf %s", dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(run_writes_every_output),
+		cmocka_unit_test(info_and_version),
+		cmocka_unit_test(interrupted_run_keeps_its_work),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, setup, teardown);
+}
