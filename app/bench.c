@@ -77,7 +77,7 @@ static double median_rate(struct fdtd *f, double cells, int steps, int runs)
 }
 
 static double rate_of(const struct cfg_room *room, int threads, int steps, int runs,
-		      double *air_fraction)
+		      double *air_fraction, double *cells)
 {
 	struct vox_grid *g = vox_build(room, NULL);
 	struct fdtd_setup s = { g, room->courant / sqrt(3.0), room->precision, threads };
@@ -88,6 +88,8 @@ static double rate_of(const struct cfg_room *room, int threads, int steps, int r
 		rate = median_rate(f, (double)g->plan.cells, steps, runs);
 		if (air_fraction)
 			*air_fraction = (double)g->plan.air / (double)g->plan.cells;
+		if (cells)
+			*cells = (double)g->plan.cells;
 	}
 	fdtd_destroy(f);
 	vox_free(g);
@@ -98,7 +100,7 @@ double app_cpu_rate(int precision, int threads, double cells, int steps, int run
 		    double *air_fraction)
 {
 	struct cfg_room *room = synthetic(cells, precision);
-	double rate = room ? rate_of(room, threads, steps, runs, air_fraction) : 0;
+	double rate = room ? rate_of(room, threads, steps, runs, air_fraction, NULL) : 0;
 
 	free(room);
 	return rate;
@@ -203,7 +205,7 @@ int cmd_bench(int argc, char **argv)
 	struct bench_opts o;
 	struct rs_error err = { 0 };
 	struct cfg_room *room;
-	double copy, add, rate, air = 0, bytes;
+	double copy, add, rate, air = 0, bytes, cells = 0;
 
 	if (parse(argc, argv, &o))
 		return EXIT_USAGE;
@@ -221,7 +223,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	printf("bandwidth  copy %.2f GB/s, add (read 2, write 1) %.2f GB/s: limit %.3f Gvox/s "
 	       "at %.0f bytes per update\n", copy / 1e9, add / 1e9, add / bytes / 1e9, bytes);
-	rate = rate_of(room, o.threads, o.steps, BENCH_RUNS, &air);
+	rate = rate_of(room, o.threads, o.steps, BENCH_RUNS, &air, &cells);
 	if (rate <= 0) {
 		fprintf(stderr, "roomsim: cannot allocate the benchmark grid\n");
 		cfg_free(room);
@@ -230,7 +232,7 @@ int cmd_bench(int argc, char **argv)
 	printf("%-8s %-8s %12s %6s %12s %12s %10s %8s\n", "engine", "prec", "cells", "steps",
 	       "Gvox/s", "Gvox/s air", "GB/s eff", "% limit");
 	printf("%-8s %-8s %12.0f %6d %12.3f %12.3f %10.2f %7.1f%%\n", "cpu",
-	       room->precision == 4 ? "float32" : "float64", o.file ? -1.0 : o.cells, o.steps,
+	       room->precision == 4 ? "float32" : "float64", cells, o.steps,
 	       rate / 1e9, rate * air / 1e9, rate * bytes / 1e9, 100 * rate * bytes / add);
 	cfg_free(room);
 	return EXIT_OK;

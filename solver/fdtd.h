@@ -5,8 +5,8 @@
  * u^(n+1) over u^(n-1) (seed 003 section 4.3.1). Every cell, air or boundary, is updated by
  *     u+ = sc[t] * (ca[t] * u + l2 * S - cb[t] * u-)
  * with S the sum of the six neighbours evaluated as ((x- + x+) + (y- + y+)) + (z- + z+) and
- * t the cell's kind (docs/physics.md). The GPU kernels evaluate the same expression in the
- * same order, so this engine is their oracle.
+ * t the cell's kind (docs/physics.md). This engine is the oracle of every other one: a GPU
+ * kernel must evaluate the same expression in the same order.
  *
  * fdtd_create() returns an engine that borrows the voxel grid (which must outlive it);
  * fdtd_destroy() releases everything the engine allocated.
