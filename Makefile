@@ -36,12 +36,19 @@ WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prot
             -Wformat=2 -Wundef -Wvla $(WERROR)
 CPPFLAGS += -D_DEFAULT_SOURCE -DROOMSIM_VERSION='"$(VERSION)"' -DROOMSIM_GIT='"$(GIT_HASH)"'
 CFLAGS   ?= $(OPT) -g
-CFLAGS   += -std=c11 -fopenmp $(WARN)
+# No FP contraction: the CPU engine is the oracle and rounds the same on every x86-64 machine
+# (the CUDA kernels are built with -fmad=false for the same reason).
+CFLAGS   += -std=c11 -fopenmp -ffp-contract=off $(WARN)
 LDLIBS    = $(PKG_LIBS) -lm
 ifeq ($(CUDA),1)
+CUDA_HOME ?= $(abspath $(dir $(shell command -v $(NVCC)))..)
 CPPFLAGS += -DROOMSIM_CUDA=1
+# -fmad=false: no FMA contraction, so kernels round exactly as the CPU engine does.
 NVFLAGS  ?= -O3 -arch=$(CUDA_ARCH) -lineinfo
-LDLIBS   += -lcudart -L$(dir $(shell command -v $(NVCC)))../lib64
+NVFLAGS  += -std=c++17 -fmad=false -Xptxas -v -Xcompiler -Wall
+# cudart is linked statically: the binary needs only the driver on the GPU machine, and
+# runs (CPU engine) where there is none.
+LDLIBS   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 endif
 
 LIB_SRCS := $(wildcard common/*.c geometry/*.c io/*.c solver/*.c)
@@ -54,7 +61,10 @@ TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_LIBS  = $(shell pkg-config --libs cmocka fftw3 2>/dev/null)
 
-.PHONY: all deps check-deps check-test-deps run test tests check-headers bench clean
+GPU_TEST  := $(BUILD)/tests/gpu/test_gpu
+
+.PHONY: all deps check-deps check-test-deps run test tests check-headers bench clean gpu-test \
+        gpu-bundle
 
 all: check-deps $(BUILD)/roomsim
 
@@ -92,9 +102,9 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/%.o: %.cu
+$(BUILD)/%.o: %.cu $(wildcard solver/cuda/*.h)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -Xcompiler -fopenmp -c -o $@ $<
+	$(NVCC) $(NVFLAGS) -c -o $@ $< 2> $(@:.o=.ptxas.txt) || { cat $(@:.o=.ptxas.txt); exit 1; }
 
 $(BUILD)/tests/%: tests/%.c tests/helper.c tests/helper.h $(BUILD)/libroomsim.a
 	@mkdir -p $(dir $@)
@@ -129,6 +139,17 @@ test:
 
 bench: all
 	$(BUILD)/roomsim bench
+
+# On a machine with a GPU (and the libraries): every kernel against the CPU engine.
+gpu-test: check-test-deps all
+	@[ "$(CUDA)" = 1 ] || { echo "gpu-test: needs a CUDA build (nvcc not found)" >&2; exit 1; }
+	@$(MAKE) --no-print-directory $(GPU_TEST)
+	CMOCKA_MESSAGE_OUTPUT=TAP $(GPU_TEST)
+
+# For a GPU machine without the -dev libraries: .gpu/ holds the binaries and their libraries
+# (carry it there and run tests/gpu/device.sh).
+gpu-bundle: all $(GPU_TEST)
+	../shared/tools/gpu-bundle .gpu $(BUILD)/roomsim $(GPU_TEST)
 
 clean:
 	rm -rf $(BUILD) .gpu

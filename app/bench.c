@@ -11,20 +11,28 @@
 
 #include "app.h"
 #include "../solver/fdtd.h"
+#ifdef ROOMSIM_CUDA
+#include "../solver/cuda/fdtd_cuda.h"
+#endif
 
 #define BENCH_RUNS 5			/* timed runs; the median is reported */
 #define STREAM_BYTES (256u << 20)	/* per array: far beyond any CPU's last-level cache */
 #define BENCH_ABSORPTION 0.1		/* absorbing walls, so boundary cells do their real work */
+#define CPU_CELLS 1.6e7			/* default box: big enough to leave a CPU's caches */
+#define GPU_CELLS 5e8			/* default box on a GPU: the issue's ~5 x 10^8 cells */
 
 static const char usage_bench[] =
-	"usage: roomsim bench [FILE.yaml] [--cells N] [--steps N] [--precision float32|float64]\n"
-	"                     [--threads N]\n"
+	"usage: roomsim bench [FILE.yaml] [--backend cpu|cuda|auto] [--kernel NAME|all]\n"
+	"                     [--cells N] [--steps N] [--precision float32|float64] [--threads N]\n"
+	"                     [--padding F]\n"
 	"\n"
-	"Measure the machine's streaming bandwidth (STREAM copy and add), then the engine's\n"
-	"voxel updates per second: all grid cells x steps / time of the step loop, median of\n"
-	"%d runs after a warm-up. Without FILE, a box of about N cells (default 1.6e7) with\n"
-	"absorbing walls. The limit column is add bandwidth / bytes per update (12 in float32,\n"
-	"24 in float64: read u^n and u^(n-1), write u^(n+1)).\n";
+	"Measure the streaming bandwidth (copy and add: read 2, write 1) of the CPU or GPU,\n"
+	"then the engine's voxel updates per second: all grid cells x steps / time of the step\n"
+	"loop (CUDA events on the GPU), median of %d runs after a warm-up; on the GPU one row\n"
+	"per kernel (default all) with its registers and shared memory. Without FILE, a box of\n"
+	"about N cells (default 1.6e7 on the CPU, 5e8 on the GPU) with absorbing walls. The\n"
+	"limit is add bandwidth / bytes per update (12 in float32, 24 in float64). --padding F\n"
+	"lowers the ceiling over most of the box so that a fraction F of it is padding.\n";
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -59,6 +67,18 @@ static struct cfg_room *synthetic(double cells, int precision)
 	return r;
 }
 
+/*
+ * Lower the ceiling over the first 80 % of the room's length so that `frac` of the room
+ * becomes padding: per-column start/stop heights then skip it (seed 003 section 4.3.3).
+ */
+static int pad_room(struct vox_grid *g, const struct cfg_room *room, double frac)
+{
+	const double lo[3] = { -1, -1, room->box[2] * (1 - frac / 0.8) };
+	const double hi[3] = { 0.8 * room->box[0], room->box[1] + 1, room->box[2] + 1 };
+
+	return frac > 0 ? vox_carve(g, room, lo, hi, 0, NULL) : 0;
+}
+
 static double median_rate(struct fdtd *f, double cells, int steps, int runs)
 {
 	double rate[BENCH_RUNS];
@@ -77,10 +97,16 @@ static double median_rate(struct fdtd *f, double cells, int steps, int runs)
 }
 
 static double rate_of(const struct cfg_room *room, int threads, int steps, int runs,
-		      double *air_fraction, double *cells)
+		      double padding, double *air_fraction, double *cells)
 {
 	struct vox_grid *g = vox_build(room, NULL);
-	struct fdtd_setup s = { g, room->courant / sqrt(3.0), room->precision, threads };
+
+	if (g && pad_room(g, room, padding)) {
+		vox_free(g);
+		g = NULL;
+	}
+	struct fdtd_setup s = { .grid = g, .lambda = room->courant / sqrt(3.0),
+				.precision = room->precision, .threads = threads };
 	struct fdtd *f = g ? fdtd_create(&s, NULL) : NULL;
 	double rate = 0;
 
@@ -100,7 +126,7 @@ double app_cpu_rate(int precision, int threads, double cells, int steps, int run
 		    double *air_fraction)
 {
 	struct cfg_room *room = synthetic(cells, precision);
-	double rate = room ? rate_of(room, threads, steps, runs, air_fraction, NULL) : 0;
+	double rate = room ? rate_of(room, threads, steps, runs, 0, air_fraction, NULL) : 0;
 
 	free(room);
 	return rate;
@@ -149,9 +175,14 @@ static int stream(int threads, double *copy, double *add)
 
 struct bench_opts {
 	const char *file;
-	double cells;
+	double cells;		/* 0: the backend's default */
 	int steps, precision, threads;
+	int backend;		/* enum cfg_backend */
+	int kernel;		/* -1: all */
+	double padding;		/* fraction of the room turned into padding (a stepped ceiling) */
 };
+
+
 
 static int parse(int argc, char **argv, struct bench_opts *o)
 {
@@ -160,15 +191,36 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "steps", required_argument, NULL, 's' },
 		{ "precision", required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "padding", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	*o = (struct bench_opts){ NULL, 1.6e7, 20, 4, 0 };
+	*o = (struct bench_opts){ NULL, 0, 20, 4, 0, CFG_BACKEND_AUTO, -1, 0 };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:s:p:t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:p:t:b:k:P:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'P':
+			if ((o->padding = atof(optarg)) < 0 || o->padding > 0.75)
+				return fprintf(stderr, "roomsim: --padding: valid: 0 to 0.75\n"), -1;
+			break;
+		case 'b':
+			o->backend = !strcmp(optarg, "cpu") ? CFG_BACKEND_CPU
+				     : !strcmp(optarg, "cuda") ? CFG_BACKEND_CUDA
+				     : !strcmp(optarg, "auto") ? CFG_BACKEND_AUTO : -1;
+			if (o->backend < 0)
+				return fprintf(stderr, "roomsim: --backend: valid: cpu | cuda | "
+					       "auto\n"), -1;
+			break;
+		case 'k':
+			o->kernel = strcmp(optarg, "all") ? cfg_kernel_of(optarg) : -1;
+			if (o->kernel == CFG_KERNEL_AUTO || (strcmp(optarg, "all") && o->kernel < 0))
+				return fprintf(stderr, "roomsim: --kernel: valid: all or a kernel "
+					       "name (see roomsim run --help)\n"), -1;
+			break;
 		case 'c':
 			if ((o->cells = atof(optarg)) < 1000 || o->cells > 1e12)
 				return fprintf(stderr, "roomsim: --cells: valid: 1000 to 1e12\n"), -1;
@@ -200,40 +252,127 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 	return 0;
 }
 
+static void table_head(void)
+{
+	printf("%-17s %-8s %12s %6s %8s %9s %10s %9s %8s %5s %7s\n", "engine", "prec", "cells",
+	       "steps", "ms/step", "Gvox/s", "Gvox/s air", "GB/s eff", "% limit", "regs", "smem B");
+}
+
+static void table_row(const char *name, int precision, double cells, int steps, double rate,
+		      double air, double add, int regs, size_t smem)
+{
+	const double bytes = 3.0 * precision;
+
+	printf("%-17s %-8s %12.0f %6d %8.3f %9.2f %10.2f %9.1f %7.1f%% %5d %7zu\n", name,
+	       precision == 4 ? "float32" : "float64", cells, steps, 1e3 * cells / rate, rate / 1e9,
+	       rate * air / 1e9, rate * bytes / 1e9, 100 * rate * bytes / add, regs, smem);
+}
+
+static int bench_cpu(const struct bench_opts *o, struct cfg_room *room)
+{
+	double copy, add, rate, air = 0, cells = 0;
+
+	if (stream(o->threads, &copy, &add)) {
+		fprintf(stderr, "roomsim: out of memory for the bandwidth test\n");
+		return EXIT_RUNTIME;
+	}
+	printf("bandwidth  CPU copy %.2f GB/s, add (read 2, write 1) %.2f GB/s: limit %.3f Gvox/s "
+	       "at %d bytes per update\n", copy / 1e9, add / 1e9, add / (3.0 * room->precision) / 1e9,
+	       3 * room->precision);
+	rate = rate_of(room, o->threads, o->steps, BENCH_RUNS, o->padding, &air, &cells);
+	if (rate <= 0) {
+		fprintf(stderr, "roomsim: cannot allocate the benchmark grid\n");
+		return EXIT_RUNTIME;
+	}
+	table_head();
+	table_row("cpu", room->precision, cells, o->steps, rate, air, add, 0, 0);
+	return EXIT_OK;
+}
+
+#ifdef ROOMSIM_CUDA
+static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
+{
+	struct rs_error err = { 0 };
+	struct vox_grid *g = vox_build(room, &err);
+	struct fdtd_coefs coefs;
+	struct cuda_engine *e = NULL;
+	double copy, add, air;
+	char name[128] = "";
+	int rc = EXIT_RUNTIME;
+
+	cuda_available(name, sizeof(name), NULL);
+	if (!g || pad_room(g, room, o->padding) || cuda_bandwidth(&copy, &add, &err))
+		goto out;
+	printf("bandwidth  %s copy %.0f GB/s, add (read 2, write 1) %.0f GB/s: limit %.1f Gvox/s "
+	       "at %d bytes per update\n", name, copy / 1e9, add / 1e9,
+	       add / (3.0 * room->precision) / 1e9, 3 * room->precision);
+	fdtd_coefficients(g, room->courant / sqrt(3.0), &coefs);
+	{
+		struct cuda_setup cs = { g, &coefs, room->precision, CFG_KERNEL_NAIVE3D,
+					 { room->block[0], room->block[1] }, 0, 0 };
+
+		if (!(e = cuda_create(&cs, &err)))
+			goto out;
+	}
+	air = (double)g->plan.air / (double)g->plan.cells;
+	printf("grid       %d x %d x %d cells: air %.1f %%, boundary %.1f %%, padding %.1f %%\n",
+	       g->plan.n[0], g->plan.n[1], g->plan.n[2], 100 * air,
+	       100.0 * g->plan.boundary / g->plan.cells, 100.0 * g->plan.padding / g->plan.cells);
+	table_head();
+	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
+		double t;
+		int regs;
+		size_t smem;
+
+		if (o->kernel >= 0 && k != o->kernel)
+			continue;
+		if (cuda_time_kernel(e, (enum cfg_kernel)k, o->steps, BENCH_RUNS, &t, &err))
+			goto out;
+		cuda_kernel_resources(e, (enum cfg_kernel)k, &regs, &smem);
+		table_row(cfg_kernel_names[k], room->precision, (double)g->plan.cells, o->steps,
+			  (double)g->plan.cells * o->steps / t, air, add, regs, smem);
+		fflush(stdout);
+	}
+	rc = EXIT_OK;
+out:
+	if (rc)
+		fprintf(stderr, "roomsim: %s\n", err.msg);
+	cuda_destroy(e);
+	vox_free(g);
+	return rc;
+}
+#endif
+
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_opts o;
 	struct rs_error err = { 0 };
 	struct cfg_room *room;
-	double copy, add, rate, air = 0, bytes, cells = 0;
+	int gpu, rc;
 
 	if (parse(argc, argv, &o))
 		return EXIT_USAGE;
+	gpu = o.backend != CFG_BACKEND_CPU && fdtd_cuda_available(NULL, 0);
+	if (o.backend == CFG_BACKEND_CUDA && !gpu) {
+		fprintf(stderr, "roomsim: --backend cuda: no usable CUDA device\n");
+		return EXIT_RUNTIME;
+	}
+	if (!o.cells)
+		o.cells = gpu ? GPU_CELLS : CPU_CELLS;
 	room = o.file ? cfg_load(o.file, &err) : synthetic(o.cells, o.precision);
 	if (!room) {
 		fprintf(stderr, "roomsim: %s\n", o.file ? err.msg : "out of memory");
 		return app_exit_status(o.file ? err.code : RS_ENOMEM);
 	}
-	room->precision = o.file ? room->precision : o.precision;
-	bytes = 3.0 * room->precision;
-	if (stream(o.threads, &copy, &add)) {
-		fprintf(stderr, "roomsim: out of memory for the bandwidth test\n");
-		cfg_free(room);
-		return EXIT_RUNTIME;
+	if (!o.file) {
+		room->block[0] = 32;
+		room->block[1] = 8;
 	}
-	printf("bandwidth  copy %.2f GB/s, add (read 2, write 1) %.2f GB/s: limit %.3f Gvox/s "
-	       "at %.0f bytes per update\n", copy / 1e9, add / 1e9, add / bytes / 1e9, bytes);
-	rate = rate_of(room, o.threads, o.steps, BENCH_RUNS, &air, &cells);
-	if (rate <= 0) {
-		fprintf(stderr, "roomsim: cannot allocate the benchmark grid\n");
-		cfg_free(room);
-		return EXIT_RUNTIME;
-	}
-	printf("%-8s %-8s %12s %6s %12s %12s %10s %8s\n", "engine", "prec", "cells", "steps",
-	       "Gvox/s", "Gvox/s air", "GB/s eff", "% limit");
-	printf("%-8s %-8s %12.0f %6d %12.3f %12.3f %10.2f %7.1f%%\n", "cpu",
-	       room->precision == 4 ? "float32" : "float64", cells, o.steps,
-	       rate / 1e9, rate * air / 1e9, rate * bytes / 1e9, 100 * rate * bytes / add);
+#ifdef ROOMSIM_CUDA
+	rc = gpu ? bench_gpu(&o, room) : bench_cpu(&o, room);
+#else
+	rc = bench_cpu(&o, room);
+#endif
 	cfg_free(room);
-	return EXIT_OK;
+	return rc;
 }

@@ -41,6 +41,9 @@ struct run {
 	const char *out;
 	int quiet;
 	int threads;
+	int backend;		/* enum cfg_backend as chosen on the command line */
+	int kernel;		/* --kernel, or -1 for scheme.kernel */
+	char engine_name[64];	/* "cpu" or "cuda:<kernel>", recorded in rirs.h5 */
 	double *signals;	/* [source][receiver][sample] raw pressure */
 	long *completed;	/* steps done per source */
 	int nsources_done;	/* sources whose signals are final (finished or interrupted) */
@@ -48,7 +51,8 @@ struct run {
 };
 
 static const char usage_run[] =
-	"usage: roomsim run FILE.yaml [--out DIR] [--backend cpu|cuda|auto] [--threads N] [-q]\n"
+	"usage: roomsim run FILE.yaml [--out DIR] [--backend cpu|cuda|auto] [--kernel NAME]\n"
+	"                   [--threads N] [-q]\n"
 	"\n"
 	"Simulate the room in FILE.yaml and write, into DIR (default: output.dir of the file):\n"
 	"  <source>_<receiver>.wav   one impulse response per pair, at output.wav.samplerate\n"
@@ -57,6 +61,9 @@ static const char usage_run[] =
 	"\n"
 	"  --out DIR        write into DIR instead of output.dir\n"
 	"  --backend NAME   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
+	"  --kernel NAME    CUDA kernel (overrides scheme.kernel): auto, naive3d,\n"
+	"                   tiled-global, tiled-shared, slice-naive, slice-texture,\n"
+	"                   slice-ldg, slice-shared, slice-shared-tex\n"
 	"  --threads N      CPU threads (default: all cores)\n"
 	"  -q, --quiet      no progress on stderr\n"
 	"\n"
@@ -171,7 +178,7 @@ static int write_rirs(struct run *r, struct rs_error *err)
 	char path[CFG_PATH_MAX + 16];
 	struct rirs_run meta = {
 		.room = r->room, .plan = &r->plan.grid, .dt = r->plan.dt,
-		.lambda = r->plan.lambda, .engine = "cpu", .signals = r->signals,
+		.lambda = r->plan.lambda, .engine = r->engine_name, .signals = r->signals,
 		.nsamples = r->plan.nsamples, .completed = r->completed,
 	};
 
@@ -239,7 +246,8 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	fdtd_reset(r->engine);
 	sig_source(src, r->plan.dt, (size_t)steps, sig);
 	if (fdtd_add_source(r->engine, src->pos, sig, (size_t)steps) < 0) {
-		rc = rs_fail(err, RS_ENOMEM, "cannot add source %s", src->name);
+		rc = rs_fail(err, RS_ENOMEM, "cannot add source %s: %s", src->name,
+			     fdtd_error(r->engine));
 		goto out;
 	}
 	if (room->snap_every) {
@@ -269,6 +277,10 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 		if (room->snap_every && n > room->snap_every - done % room->snap_every)
 			n = room->snap_every - done % room->snap_every;
 		rc = fdtd_advance(r->engine, n, &stop_requested);
+		if (rc && rc != RS_EINTR) {
+			rs_fail(err, rc, "%s", fdtd_error(r->engine));
+			break;
+		}
 		if (rc) {
 			rs_fail(err, rc, "interrupted at step %ld of %ld (source %s); the files hold "
 				"what was computed", fdtd_steps(r->engine), steps, src->name);
@@ -301,6 +313,7 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 	static const struct option opts[] = {
 		{ "out", required_argument, NULL, 'o' },
 		{ "backend", required_argument, NULL, 'b' },
+		{ "kernel", required_argument, NULL, 'k' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -310,9 +323,17 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 	char *end;
 
 	*backend = CFG_BACKEND_AUTO;
+	r->kernel = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:b:t:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:b:k:t:qh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'k':
+			if ((r->kernel = cfg_kernel_of(optarg)) < 0)
+				return rs_fail(err, RS_EINPUT, "--kernel: '%s' is not valid (valid: "
+					       "auto, naive3d, tiled-global, tiled-shared, slice-naive, "
+					       "slice-texture, slice-ldg, slice-shared, slice-shared-tex)",
+					       optarg);
+			break;
 		case 'o':
 			r->out = optarg;
 			break;
@@ -347,14 +368,21 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 	return 0;
 }
 
-/* Pick the engine. This build has the CPU engine only; CUDA arrives with its own issue. */
-static int choose_backend(int backend, int quiet, struct rs_error *err)
+/* Pick the engine: CUDA when asked for or, with auto, when a device is usable. */
+static int choose_backend(struct run *r, struct rs_error *err)
 {
-	if (backend == CFG_BACKEND_CUDA)
-		return rs_fail(err, RS_ENODEV, "--backend cuda: this build has no CUDA engine "
-			       "(valid here: --backend cpu or auto)");
-	if (backend == CFG_BACKEND_AUTO && !quiet)
-		fprintf(stderr, "roomsim: no CUDA engine in this build; using the CPU engine\n");
+	char name[128] = "";
+	int gpu = fdtd_cuda_available(name, sizeof(name));
+
+	if (r->backend == CFG_BACKEND_CUDA && !gpu)
+		return rs_fail(err, RS_ENODEV, "--backend cuda: no usable CUDA device (or a build "
+			       "without nvcc); valid here: --backend cpu or auto");
+	if (r->backend == CFG_BACKEND_AUTO && !gpu && !r->quiet)
+		fprintf(stderr, "roomsim: no usable CUDA device; using the CPU engine\n");
+	if (r->backend == CFG_BACKEND_AUTO)
+		r->backend = gpu ? CFG_BACKEND_CUDA : CFG_BACKEND_CPU;
+	if (r->backend == CFG_BACKEND_CUDA && !r->quiet)
+		fprintf(stderr, "roomsim: CUDA engine on %s\n", name);
 	return 0;
 }
 
@@ -369,7 +397,8 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	r->room = room;
 	if (!r->out)
 		r->out = room->out_dir;
-	if (app_plan(room, &r->plan, err) || choose_backend(backend, r->quiet, err))
+	r->backend = backend;
+	if (app_plan(room, &r->plan, err) || choose_backend(r, err))
 		return err->code;
 	if (!(r->grid = vox_build(room, err)) || check_points(r, err))
 		return err->code;
@@ -382,14 +411,24 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.lambda = r->plan.lambda;
 	setup.precision = room->precision;
 	setup.threads = r->threads;
+	setup.cuda = r->backend == CFG_BACKEND_CUDA;
+	setup.kernel = r->kernel >= 0 ? (enum cfg_kernel)r->kernel : room->kernel;
+	setup.block[0] = room->block[0];
+	setup.block[1] = room->block[1];
+	setup.verbose = !r->quiet;
 	if (!(r->engine = fdtd_create(&setup, err)))
 		return err->code;
+	snprintf(r->engine_name, sizeof(r->engine_name), "%s%s", setup.cuda ? "cuda:" : "cpu",
+		 setup.cuda ? cfg_kernel_names[fdtd_kernel(r->engine)] : "");
+	if (setup.cuda && !r->quiet)
+		fprintf(stderr, "roomsim: kernel %s%s\n", cfg_kernel_names[fdtd_kernel(r->engine)],
+			setup.kernel == CFG_KERNEL_AUTO ? " (the fastest on this grid)" : "");
 	for (int q = 0; q < room->nreceivers; q++)
 		if (fdtd_add_receiver(r->engine, room->receivers[q].pos) < 0)
-			return rs_fail(err, RS_ENOMEM, "cannot add receiver %s",
-				       room->receivers[q].name);
+			return rs_fail(err, RS_ENOMEM, "cannot add receiver %s: %s",
+				       room->receivers[q].name, fdtd_error(r->engine));
 	if (fdtd_reserve(r->engine, r->plan.nsamples))
-		return rs_fail(err, RS_ENOMEM, "out of memory for receiver buffers");
+		return rs_fail(err, RS_ENOMEM, "receiver buffers: %s", fdtd_error(r->engine));
 	return mkdirs(r->out, err);
 }
 

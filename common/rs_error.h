@@ -7,6 +7,10 @@
 #ifndef RS_ERROR_H
 #define RS_ERROR_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum rs_code {
 	RS_OK = 0,
 	RS_EINPUT,	/* bad input: the message names file:line:col and key */
@@ -33,5 +37,9 @@ const char *rs_strerror(int code);
 /* Fill err (may be NULL) with code and a printf-style message; returns code. */
 int rs_fail(struct rs_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

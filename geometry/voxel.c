@@ -63,7 +63,13 @@ static int kind_of(struct vox_grid *g, int K, double beta_sum)
 	return g->nkinds++;
 }
 
-static int classify(struct vox_grid *g, const struct cfg_room *room, struct rs_error *err)
+/*
+ * Give every non-padding cell its kind from its padding neighbours: a missing neighbour
+ * outside the box is behind that face's material, one inside the box (a carved obstacle)
+ * behind material `inner`.
+ */
+static int classify(struct vox_grid *g, const struct cfg_room *room, int inner,
+		    struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
 	static const int step[3][3] = { { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
@@ -74,20 +80,20 @@ static int classify(struct vox_grid *g, const struct cfg_room *room, struct rs_e
 				int K = 0, t;
 				double beta = 0;
 
-				if (!is_room(p, i, j, k)) {
-					g->cls[vox_index(p, i, j, k)] = VOX_PAD;
+				if (g->cls[vox_index(p, i, j, k)] == VOX_PAD)
 					continue;
-				}
 				for (int a = 0; a < 3; a++)
 					for (int s = 0; s < 2; s++) {
-						int o = s ? 1 : -1;
+						int o = s ? 1 : -1, ni = i + o * step[a][0],
+						    nj = j + o * step[a][1], nk = k + o * step[a][2];
 
-						if (is_room(p, i + o * step[a][0], j + o * step[a][1],
-							    k + o * step[a][2]))
+						if (g->cls[vox_index(p, ni, nj, nk)] != VOX_PAD)
 							K++;
-						else
+						else if (!is_room(p, ni, nj, nk))
 							beta += room->materials[
 								room->face_material[face_of(a, s)]].beta;
+						else
+							beta += room->materials[inner].beta;
 					}
 				t = K == 6 ? VOX_AIR : kind_of(g, K, beta);
 				if (t < 0)
@@ -96,6 +102,33 @@ static int classify(struct vox_grid *g, const struct cfg_room *room, struct rs_e
 				g->cls[vox_index(p, i, j, k)] = (uint8_t)t;
 			}
 	return 0;
+}
+
+/* Cells of the box room are non-padding (any kind but VOX_PAD), the halo is padding. */
+static void fill_box(struct vox_grid *g)
+{
+	const struct vox_plan *p = &g->plan;
+
+	for (int k = 0; k < p->n[2]; k++)
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = 0; i < p->n[0]; i++)
+				g->cls[vox_index(p, i, j, k)] = is_room(p, i, j, k) ? VOX_AIR : VOX_PAD;
+}
+
+/* Recount air, boundary and padding cells after the grid changed. */
+static void count_cells(struct vox_grid *g)
+{
+	struct vox_plan *p = &g->plan;
+
+	p->air = p->boundary = p->padding = 0;
+	for (size_t n = 0; n < p->cells; n++) {
+		if (g->cls[n] == VOX_PAD)
+			p->padding++;
+		else if (g->cls[n] == VOX_AIR)
+			p->air++;
+		else
+			p->boundary++;
+	}
 }
 
 /* Per-column first and last non-padding k (seed 003 section 4.3.3). */
@@ -137,7 +170,8 @@ struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err)
 	g->kinds[VOX_PAD] = (struct vox_kind){ 0, 0 };
 	g->kinds[VOX_AIR] = (struct vox_kind){ 6, 0 };
 	g->nkinds = 2;
-	if (classify(g, room, err))
+	fill_box(g);
+	if (classify(g, room, -1, err))
 		goto out_free;
 	column_heights(g);
 	return g;
@@ -147,6 +181,37 @@ out_nomem:
 out_free:
 	vox_free(g);
 	return NULL;
+}
+
+int vox_carve(struct vox_grid *g, const struct cfg_room *room, const double lo[3],
+	      const double hi[3], int material, struct rs_error *err)
+{
+	const struct vox_plan *p = &g->plan;
+
+	for (int k = 0; k < p->n[2]; k++)
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = 0; i < p->n[0]; i++) {
+				const int ijk[3] = { i, j, k };
+				int inside = 1;
+
+				for (int d = 0; d < 3; d++) {
+					double x = g->origin[d] + ijk[d] * p->h;
+
+					inside &= x >= lo[d] && x <= hi[d];
+				}
+				if (inside)
+					g->cls[vox_index(p, i, j, k)] = VOX_PAD;
+			}
+	/* Kinds are recomputed from scratch; the table restarts with padding and air. */
+	g->nkinds = 2;
+	for (size_t n = 0; n < p->cells; n++)
+		if (g->cls[n] != VOX_PAD)
+			g->cls[n] = VOX_AIR;
+	if (classify(g, room, material, err))
+		return err ? err->code : RS_EINTERNAL;
+	column_heights(g);
+	count_cells(g);
+	return 0;
 }
 
 void vox_free(struct vox_grid *g)

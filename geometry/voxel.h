@@ -23,6 +23,10 @@
 #include "../common/rs_error.h"
 #include "../io/config.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define VOX_PAD 0
 #define VOX_AIR 1
 #define VOX_MAX_KINDS 256	/* the class byte indexes this many kinds */
@@ -58,6 +62,14 @@ void vox_plan(const struct cfg_room *room, struct vox_plan *plan);
 /* Voxelise room's box. NULL and err filled on failure. */
 struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err);
 
+/*
+ * Turn the cells whose nodes lie in the box [lo, hi] (room coordinates) into padding: an
+ * obstacle or a notch (L-shaped, stepped rooms). The new walls get material `material`;
+ * kinds, column heights and cell counts are recomputed.
+ */
+int vox_carve(struct vox_grid *g, const struct cfg_room *room, const double lo[3],
+	      const double hi[3], int material, struct rs_error *err);
+
 void vox_free(struct vox_grid *g);
 
 static inline size_t vox_index(const struct vox_plan *p, int i, int j, int k)
@@ -72,5 +84,9 @@ static inline size_t vox_index(const struct vox_plan *p, int i, int j, int k)
  */
 int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], double w[3],
 	       double *distance);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -21,6 +21,27 @@ const char *const cfg_face_names[CFG_NFACES] = {
 	[CFG_Y1] = "y1", [CFG_FLOOR] = "floor", [CFG_CEILING] = "ceiling",
 };
 
+const char *const cfg_kernel_names[CFG_NKERNELS + 1] = {
+	[CFG_KERNEL_AUTO] = "auto",
+	[CFG_KERNEL_NAIVE3D] = "naive3d",
+	[CFG_KERNEL_TILED_GLOBAL] = "tiled-global",
+	[CFG_KERNEL_TILED_SHARED] = "tiled-shared",
+	[CFG_KERNEL_SLICE_NAIVE] = "slice-naive",
+	[CFG_KERNEL_SLICE_TEXTURE] = "slice-texture",
+	[CFG_KERNEL_SLICE_LDG] = "slice-ldg",
+	[CFG_KERNEL_SLICE_SHARED] = "slice-shared",
+	[CFG_KERNEL_SLICE_SHARED_TEX] = "slice-shared-tex",
+	[CFG_NKERNELS] = NULL,
+};
+
+int cfg_kernel_of(const char *s)
+{
+	for (int k = 0; k < CFG_NKERNELS; k++)
+		if (!strcmp(s, cfg_kernel_names[k]))
+			return k;
+	return -1;
+}
+
 /* Defaults of docs/input.md. */
 #define DEFAULT_C 343.0
 #define DEFAULT_RHO 1.204
@@ -34,6 +55,7 @@ const char *const cfg_face_names[CFG_NFACES] = {
 #define MIN_WAV_RATE 8000
 #define MAX_WAV_RATE 384000
 #define MAX_METRES 1e5	/* no room or position is 100 km across */
+#define MAX_BLOCK_THREADS 1024	/* CUDA's limit on threads per block */
 
 struct yp {
 	yaml_document_t doc;
@@ -505,9 +527,33 @@ static int parse_grid(struct yp *p, yaml_node_t *root)
 	return 0;
 }
 
+/* scheme.block: [bx, by], x a multiple of 32 (whole warps along rows), at most 1024 threads. */
+static int parse_block(struct yp *p, yaml_node_t *n, int block[2])
+{
+	long v[2];
+	char k[32];
+
+	if (n->type != YAML_SEQUENCE_NODE ||
+	    n->data.sequence.items.top - n->data.sequence.items.start != 2)
+		return bad(p, n, "scheme.block", "expected [x, y] threads, e.g. [32, 8]");
+	for (int i = 0; i < 2; i++) {
+		snprintf(k, sizeof(k), "scheme.block[%d]", i);
+		if (integer(p, node(p, n->data.sequence.items.start[i]), k, 1, MAX_BLOCK_THREADS,
+			    &v[i]))
+			return RS_EINPUT;
+	}
+	if (v[0] % 32 || v[0] * v[1] > MAX_BLOCK_THREADS)
+		return bad(p, n, "scheme.block", "[%ld, %ld] is not valid (valid: x a multiple of 32, "
+			   "x * y at most %d)", v[0], v[1], MAX_BLOCK_THREADS);
+	block[0] = (int)v[0];
+	block[1] = (int)v[1];
+	return 0;
+}
+
 static int parse_scheme(struct yp *p, yaml_node_t *root)
 {
-	static const char *const keys[] = { "stencil", "order", "precision", NULL };
+	static const char *const keys[] = { "stencil", "order", "precision", "kernel", "block",
+					    NULL };
 	static const char *const stencils[] = { "leggy", NULL };
 	static const char *const precisions[] = { "float32", "float64", NULL };
 	struct cfg_room *r = p->room;
@@ -517,6 +563,9 @@ static int parse_scheme(struct yp *p, yaml_node_t *root)
 
 	r->order = 2;
 	r->precision = 4;
+	r->kernel = CFG_KERNEL_AUTO;
+	r->block[0] = 32;
+	r->block[1] = 8;
 	if (!s)
 		return 0;
 	if (want_map(p, s, "scheme") || check_keys(p, s, "scheme", keys))
@@ -536,7 +585,12 @@ static int parse_scheme(struct yp *p, yaml_node_t *root)
 			return RS_EINPUT;
 		r->precision = idx ? 8 : 4;
 	}
-	return 0;
+	if ((n = get(p, s, "kernel"))) {
+		if (choice(p, n, "scheme.kernel", cfg_kernel_names, &idx))
+			return RS_EINPUT;
+		r->kernel = (enum cfg_kernel)idx;
+	}
+	return (n = get(p, s, "block")) ? parse_block(p, n, r->block) : 0;
 }
 
 static int parse_medium(struct yp *p, yaml_node_t *root)

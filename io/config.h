@@ -13,6 +13,10 @@
 
 #include "../common/rs_error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CFG_NAME_MAX 64		/* names become file names: [A-Za-z0-9_.-], at most 63 chars */
 #define CFG_PATH_MAX 1024
 #define CFG_MAX_MATERIALS 31	/* material slots fit the 5 bits the voxel class byte has */
@@ -31,6 +35,26 @@ enum cfg_signal { CFG_SIG_IMPULSE, CFG_SIG_GAUSSIAN, CFG_SIG_RICKER };
 enum cfg_wavfmt { CFG_WAV_FLOAT32, CFG_WAV_PCM24, CFG_WAV_PCM16 };
 
 enum cfg_backend { CFG_BACKEND_AUTO, CFG_BACKEND_CPU, CFG_BACKEND_CUDA };
+
+/* The CUDA kernels (docs/kernels.md); CFG_KERNEL_AUTO times them all and keeps the fastest. */
+enum cfg_kernel {
+	CFG_KERNEL_AUTO,
+	CFG_KERNEL_NAIVE3D,
+	CFG_KERNEL_TILED_GLOBAL,
+	CFG_KERNEL_TILED_SHARED,
+	CFG_KERNEL_SLICE_NAIVE,
+	CFG_KERNEL_SLICE_TEXTURE,
+	CFG_KERNEL_SLICE_LDG,
+	CFG_KERNEL_SLICE_SHARED,
+	CFG_KERNEL_SLICE_SHARED_TEX,
+	CFG_NKERNELS
+};
+
+/* Names of enum cfg_kernel as the YAML and --kernel spell them; NULL-terminated. */
+extern const char *const cfg_kernel_names[CFG_NKERNELS + 1];
+
+/* The kernel named s, or -1. */
+int cfg_kernel_of(const char *s);
 
 struct cfg_material {
 	char name[CFG_NAME_MAX];
@@ -77,6 +101,8 @@ struct cfg_room {
 
 	int order;		/* leggy stencil order (2 = the 7-point scheme) */
 	int precision;		/* bytes per value: 4 (float32) or 8 (float64) */
+	enum cfg_kernel kernel;	/* CUDA kernel (ignored by the CPU engine) */
+	int block[2];		/* CUDA thread block, x by y (seed 003: 32 x 8) */
 
 	double duration;	/* seconds of impulse response */
 	double box[3];		/* room extent in metres */
@@ -121,5 +147,9 @@ double cfg_absorption_of_beta(double beta);
 
 /* The face names used in YAML, indexed by enum cfg_face. */
 extern const char *const cfg_face_names[CFG_NFACES];
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

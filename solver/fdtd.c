@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef ROOMSIM_CUDA
+#include "cuda/fdtd_cuda.h"
+#endif
+
 /* Bounds of the non-padding cells of the x-rows with a given j, from the column heights. */
 struct fdtd_row {
 	int k0, k1;		/* rows (j, k) with k outside [k0, k1] hold only padding */
@@ -33,15 +37,35 @@ struct fdtd {
 	void *prev;		/* u^(n-1), overwritten by u^(n+1) */
 	struct fdtd_row *rows;	/* one per j */
 	size_t *fix_start;	/* per row k * ny + j: its first entry in fix_i; ny * nz + 1 */
-	uint32_t *fix_i;	/* x index of every non-air cell inside the rows' bounds */
-	void *scratch;		/* threads x nx values: saved u^(n-1) of a row's non-air cells */
+	uint32_t *fix_i;	/* x index of every boundary cell, row by row */
+	size_t *run_start;	/* per row k * ny + j: its first run in runs; ny * nz + 1 */
+	uint32_t *runs;		/* [first, last] x index of each run of non-padding cells */
+	void *scratch;		/* threads x nx values: saved u^(n-1) of a row's boundary cells */
+	int *kpart;		/* thread t updates slabs [kpart[t], kpart[t + 1]): equal work */
 	int k0, k1;		/* z range holding any non-padding cell */
 	long step;
 	double inject;		/* source scale 4 pi lambda^2 (1 m) / h, physics.md "Sources" */
 	struct fdtd_point *src, *rec;
 	int nsrc, nrec;
 	size_t capacity;	/* samples reserved per receiver */
+	struct cuda_engine *gpu;	/* when running on the GPU: it holds fields and samples */
+	struct rs_error err;	/* the last failure */
 };
+
+#ifndef ROOMSIM_CUDA
+/* A CPU-only build: the GPU calls exist but are never reached (f->gpu stays NULL). */
+struct cuda_engine;
+static int cuda_available(char *name, size_t len, size_t *memory)
+{
+	(void)name, (void)len, (void)memory;
+	return 0;
+}
+#define GPU_CALL(expr) RS_ENODEV
+#define GPU_VALUE(expr, dflt) (dflt)
+#else
+#define GPU_CALL(expr) (expr)
+#define GPU_VALUE(expr, dflt) (expr)
+#endif
 
 #define REAL float
 #define SFX _f32
@@ -74,12 +98,13 @@ size_t fdtd_memory(const struct vox_plan *p, int precision, int nrec, size_t nsa
 {
 	const size_t rows = (size_t)p->n[1] * (size_t)p->n[2];
 
-	/* fields, class bytes, column heights, receivers, row bounds and non-air lists (an
-	 * upper bound: every non-air cell), and one row of scratch per possible thread */
+	/* fields, class bytes, column heights, receivers, row bounds, boundary lists and runs
+	 * (at most one more per row than boundary cells), one row of scratch per thread */
 	return 2 * p->cells * (size_t)precision + p->cells +
 	       2 * sizeof(int32_t) * (size_t)p->n[0] * p->n[1] +
 	       (size_t)nrec * nsamples * sizeof(double) + (size_t)p->n[1] * sizeof(struct fdtd_row) +
-	       (rows + 1) * sizeof(size_t) + (p->boundary + p->padding) * sizeof(uint32_t) +
+	       2 * (rows + 1) * sizeof(size_t) + p->boundary * sizeof(uint32_t) +
+	       2 * (p->boundary + rows) * sizeof(uint32_t) +
 	       (size_t)omp_get_max_threads() * (size_t)p->n[0] * (size_t)precision;
 }
 
@@ -122,38 +147,118 @@ static void row_bounds(struct fdtd *f)
 	}
 }
 
-/* The per-row lists of non-air cells that the step redoes with their own coefficients. */
-static int fix_lists(struct fdtd *f)
+/*
+ * Split the slabs into one contiguous range per thread with about equal numbers of
+ * non-padding cells, so a room whose padding sits in some slabs keeps every core busy
+ * (each thread also keeps its k - 1, k, k + 1 slabs in cache as it marches).
+ */
+static int partition(struct fdtd *f)
 {
 	const struct vox_plan *p = &f->grid->plan;
+	double total = 0, done = 0;
+	int t = 1;
+
+	f->kpart = malloc(sizeof(int) * (size_t)(f->threads + 1));
+	if (!f->kpart)
+		return RS_ENOMEM;
+	total = (double)(p->cells - p->padding);
+	f->kpart[0] = f->k0;
+	for (int k = f->k0; k <= f->k1 && t < f->threads; k++) {
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = 0; i < p->n[0]; i++)
+				done += f->grid->cls[vox_index(p, i, j, k)] != VOX_PAD;
+		while (t < f->threads && done >= total * t / f->threads)
+			f->kpart[t++] = k + 1;
+	}
+	while (t <= f->threads)
+		f->kpart[t++] = f->k1 + 1;
+	return 0;
+}
+
+/*
+ * Per x-row: the runs of non-padding cells (updated by the vectorised air loop) and the
+ * boundary cells among them (redone with their own coefficients). Padding is in neither.
+ */
+static int row_lists(struct fdtd *f)
+{
+	const struct vox_plan *p = &f->grid->plan;
+	const uint8_t *cls = f->grid->cls;
 	const size_t rows = (size_t)p->n[1] * (size_t)p->n[2];
-	size_t count = 0;
+	size_t nfix = 0, nrun = 0;
 
 	f->fix_start = malloc((rows + 1) * sizeof(*f->fix_start));
-	if (!f->fix_start)
+	f->run_start = malloc((rows + 1) * sizeof(*f->run_start));
+	if (!f->fix_start || !f->run_start)
 		return RS_ENOMEM;
 	for (int pass = 0; pass < 2; pass++) {
-		count = 0;
+		nfix = nrun = 0;
 		for (int k = 0; k < p->n[2]; k++)
 			for (int j = 0; j < p->n[1]; j++) {
 				const struct fdtd_row *r = &f->rows[j];
+				const size_t q = (size_t)k * p->n[1] + j;
+				int open = 0;
 
-				f->fix_start[(size_t)k * p->n[1] + j] = count;
+				f->fix_start[q] = nfix;
+				f->run_start[q] = nrun;
 				if (k < r->k0 || k > r->k1)
 					continue;
-				for (int i = r->i0; i <= r->i1; i++) {
-					if (f->grid->cls[vox_index(p, i, j, k)] == VOX_AIR)
-						continue;
-					if (pass)
-						f->fix_i[count] = (uint32_t)i;
-					count++;
+				for (int i = r->i0; i <= r->i1 + 1; i++) {
+					const uint8_t c = i <= r->i1 ? cls[vox_index(p, i, j, k)] : VOX_PAD;
+
+					if (c != VOX_PAD && c != VOX_AIR) {
+						if (pass)
+							f->fix_i[nfix] = (uint32_t)i;
+						nfix++;
+					}
+					if (c != VOX_PAD && !open) {
+						if (pass)
+							f->runs[2 * nrun] = (uint32_t)i;
+						open = 1;
+					} else if (c == VOX_PAD && open) {
+						if (pass)
+							f->runs[2 * nrun + 1] = (uint32_t)(i - 1);
+						nrun++;
+						open = 0;
+					}
 				}
 			}
-		f->fix_start[rows] = count;
-		if (!pass && !(f->fix_i = malloc((count ? count : 1) * sizeof(*f->fix_i))))
+		f->fix_start[rows] = nfix;
+		f->run_start[rows] = nrun;
+		if (!pass && (!(f->fix_i = malloc((nfix ? nfix : 1) * sizeof(*f->fix_i))) ||
+			      !(f->runs = malloc((nrun ? 2 * nrun : 2) * sizeof(*f->runs)))))
 			return RS_ENOMEM;
 	}
 	return 0;
+}
+
+static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_error *err)
+{
+#ifdef ROOMSIM_CUDA
+	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
+				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
+				 s->tex_limit, s->verbose };
+
+	f->gpu = cuda_create(&cs, err);
+	return f->gpu ? 0 : err ? err->code : RS_EDEVICE;
+#else
+	(void)f, (void)s;
+	return rs_fail(err, RS_ENODEV, "this build has no CUDA engine (build with nvcc found)");
+#endif
+}
+
+int fdtd_cuda_available(char *name, size_t len)
+{
+	return cuda_available(name, len, NULL);
+}
+
+enum cfg_kernel fdtd_kernel(const struct fdtd *f)
+{
+	return f->gpu ? GPU_VALUE(cuda_kernel(f->gpu), CFG_KERNEL_AUTO) : CFG_KERNEL_AUTO;
+}
+
+const char *fdtd_error(const struct fdtd *f)
+{
+	return f->err.msg;
 }
 
 struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
@@ -178,6 +283,8 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 	f->threads = s->threads > 0 ? s->threads : omp_get_max_threads();
 	f->inject = 4 * M_PI * s->lambda * s->lambda / p->h;
 	fdtd_coefficients(s->grid, s->lambda, &f->coefs);
+	if (s->cuda)
+		return create_gpu(f, s, err) ? (fdtd_destroy(f), NULL) : f;
 	f->cur = calloc(p->cells, (size_t)s->precision);
 	f->prev = calloc(p->cells, (size_t)s->precision);
 	f->rows = calloc((size_t)p->n[1], sizeof(*f->rows));
@@ -185,7 +292,7 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 		goto out_nomem;
 	row_bounds(f);
 	f->scratch = malloc((size_t)f->threads * (size_t)p->n[0] * (size_t)s->precision);
-	if (!f->scratch || fix_lists(f))
+	if (!f->scratch || row_lists(f) || partition(f))
 		goto out_nomem;
 	return f;
 
@@ -208,11 +315,17 @@ void fdtd_destroy(struct fdtd *f)
 {
 	if (!f)
 		return;
+#ifdef ROOMSIM_CUDA
+	cuda_destroy(f->gpu);
+#endif
 	free(f->cur);
 	free(f->prev);
 	free(f->rows);
 	free(f->fix_start);
 	free(f->fix_i);
+	free(f->run_start);
+	free(f->runs);
+	free(f->kpart);
 	free(f->scratch);
 	free_points(f->src, f->nsrc);
 	free_points(f->rec, f->nrec);
@@ -247,12 +360,31 @@ static struct fdtd_point *grow(struct fdtd_point **pts, int *n)
 	return &more[(*n)++];
 }
 
+/* The GPU gets, per step, the eight values the CPU's inject() would add, computed alike. */
+static int gpu_source(struct fdtd *f, const struct fdtd_point *pt, const double *signal,
+		      size_t n)
+{
+	double *inj = malloc(n * 8 * sizeof(double));
+	int rc;
+
+	if (!inj)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		for (int c = 0; c < 8; c++)
+			inj[8 * i + c] = f->inject * signal[i] * pt->w[c];
+	rc = GPU_CALL(cuda_set_source(f->gpu, pt->cell, inj, n, &f->err));
+	free(inj);
+	return rc ? -1 : 0;
+}
+
 int fdtd_add_source(struct fdtd *f, const double pos[3], const double *signal, size_t n)
 {
 	struct fdtd_point pt = { 0 }, *slot;
 
 	if (locate(f, pos, &pt))
 		return -1;
+	if (f->gpu)
+		return gpu_source(f, &pt, signal, n);
 	pt.signal = malloc(n * sizeof(*pt.signal));
 	if (!pt.signal || !(slot = grow(&f->src, &f->nsrc))) {
 		free(pt.signal);
@@ -270,6 +402,8 @@ int fdtd_add_receiver(struct fdtd *f, const double pos[3])
 
 	if (locate(f, pos, &pt))
 		return -1;
+	if (f->gpu)
+		return GPU_CALL(cuda_add_receiver(f->gpu, pt.cell, pt.w, &f->err)) ? -1 : f->nrec++;
 	pt.signal = calloc(f->capacity ? f->capacity : 1, sizeof(*pt.signal));
 	if (!pt.signal || !(slot = grow(&f->rec, &f->nrec))) {
 		free(pt.signal);
@@ -282,6 +416,8 @@ int fdtd_add_receiver(struct fdtd *f, const double pos[3])
 
 int fdtd_reserve(struct fdtd *f, size_t nsamples)
 {
+	if (f->gpu)
+		return GPU_CALL(cuda_reserve(f->gpu, nsamples, &f->err));
 	for (int r = 0; r < f->nrec; r++) {
 		double *s = realloc(f->rec[r].signal, nsamples * sizeof(*s));
 
@@ -300,6 +436,10 @@ void fdtd_reset(struct fdtd *f)
 {
 	const size_t bytes = f->grid->plan.cells * (size_t)f->precision;
 
+	if (f->gpu) {
+		GPU_CALL(cuda_reset(f->gpu, &f->err));
+		return;
+	}
 	memset(f->cur, 0, bytes);
 	memset(f->prev, 0, bytes);
 	for (int r = 0; r < f->nrec; r++)
@@ -340,6 +480,8 @@ static void record(struct fdtd *f)
 
 int fdtd_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 {
+	if (f->gpu)
+		return GPU_CALL(cuda_advance(f->gpu, nsteps, stop, &f->err));
 	for (long i = 0; i < nsteps; i++) {
 		void *t;
 
@@ -361,18 +503,19 @@ int fdtd_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 
 long fdtd_steps(const struct fdtd *f)
 {
-	return f->step;
+	return f->gpu ? GPU_VALUE(cuda_steps(f->gpu), 0) : f->step;
 }
 
 const double *fdtd_receiver(const struct fdtd *f, int r)
 {
-	return f->rec[r].signal;
+	return f->gpu ? GPU_VALUE(cuda_receiver(f->gpu, r), NULL) : f->rec[r].signal;
 }
 
-double fdtd_energy(const struct fdtd *f)
+double fdtd_energy_of(const struct vox_grid *g, double lambda, const double *cur,
+		      const double *prev)
 {
-	const struct vox_plan *p = &f->grid->plan;
-	const uint8_t *cls = f->grid->cls;
+	const struct vox_plan *p = &g->plan;
+	const uint8_t *cls = g->cls;
 	const size_t st[3] = { 1, (size_t)p->n[0], (size_t)p->n[0] * p->n[1] };
 	long double kin = 0, pot = 0;
 
@@ -381,7 +524,7 @@ double fdtd_energy(const struct fdtd *f)
 
 		if (cls[n] == VOX_PAD)
 			continue;
-		d = get(f, f->cur, n) - get(f, f->prev, n);
+		d = cur[n] - prev[n];
 		kin += (long double)d * d;
 		/* Each neighbour pair once: the +x, +y, +z neighbour, when it is not padding. */
 		for (int a = 0; a < 3; a++) {
@@ -389,11 +532,26 @@ double fdtd_energy(const struct fdtd *f)
 
 			if (m >= p->cells || cls[m] == VOX_PAD)
 				continue;
-			pot += (long double)(get(f, f->cur, n) - get(f, f->cur, m)) *
-			       (get(f, f->prev, n) - get(f, f->prev, m));
+			pot += (long double)(cur[n] - cur[m]) * (prev[n] - prev[m]);
 		}
 	}
-	return (double)(kin + (long double)f->coefs.l2 * pot);
+	return (double)(kin + (long double)(lambda * lambda) * pot);
+}
+
+double fdtd_energy(const struct fdtd *f)
+{
+	size_t cells = f->grid->plan.cells;
+	double *cur = malloc(cells * sizeof(double)), *prev = malloc(cells * sizeof(double));
+	double e = -1;
+
+	if (cur && prev) {
+		fdtd_field(f, 0, cur);
+		fdtd_field(f, 1, prev);
+		e = fdtd_energy_of(f->grid, f->lambda, cur, prev);
+	}
+	free(cur);
+	free(prev);
+	return e;
 }
 
 void fdtd_plane(const struct fdtd *f, int axis, int index, float *out)
@@ -403,6 +561,10 @@ void fdtd_plane(const struct fdtd *f, int axis, int index, float *out)
 	const int u = axis == 2 ? 1 : 2, v = axis == 0 ? 1 : 0;
 	size_t o = 0;
 
+	if (f->gpu) {
+		GPU_CALL(cuda_plane(f->gpu, axis, index, out, (struct rs_error *)&f->err));
+		return;
+	}
 	for (int b = 1; b < p->n[u] - 1; b++)
 		for (int c = 1; c < p->n[v] - 1; c++) {
 			int ijk[3];
@@ -418,6 +580,10 @@ void fdtd_field(const struct fdtd *f, int older, double *out)
 {
 	const void *u = older ? f->prev : f->cur;
 
+	if (f->gpu) {
+		GPU_CALL(cuda_field(f->gpu, older, out, (struct rs_error *)&f->err));
+		return;
+	}
 	for (size_t n = 0; n < f->grid->plan.cells; n++)
 		out[n] = get(f, u, n);
 }

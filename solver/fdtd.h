@@ -20,11 +20,20 @@
 #include "../common/rs_error.h"
 #include "../geometry/voxel.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct fdtd_setup {
 	const struct vox_grid *grid;	/* borrowed */
 	double lambda;			/* Courant number c k / h, at most 1/sqrt(3) */
 	int precision;			/* 4 (float32) or 8 (float64) */
 	int threads;			/* OpenMP threads; 0 = the OpenMP default */
+	int cuda;			/* 1: run on the GPU (solver/cuda/), CUDA builds only */
+	enum cfg_kernel kernel;		/* GPU kernel; CFG_KERNEL_AUTO picks the fastest */
+	int block[2];			/* GPU threads per block; 0 = [32, 8] */
+	size_t tex_limit;		/* GPU texels per texture; 0 = the device's limit */
+	int verbose;			/* GPU auto: report every kernel's speed on stderr */
 };
 
 struct fdtd;
@@ -43,6 +52,15 @@ size_t fdtd_memory(const struct vox_plan *p, int precision, int nrec, size_t nsa
 
 struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err);
 void fdtd_destroy(struct fdtd *f);
+
+/* 1 when this build can run the GPU engine and a CUDA device is usable. */
+int fdtd_cuda_available(char *name, size_t len);
+
+/* The GPU kernel in use (after auto, the one chosen); CFG_KERNEL_AUTO on the CPU. */
+enum cfg_kernel fdtd_kernel(const struct fdtd *f);
+
+/* The message of the last failure of an action on f ("" when none). */
+const char *fdtd_error(const struct fdtd *f);
 
 /*
  * Point source at pos, driven by signal[0..n) (Pa at 1 m, one value per step; copied).
@@ -73,14 +91,23 @@ const double *fdtd_receiver(const struct fdtd *f, int r);
 
 /*
  * The scheme's conserved energy between the last two levels (docs/physics.md, "Energy"):
- * ||u^n - u^(n-1)||^2 + lambda^2 sum over neighbour pairs (du^n)(du^(n-1)), in grid units.
+ * ||u^n - u^(n-1)||^2 + lambda^2 sum over neighbour pairs (du^n)(du^(n-1)), in grid units;
+ * -1 when the work arrays cannot be allocated.
  */
 double fdtd_energy(const struct fdtd *f);
+
+/* The same energy of two levels given as doubles over grid g (for any engine's fields). */
+double fdtd_energy_of(const struct vox_grid *g, double lambda, const double *cur,
+		      const double *prev);
 
 /* Copy u^n (the newest level) of the room cells of one plane into out, as floats. */
 void fdtd_plane(const struct fdtd *f, int axis, int index, float *out);
 
 /* Copy the newest level of the whole grid (or, with older = 1, the level before) as doubles. */
 void fdtd_field(const struct fdtd *f, int older, double *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

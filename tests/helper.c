@@ -21,7 +21,8 @@ struct sim *sim_open(const char *yaml)
 	s->lambda = s->room->courant / sqrt(3.0);
 	s->dt = s->lambda * s->room->spacing / s->room->c;
 	s->steps = (long)ceil(s->room->duration / s->dt - 1e-9);
-	setup = (struct fdtd_setup){ s->grid, s->lambda, s->room->precision, 0 };
+	setup = (struct fdtd_setup){ .grid = s->grid, .lambda = s->lambda,
+				     .precision = s->room->precision };
 	s->engine = fdtd_create(&setup, &err);
 	if (!s->engine)
 		fail_msg("%s", err.msg);

@@ -1,0 +1,1101 @@
+/*
+ * engine.cu - the CUDA engine: the kernels of seeds 000 and 003 and their host launchers.
+ *
+ * Every kernel updates u^(n+1) over u^(n-1) in place (seed 003 section 4.3.1) with the cell
+ * update of solver/fdtd.h. Air cells are found through a one-bit-per-cell mask (1/8 byte
+ * per cell of traffic); only the few non-air cells read their class byte and the per-kind
+ * coefficients. Padding keeps its zeros. Per-column start/stop heights (and their per-block
+ * reduction) keep the kernels away from padding (seed 003 section 4.3.3).
+ *
+ * Kernels (docs/kernels.md):
+ *   naive3d            3-D blocks, one thread per cell, reads through __ldg (seed 000, KernelA)
+ *   tiled-global       the volume as a 1-D tiled 2-D plane, all reads global (seed 003 4.1)
+ *   tiled-shared       the same with the block's tile in shared memory (seed 003 4.1)
+ *   slice-naive        2-D front marching z, register shifting, global reads (seed 003 4.2.1)
+ *   slice-texture      the same, every read a texture fetch, stacked sub-volumes (4.2.2)
+ *   slice-ldg          the same, reads through __ldg (seed 000 section 3.3)
+ *   slice-shared       front with the slice in shared memory, edges from global (4.2.3)
+ *   slice-shared-tex   the same, edges from textures (seed 003 4.2.3)
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdtd_cuda.h"
+
+#define MAX_SUBVOLUMES 64	/* texture sub-volumes; 64 x 2^28 texels is far past any GPU */
+#define AUTO_STEPS 4		/* steps each kernel is timed for by kernel auto */
+#define STREAM_BYTES (1ull << 30)	/* per array of the bandwidth test: far beyond L2 */
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+static int check(cudaError_t e, const char *call, const char *file, int line,
+		 struct rs_error *err)
+{
+	if (e == cudaSuccess)
+		return 0;
+	return rs_fail(err, RS_EDEVICE, "%s:%d: %s: %s", file, line, call, cudaGetErrorString(e));
+}
+
+/* Evaluates to 0 or RS_EDEVICE; a debug build (-DROOMSIM_SYNC_CHECK) syncs after launches. */
+#define CK(call) check((call), #call, __FILE__, __LINE__, err)
+#ifdef ROOMSIM_SYNC_CHECK
+#define CK_LAUNCH() (CK(cudaGetLastError()) || CK(cudaDeviceSynchronize()))
+#else
+#define CK_LAUNCH() CK(cudaGetLastError())
+#endif
+
+/* ---- constants ------------------------------------------------------------------------- */
+
+template <typename R> struct KCoefs {
+	R ca[VOX_MAX_KINDS];	/* 2 - K lambda^2 */
+	R cb[VOX_MAX_KINDS];	/* 1 - g */
+	R sc[VOX_MAX_KINDS];	/* 1 / (1 + g) */
+	R l2;			/* lambda^2 */
+	R air;			/* ca of air, 2 - 6 lambda^2 */
+};
+
+struct KDims {
+	int nx, ny, nz;
+	long long sy, sz;	/* strides of y and z */
+};
+
+__constant__ KCoefs<float> k_f32;
+__constant__ KCoefs<double> k_f64;
+__constant__ KDims k_dims;
+
+template <typename R> __device__ __forceinline__ const KCoefs<R> &kc();
+template <> __device__ __forceinline__ const KCoefs<float> &kc<float>() { return k_f32; }
+template <> __device__ __forceinline__ const KCoefs<double> &kc<double>() { return k_f64; }
+
+/* ---- reads ----------------------------------------------------------------------------- */
+
+template <typename R> __device__ __forceinline__ R tex_at(cudaTextureObject_t t, int i);
+template <> __device__ __forceinline__ float tex_at<float>(cudaTextureObject_t t, int i)
+{
+	return tex1Dfetch<float>(t, i);
+}
+template <> __device__ __forceinline__ double tex_at<double>(cudaTextureObject_t t, int i)
+{
+	int2 v = tex1Dfetch<int2>(t, i);
+
+	return __hiloint2double(v.y, v.x);
+}
+
+/* Plain global loads: the pointer may alias the written array, so no read-only path. */
+template <typename R> struct RdGlobal {
+	const R *p;
+	__device__ __forceinline__ R operator()(long long n) const { return p[n]; }
+};
+
+/* Loads through the read-only data cache (seed 000 section 3.3). */
+template <typename R> struct RdLdg {
+	const R *__restrict__ p;
+	__device__ __forceinline__ R operator()(long long n) const { return __ldg(p + n); }
+};
+
+/* Texture fetches of one sub-volume, whose first texel is cell `base`. */
+template <typename R> struct RdTex {
+	cudaTextureObject_t t;
+	long long base;
+	__device__ __forceinline__ R operator()(long long n) const
+	{
+		return tex_at<R>(t, (int)(n - base));
+	}
+};
+
+/* ---- the cell update (solver/fdtd.h) ----------------------------------------------------- */
+
+__device__ __forceinline__ bool is_air(const unsigned *__restrict__ mask, long long n)
+{
+	return (__ldg(mask + (n >> 5)) >> (n & 31)) & 1u;
+}
+
+/* s must be ((x- + x+) + (y- + y+)) + (z- + z+), as the CPU engine sums it. */
+template <typename R>
+__device__ __forceinline__ void update(R *__restrict__ b, const unsigned *__restrict__ mask,
+				       const uint8_t *__restrict__ cls, long long n, R centre, R s)
+{
+	const KCoefs<R> &c = kc<R>();
+	unsigned t;
+
+	if (is_air(mask, n)) {
+		b[n] = c.air * centre + c.l2 * s - b[n];
+		return;
+	}
+	t = cls[n];
+	if (t != VOX_PAD)
+		b[n] = c.sc[t] * (c.ca[t] * centre + c.l2 * s - c.cb[t] * b[n]);
+}
+
+/* ---- kernels --------------------------------------------------------------------------- */
+
+/* One thread per cell, 3-D blocks (bx, by, bz), neighbours through __ldg. */
+template <typename R>
+__global__ void k_naive3d(const R *__restrict__ a, R *__restrict__ b,
+			  const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
+			  const int2 *__restrict__ colk, const int2 *__restrict__ blockk)
+{
+	const KDims d = k_dims;
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	const int j = blockIdx.y * blockDim.y + threadIdx.y;
+	const int k = blockIdx.z * blockDim.z + threadIdx.z;
+	const int2 bk = blockk[blockIdx.x + gridDim.x * blockIdx.y];
+	long long n;
+	int2 ck;
+	R s;
+
+	if (k < bk.x || k > bk.y || i < 1 || i >= d.nx - 1 || j < 1 || j >= d.ny - 1)
+		return;
+	ck = colk[i + d.nx * j];
+	if (k < ck.x || k > ck.y)
+		return;
+	n = i + d.sy * j + d.sz * k;
+	s = ((__ldg(a + n - 1) + __ldg(a + n + 1)) + (__ldg(a + n - d.sy) + __ldg(a + n + d.sy))) +
+	    (__ldg(a + n - d.sz) + __ldg(a + n + d.sz));
+	update(b, mask, cls, n, __ldg(a + n), s);
+}
+
+/*
+ * 1-D tiling (seed 003 section 4.1): the plane (c, r) = (i, j + ny k), one thread per cell,
+ * k = r / ny and j = r mod ny. SHARED keeps the block's tile in shared memory, so inner
+ * threads read only z neighbours from global memory and edge threads one more value.
+ */
+template <typename R, bool SHARED>
+__global__ void k_tiled(const R *a, R *b, const unsigned *__restrict__ mask,
+			const uint8_t *__restrict__ cls, const int2 *__restrict__ colk)
+{
+	extern __shared__ unsigned char smem[];
+	R *tile = reinterpret_cast<R *>(smem);
+	const KDims d = k_dims;
+	const int c = blockIdx.x * blockDim.x + threadIdx.x;
+	const int r = blockIdx.y * blockDim.y + threadIdx.y;
+	const int k = r / d.ny, j = r - k * d.ny;
+	const int t = threadIdx.y * blockDim.x + threadIdx.x;
+	const bool in = c < d.nx && k < d.nz;
+	const long long n = c + d.sy * (long long)r;
+	bool live = in && c >= 1 && c < d.nx - 1 && j >= 1 && j < d.ny - 1 && k >= 1 && k < d.nz - 1;
+	R centre = 0, xm, xp, ym, yp;
+
+	if (live) {
+		const int2 ck = colk[c + d.nx * j];
+
+		live = k >= ck.x && k <= ck.y;
+	}
+	if (SHARED) {
+		tile[t] = in ? a[n] : R(0);
+		__syncthreads();
+		centre = tile[t];
+	} else if (live) {
+		centre = a[n];
+	}
+	if (!live)
+		return;
+	if (SHARED) {
+		xm = threadIdx.x > 0 ? tile[t - 1] : a[n - 1];
+		xp = threadIdx.x < blockDim.x - 1 ? tile[t + 1] : a[n + 1];
+		ym = threadIdx.y > 0 ? tile[t - blockDim.x] : a[n - d.sy];
+		yp = threadIdx.y < blockDim.y - 1 ? tile[t + blockDim.x] : a[n + d.sy];
+	} else {
+		xm = a[n - 1];
+		xp = a[n + 1];
+		ym = a[n - d.sy];
+		yp = a[n + d.sy];
+	}
+	update(b, mask, cls, n, centre, ((xm + xp) + (ym + yp)) + (a[n - d.sz] + a[n + d.sz]));
+}
+
+/*
+ * Slicing (seed 003 section 4.2): a 2-D thread front marches z from the block's start to
+ * its stop height; below, centre and above shift through registers, so each step reads the
+ * four in-plane neighbours and the cell above. Rd chooses global, __ldg or texture reads;
+ * [kfrom, kto] limits the march to one texture sub-volume.
+ */
+template <typename R, typename Rd>
+__global__ void k_slice(Rd rd, R *__restrict__ b, const unsigned *__restrict__ mask,
+			const uint8_t *__restrict__ cls, const int2 *__restrict__ colk,
+			const int2 *__restrict__ blockk, int kfrom, int kto)
+{
+	const KDims d = k_dims;
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	const int j = blockIdx.y * blockDim.y + threadIdx.y;
+	const int2 bk = blockk[blockIdx.x + gridDim.x * blockIdx.y];
+	const int k0 = max(bk.x, kfrom), k1 = min(bk.y, kto);
+	long long n;
+	int2 ck;
+	R below, centre;
+
+	if (k0 > k1 || i < 1 || i >= d.nx - 1 || j < 1 || j >= d.ny - 1)
+		return;
+	ck = colk[i + d.nx * j];
+	ck.x = max(ck.x, k0);
+	ck.y = min(ck.y, k1);
+	if (ck.x > ck.y)
+		return;
+	n = i + d.sy * j + d.sz * ck.x;
+	below = rd(n - d.sz);
+	centre = rd(n);
+	for (int k = ck.x; k <= ck.y; k++, n += d.sz) {
+		const R above = rd(n + d.sz);
+		const R s = ((rd(n - 1) + rd(n + 1)) + (rd(n - d.sy) + rd(n + d.sy))) + (below + above);
+
+		update(b, mask, cls, n, centre, s);
+		below = centre;
+		centre = above;
+	}
+}
+
+/*
+ * Slicing with the current slice in shared memory (seed 003 section 4.2.3): in-plane
+ * neighbours inside the block come from the tile, those past its edge through Rd (global
+ * for Shared Global, texture for Shared Texture Fetching).
+ */
+template <typename R, typename Rd>
+__global__ void k_slice_shared(Rd rd, R *__restrict__ b, const unsigned *__restrict__ mask,
+			       const uint8_t *__restrict__ cls, const int2 *__restrict__ colk,
+			       const int2 *__restrict__ blockk, int kfrom, int kto)
+{
+	extern __shared__ unsigned char smem[];
+	R *tile = reinterpret_cast<R *>(smem);
+	const KDims d = k_dims;
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	const int j = blockIdx.y * blockDim.y + threadIdx.y;
+	const int t = threadIdx.y * blockDim.x + threadIdx.x;
+	const int2 bk = blockk[blockIdx.x + gridDim.x * blockIdx.y];
+	const int k0 = max(bk.x, kfrom), k1 = min(bk.y, kto);
+	const bool in = i < d.nx && j < d.ny;
+	const bool inner = i >= 1 && i < d.nx - 1 && j >= 1 && j < d.ny - 1;
+	int2 ck = inner ? colk[i + d.nx * j] : make_int2(1, 0);
+	long long n = i + d.sy * j + d.sz * (long long)k0;
+	R below = 0, centre = 0;
+
+	if (k0 > k1)	/* the whole block returns together: no barrier is skipped */
+		return;
+	if (in) {
+		below = rd(n - d.sz);
+		centre = rd(n);
+	}
+	for (int k = k0; k <= k1; k++, n += d.sz) {
+		const R above = in ? rd(n + d.sz) : R(0);
+
+		__syncthreads();	/* the previous slice's tile is no longer read */
+		tile[t] = centre;
+		__syncthreads();
+		if (inner && k >= ck.x && k <= ck.y) {
+			const R xm = threadIdx.x > 0 ? tile[t - 1] : rd(n - 1);
+			const R xp = threadIdx.x < blockDim.x - 1 ? tile[t + 1] : rd(n + 1);
+			const R ym = threadIdx.y > 0 ? tile[t - blockDim.x] : rd(n - d.sy);
+			const R yp = threadIdx.y < blockDim.y - 1 ? tile[t + blockDim.x] : rd(n + d.sy);
+
+			update(b, mask, cls, n, centre, ((xm + xp) + (ym + yp)) + (below + above));
+		}
+		below = centre;
+		centre = above;
+	}
+}
+
+/* After the update of a step: add the source's values, then record every receiver. */
+template <typename R>
+__global__ void k_inject_record(R *u, const long long *__restrict__ src, const double *inj,
+				const long long *__restrict__ rcell, const double *__restrict__ rw,
+				double *out, int nrec, size_t cap, long long sample)
+{
+	if (inj && threadIdx.x < 8)
+		u[src[threadIdx.x]] += (R)inj[threadIdx.x];
+	__syncthreads();
+	for (int r = threadIdx.x; r < nrec; r += blockDim.x) {
+		double y = 0;
+
+		for (int c = 0; c < 8; c++)
+			y += rw[8 * r + c] * (double)u[rcell[8 * r + c]];
+		out[(size_t)r * cap + sample] = y;
+	}
+}
+
+/* The room cells of plane `index` along `axis`, slower in-plane axis first (fdtd_plane). */
+template <typename R>
+__global__ void k_plane(const R *__restrict__ u, float *__restrict__ out, int axis, int index)
+{
+	const KDims d = k_dims;
+	const int n[3] = { d.nx, d.ny, d.nz };
+	const int uax = axis == 2 ? 1 : 2, vax = axis == 0 ? 1 : 0;
+	const int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
+	int ijk[3];
+
+	if (c >= n[vax] - 2)
+		return;
+	ijk[axis] = index;
+	ijk[uax] = r + 1;
+	ijk[vax] = c + 1;
+	out[(size_t)r * (n[vax] - 2) + c] = (float)u[ijk[0] + d.sy * ijk[1] + d.sz * ijk[2]];
+}
+
+template <typename R> __global__ void k_noise(R *u, size_t n, unsigned seed)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		unsigned h = (unsigned)i * 2654435761u ^ seed;
+
+		h ^= h >> 15;
+		h *= 2246822519u;
+		h ^= h >> 13;
+		u[i] = (R)((double)(h & 0xffffff) / 16777216.0 - 0.5) * (R)1e-3;
+	}
+}
+
+__global__ void k_copy(const float4 *__restrict__ a, float4 *__restrict__ c, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		c[i] = a[i];
+}
+
+__global__ void k_add(const float4 *__restrict__ a, const float4 *__restrict__ b,
+		      float4 *__restrict__ c, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float4 x = a[i], y = b[i];
+
+		c[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+	}
+}
+
+/* ---- the engine ------------------------------------------------------------------------ */
+
+struct subvolume {
+	int k0, k1;			/* slabs updated from this texture */
+	long long base;			/* first cell the texture holds */
+	cudaTextureObject_t tex[2];	/* over u[0] and u[1] */
+};
+
+struct cuda_engine {
+	int precision;
+	enum cfg_kernel kernel;
+	int block[2];
+	struct vox_plan plan;
+	KDims dims;
+	void *u[2];			/* the two levels */
+	int cur;			/* u[cur] is u^n */
+	unsigned *mask;			/* air bit per cell */
+	uint8_t *cls;			/* class byte per cell */
+	int2 *colk;			/* per column (kstart, kstop) */
+	int2 *blockk;			/* per (bx, by) block of columns: min kstart, max kstop */
+	int2 *blockk3;			/* the same for naive3d's block footprint */
+	dim3 grid2, grid3, block3;
+	struct subvolume sub[MAX_SUBVOLUMES];
+	int nsub;
+	KCoefs<float> cf;
+	KCoefs<double> cd;
+	long long *src;			/* 8 cells of the source */
+	double *inj;			/* nsteps x 8 values */
+	size_t inj_steps;
+	long long *rcell;		/* 8 cells per receiver */
+	double *rw;			/* 8 weights per receiver */
+	long long *h_rcell;
+	double *h_rw;
+	int nrec;
+	double *rec;			/* device samples, nrec x cap */
+	double *h_rec;			/* host samples, nrec x cap */
+	size_t cap;
+	long step;
+};
+
+static const struct cuda_engine *uploaded;	/* whose constants are in constant memory */
+
+int cuda_available(char *name, size_t len, size_t *memory)
+{
+	struct cudaDeviceProp p;
+	int n = 0;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
+		cudaGetLastError();	/* clear the error of a machine without a driver */
+		return 0;
+	}
+	if (cudaGetDeviceProperties(&p, 0) != cudaSuccess)
+		return 0;
+	if (name)
+		snprintf(name, len, "%s", p.name);
+	if (memory)
+		*memory = p.totalGlobalMem;
+	return 1;
+}
+
+size_t cuda_memory(const struct vox_plan *p, int precision, int nrec, size_t nsamples,
+		   size_t nsteps)
+{
+	return 2 * p->cells * (size_t)precision + p->cells + (p->cells / 32 + 1) * 4 +
+	       2 * sizeof(int2) * (size_t)p->n[0] * p->n[1] +
+	       (size_t)nrec * nsamples * sizeof(double) + nsteps * 8 * sizeof(double);
+}
+
+template <typename R> static void fill_coefs(KCoefs<R> *k, const struct fdtd_coefs *c)
+{
+	for (int t = 0; t < VOX_MAX_KINDS; t++) {
+		k->ca[t] = (R)c->ca[t];
+		k->cb[t] = (R)c->cb[t];
+		k->sc[t] = (R)c->sc[t];
+	}
+	k->l2 = (R)c->l2;
+	k->air = (R)c->ca[VOX_AIR];
+}
+
+static int upload(struct cuda_engine *e, struct rs_error *err)
+{
+	if (uploaded == e)
+		return 0;
+	if (CK(cudaMemcpyToSymbol(k_dims, &e->dims, sizeof(e->dims))) ||
+	    CK(e->precision == 4 ? cudaMemcpyToSymbol(k_f32, &e->cf, sizeof(e->cf))
+				 : cudaMemcpyToSymbol(k_f64, &e->cd, sizeof(e->cd))))
+		return RS_EDEVICE;
+	uploaded = e;
+	return 0;
+}
+
+/* Per block of bx x by columns: the lowest start and highest stop height (seed 003 4.3.3). */
+static int block_heights(const struct vox_grid *g, int bx, int by, int2 **out, dim3 *grid,
+			 struct rs_error *err)
+{
+	const struct vox_plan *p = &g->plan;
+	const int gx = (p->n[0] + bx - 1) / bx, gy = (p->n[1] + by - 1) / by;
+	int2 *h = (int2 *)malloc(sizeof(int2) * (size_t)gx * gy);
+	int rc;
+
+	if (!h)
+		return rs_fail(err, RS_ENOMEM, "out of memory for block heights");
+	for (int b = 0; b < gx * gy; b++)
+		h[b] = make_int2(p->n[2], -1);
+	for (int j = 0; j < p->n[1]; j++)
+		for (int i = 0; i < p->n[0]; i++) {
+			int2 *v = &h[i / bx + gx * (j / by)];
+			const size_t c = (size_t)i + (size_t)p->n[0] * j;
+
+			if (g->kstart[c] > g->kstop[c])
+				continue;
+			v->x = min(v->x, g->kstart[c]);
+			v->y = max(v->y, g->kstop[c]);
+		}
+	*grid = dim3(gx, gy, 1);
+	rc = CK(cudaMalloc(out, sizeof(int2) * (size_t)gx * gy)) ||
+	     CK(cudaMemcpy(*out, h, sizeof(int2) * (size_t)gx * gy, cudaMemcpyHostToDevice));
+	free(h);
+	return rc ? RS_EDEVICE : 0;
+}
+
+static int upload_grid(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err)
+{
+	const struct vox_plan *p = &g->plan;
+	const size_t words = p->cells / 32 + 1, cols = (size_t)p->n[0] * p->n[1];
+	unsigned *mask = (unsigned *)calloc(words, sizeof(unsigned));
+	int2 *colk = (int2 *)malloc(cols * sizeof(int2));
+	int rc = RS_ENOMEM;
+
+	if (!mask || !colk)
+		goto out;
+	for (size_t n = 0; n < p->cells; n++)
+		if (g->cls[n] == VOX_AIR)
+			mask[n >> 5] |= 1u << (n & 31);
+	for (size_t c = 0; c < cols; c++)
+		colk[c] = make_int2(g->kstart[c], g->kstop[c]);
+	rc = RS_EDEVICE;
+	if (CK(cudaMalloc(&e->mask, words * sizeof(unsigned))) ||
+	    CK(cudaMalloc(&e->cls, p->cells)) || CK(cudaMalloc(&e->colk, cols * sizeof(int2))) ||
+	    CK(cudaMemcpy(e->mask, mask, words * sizeof(unsigned), cudaMemcpyHostToDevice)) ||
+	    CK(cudaMemcpy(e->cls, g->cls, p->cells, cudaMemcpyHostToDevice)) ||
+	    CK(cudaMemcpy(e->colk, colk, cols * sizeof(int2), cudaMemcpyHostToDevice)))
+		goto out;
+	rc = 0;
+out:
+	if (rc == RS_ENOMEM)
+		rs_fail(err, RS_ENOMEM, "out of host memory preparing the grid");
+	free(mask);
+	free(colk);
+	return rc;
+}
+
+/*
+ * Texture objects over linear memory hold at most `limit` texels, so the volume is split
+ * into stacked sub-volumes of whole slabs, each texture also holding the slab below and
+ * above its range (seed 003 section 4.2.2, figure 4), its start aligned as textures require.
+ */
+static int make_textures(struct cuda_engine *e, size_t limit, struct rs_error *err)
+{
+	const long long sz = e->dims.sz;
+	long long align, slabs;
+	int k = 1, width = 0, alignment = 0;
+
+	if (CK(cudaDeviceGetAttribute(&width, cudaDevAttrMaxTexture1DLinearWidth, 0)) ||
+	    CK(cudaDeviceGetAttribute(&alignment, cudaDevAttrTextureAlignment, 0)))
+		return RS_EDEVICE;
+	if (!limit)
+		limit = (size_t)width;
+	align = (long long)alignment / e->precision;
+	slabs = ((long long)limit - 2 * align) / sz - 2;	/* updated slabs per sub-volume */
+	if (slabs < 1)
+		return rs_fail(err, RS_EDEVICE, "a slab of %lld cells exceeds the texture limit of "
+			       "%zu texels", sz, limit);
+	e->nsub = 0;
+	while (k <= e->plan.n[2] - 2) {
+		struct subvolume *s = &e->sub[e->nsub];
+		long long first, count;
+
+		if (e->nsub == MAX_SUBVOLUMES)
+			return rs_fail(err, RS_EDEVICE, "more than %d texture sub-volumes",
+				       MAX_SUBVOLUMES);
+		s->k0 = k;
+		s->k1 = (int)min((long long)e->plan.n[2] - 2, k + slabs - 1);
+		first = (s->k0 - 1) * sz / align * align;
+		count = (s->k1 + 2) * sz - first;
+		s->base = first;
+		for (int b = 0; b < 2; b++) {
+			struct cudaResourceDesc res;
+			struct cudaTextureDesc td;
+
+			memset(&res, 0, sizeof(res));
+			memset(&td, 0, sizeof(td));
+			res.resType = cudaResourceTypeLinear;
+			res.res.linear.devPtr = (char *)e->u[b] + first * e->precision;
+			res.res.linear.desc = e->precision == 4 ? cudaCreateChannelDesc<float>()
+								: cudaCreateChannelDesc<int2>();
+			res.res.linear.sizeInBytes = (size_t)count * e->precision;
+			td.readMode = cudaReadModeElementType;
+			if (CK(cudaCreateTextureObject(&s->tex[b], &res, &td, NULL)))
+				return RS_EDEVICE;
+		}
+		e->nsub++;
+		k = s->k1 + 1;
+	}
+	return 0;
+}
+
+/* One update of the whole grid by kernel kern: u[cur] is read, u[1 - cur] written. */
+template <typename R>
+static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_error *err)
+{
+	const R *a = (const R *)e->u[e->cur];
+	R *b = (R *)e->u[1 - e->cur];
+	const dim3 blk(e->block[0], e->block[1]);
+	const size_t tile = sizeof(R) * e->block[0] * e->block[1];
+	const int kz = e->plan.n[2] - 2;
+
+	switch (kern) {
+	case CFG_KERNEL_NAIVE3D:
+		k_naive3d<R><<<e->grid3, e->block3>>>(a, b, e->mask, e->cls, e->colk, e->blockk3);
+		break;
+	case CFG_KERNEL_TILED_GLOBAL:
+	case CFG_KERNEL_TILED_SHARED: {
+		const dim3 g((e->plan.n[0] + blk.x - 1) / blk.x,
+			     (unsigned)(((long long)e->plan.n[1] * e->plan.n[2] + blk.y - 1) / blk.y));
+
+		if (kern == CFG_KERNEL_TILED_GLOBAL)
+			k_tiled<R, false><<<g, blk>>>(a, b, e->mask, e->cls, e->colk);
+		else
+			k_tiled<R, true><<<g, blk, tile>>>(a, b, e->mask, e->cls, e->colk);
+		break;
+	}
+	case CFG_KERNEL_SLICE_NAIVE:
+		k_slice<R, RdGlobal<R> ><<<e->grid2, blk>>>(RdGlobal<R>{ a }, b, e->mask, e->cls,
+							   e->colk, e->blockk, 1, kz);
+		break;
+	case CFG_KERNEL_SLICE_LDG:
+		k_slice<R, RdLdg<R> ><<<e->grid2, blk>>>(RdLdg<R>{ a }, b, e->mask, e->cls, e->colk,
+							e->blockk, 1, kz);
+		break;
+	case CFG_KERNEL_SLICE_SHARED:
+		k_slice_shared<R, RdGlobal<R> ><<<e->grid2, blk, tile>>>(
+			RdGlobal<R>{ a }, b, e->mask, e->cls, e->colk, e->blockk, 1, kz);
+		break;
+	case CFG_KERNEL_SLICE_TEXTURE:
+	case CFG_KERNEL_SLICE_SHARED_TEX:
+		for (int v = 0; v < e->nsub; v++) {
+			const RdTex<R> rd = { e->sub[v].tex[e->cur], e->sub[v].base };
+
+			if (kern == CFG_KERNEL_SLICE_TEXTURE)
+				k_slice<R, RdTex<R> ><<<e->grid2, blk>>>(rd, b, e->mask, e->cls, e->colk,
+									e->blockk, e->sub[v].k0,
+									e->sub[v].k1);
+			else
+				k_slice_shared<R, RdTex<R> ><<<e->grid2, blk, tile>>>(
+					rd, b, e->mask, e->cls, e->colk, e->blockk, e->sub[v].k0,
+					e->sub[v].k1);
+			if (CK_LAUNCH())
+				return RS_EDEVICE;
+		}
+		break;
+	default:
+		return rs_fail(err, RS_EINTERNAL, "no kernel %d", (int)kern);
+	}
+	return CK_LAUNCH() ? RS_EDEVICE : 0;
+}
+
+static int update_once(struct cuda_engine *e, enum cfg_kernel kern, struct rs_error *err)
+{
+	return e->precision == 4 ? launch_update<float>(e, kern, err)
+				 : launch_update<double>(e, kern, err);
+}
+
+static int fill_noise(struct cuda_engine *e, struct rs_error *err)
+{
+	for (int b = 0; b < 2; b++) {
+		if (e->precision == 4)
+			k_noise<float><<<1024, 256>>>((float *)e->u[b], e->plan.cells, 17u + b);
+		else
+			k_noise<double><<<1024, 256>>>((double *)e->u[b], e->plan.cells, 17u + b);
+		if (CK_LAUNCH())
+			return RS_EDEVICE;
+	}
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int cuda_time_kernel(struct cuda_engine *e, enum cfg_kernel kern, int steps, int runs,
+		     double *seconds, struct rs_error *err)
+{
+	double t[16];
+	cudaEvent_t e0, e1;
+	int rc = RS_EDEVICE;
+
+	if (runs > 16)
+		runs = 16;
+	if (upload(e, err) || fill_noise(e, err) || CK(cudaEventCreate(&e0)) ||
+	    CK(cudaEventCreate(&e1)))
+		return RS_EDEVICE;
+	if (update_once(e, kern, err) || CK(cudaDeviceSynchronize()))	/* warm-up */
+		goto out;
+	for (int r = 0; r < runs; r++) {
+		float ms;
+
+		if (CK(cudaEventRecord(e0)))
+			goto out;
+		for (int s = 0; s < steps; s++) {
+			if (update_once(e, kern, err))
+				goto out;
+			e->cur = 1 - e->cur;
+		}
+		if (CK(cudaEventRecord(e1)) || CK(cudaEventSynchronize(e1)) ||
+		    CK(cudaEventElapsedTime(&ms, e0, e1)))
+			goto out;
+		t[r] = ms * 1e-3;
+	}
+	qsort(t, (size_t)runs, sizeof(double), cmp_double);
+	*seconds = t[runs / 2];
+	rc = 0;
+out:
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
+	return rc;
+}
+
+static const void *kernel_fn(int precision, enum cfg_kernel k)
+{
+	if (precision == 4) {
+		switch (k) {
+		case CFG_KERNEL_NAIVE3D: return (const void *)k_naive3d<float>;
+		case CFG_KERNEL_TILED_GLOBAL: return (const void *)k_tiled<float, false>;
+		case CFG_KERNEL_TILED_SHARED: return (const void *)k_tiled<float, true>;
+		case CFG_KERNEL_SLICE_NAIVE: return (const void *)k_slice<float, RdGlobal<float> >;
+		case CFG_KERNEL_SLICE_TEXTURE: return (const void *)k_slice<float, RdTex<float> >;
+		case CFG_KERNEL_SLICE_LDG: return (const void *)k_slice<float, RdLdg<float> >;
+		case CFG_KERNEL_SLICE_SHARED:
+			return (const void *)k_slice_shared<float, RdGlobal<float> >;
+		case CFG_KERNEL_SLICE_SHARED_TEX:
+			return (const void *)k_slice_shared<float, RdTex<float> >;
+		default: return NULL;
+		}
+	}
+	switch (k) {
+	case CFG_KERNEL_NAIVE3D: return (const void *)k_naive3d<double>;
+	case CFG_KERNEL_TILED_GLOBAL: return (const void *)k_tiled<double, false>;
+	case CFG_KERNEL_TILED_SHARED: return (const void *)k_tiled<double, true>;
+	case CFG_KERNEL_SLICE_NAIVE: return (const void *)k_slice<double, RdGlobal<double> >;
+	case CFG_KERNEL_SLICE_TEXTURE: return (const void *)k_slice<double, RdTex<double> >;
+	case CFG_KERNEL_SLICE_LDG: return (const void *)k_slice<double, RdLdg<double> >;
+	case CFG_KERNEL_SLICE_SHARED: return (const void *)k_slice_shared<double, RdGlobal<double> >;
+	case CFG_KERNEL_SLICE_SHARED_TEX:
+		return (const void *)k_slice_shared<double, RdTex<double> >;
+	default: return NULL;
+	}
+}
+
+void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *regs,
+			   size_t *shared)
+{
+	struct cudaFuncAttributes a;
+	const int tiles = k == CFG_KERNEL_TILED_SHARED || k == CFG_KERNEL_SLICE_SHARED ||
+			  k == CFG_KERNEL_SLICE_SHARED_TEX;
+
+	*regs = 0;
+	*shared = 0;
+	if (!kernel_fn(e->precision, k) || cudaFuncGetAttributes(&a, kernel_fn(e->precision, k)))
+		return;
+	*regs = a.numRegs;
+	*shared = a.sharedSizeBytes +
+		  (tiles ? (size_t)e->precision * e->block[0] * e->block[1] : 0);
+}
+
+/* Kernel auto: time every kernel on the run's own grid and keep the fastest. */
+static int choose_kernel(struct cuda_engine *e, int verbose, struct rs_error *err)
+{
+	double best = HUGE_VAL;
+
+	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
+		double t;
+
+		if (cuda_time_kernel(e, (enum cfg_kernel)k, AUTO_STEPS, 3, &t, err))
+			return RS_EDEVICE;
+		if (verbose)
+			fprintf(stderr, "roomsim: kernel %-17s %8.2f Gvox/s\n", cfg_kernel_names[k],
+				(double)e->plan.cells * AUTO_STEPS / t / 1e9);
+		if (t < best) {
+			best = t;
+			e->kernel = (enum cfg_kernel)k;
+		}
+	}
+	return cuda_reset(e, err);
+}
+
+struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err)
+{
+	const struct vox_plan *p = &s->grid->plan;
+	struct cuda_engine *e = (struct cuda_engine *)calloc(1, sizeof(*e));
+	size_t free_b = 0, total_b = 0, need = cuda_memory(p, s->precision, 0, 0, 0);
+	const int bz = 4;	/* naive3d's blocks are bx x (by / bz) x bz */
+
+	if (!e) {
+		rs_fail(err, RS_ENOMEM, "out of memory");
+		return NULL;
+	}
+	e->precision = s->precision;
+	e->kernel = s->kernel;
+	e->block[0] = s->block[0];
+	e->block[1] = s->block[1];
+	e->plan = *p;
+	e->dims.nx = p->n[0];
+	e->dims.ny = p->n[1];
+	e->dims.nz = p->n[2];
+	e->dims.sy = p->n[0];
+	e->dims.sz = (long long)p->n[0] * p->n[1];
+	fill_coefs(&e->cf, s->coefs);
+	fill_coefs(&e->cd, s->coefs);
+	if (CK(cudaMemGetInfo(&free_b, &total_b)))
+		goto out_free;
+	if (need > free_b) {
+		rs_fail(err, RS_ENOMEM, "the grid needs %.2f GiB of device memory, %.2f GiB is free",
+			need / 1073741824.0, free_b / 1073741824.0);
+		goto out_free;
+	}
+	e->block3 = dim3(s->block[0], max(1, s->block[1] / bz), bz);
+	if (CK(cudaMalloc(&e->u[0], p->cells * (size_t)s->precision)) ||
+	    CK(cudaMalloc(&e->u[1], p->cells * (size_t)s->precision)) ||
+	    upload_grid(e, s->grid, err) ||
+	    block_heights(s->grid, s->block[0], s->block[1], &e->blockk, &e->grid2, err) ||
+	    block_heights(s->grid, e->block3.x, e->block3.y, &e->blockk3, &e->grid3, err) ||
+	    make_textures(e, s->tex_limit, err))
+		goto out_free;
+	e->grid3.z = (p->n[2] + bz - 1) / bz;
+	/* naive3d's per-block heights cover bz slabs: a block is skipped when none is inside */
+	if (cuda_reset(e, err))
+		goto out_free;
+	if (e->kernel == CFG_KERNEL_AUTO && choose_kernel(e, s->verbose, err))
+		goto out_free;
+	return e;
+out_free:
+	cuda_destroy(e);
+	return NULL;
+}
+
+void cuda_destroy(struct cuda_engine *e)
+{
+	if (!e)
+		return;
+	if (uploaded == e)
+		uploaded = NULL;
+	for (int v = 0; v < e->nsub; v++)
+		for (int b = 0; b < 2; b++)
+			cudaDestroyTextureObject(e->sub[v].tex[b]);
+	cudaFree(e->u[0]);
+	cudaFree(e->u[1]);
+	cudaFree(e->mask);
+	cudaFree(e->cls);
+	cudaFree(e->colk);
+	cudaFree(e->blockk);
+	cudaFree(e->blockk3);
+	cudaFree(e->src);
+	cudaFree(e->inj);
+	cudaFree(e->rcell);
+	cudaFree(e->rw);
+	cudaFree(e->rec);
+	free(e->h_rcell);
+	free(e->h_rw);
+	free(e->h_rec);
+	free(e);
+}
+
+enum cfg_kernel cuda_kernel(const struct cuda_engine *e)
+{
+	return e->kernel;
+}
+
+int cuda_set_source(struct cuda_engine *e, const size_t cell[8], const double *inj,
+		    size_t nsteps, struct rs_error *err)
+{
+	long long c[8];
+
+	for (int i = 0; i < 8; i++)
+		c[i] = (long long)cell[i];
+	cudaFree(e->inj);
+	e->inj = NULL;
+	if (!e->src && CK(cudaMalloc(&e->src, sizeof(c))))
+		return RS_EDEVICE;
+	if (CK(cudaMalloc(&e->inj, nsteps * 8 * sizeof(double))) ||
+	    CK(cudaMemcpy(e->src, c, sizeof(c), cudaMemcpyHostToDevice)) ||
+	    CK(cudaMemcpy(e->inj, inj, nsteps * 8 * sizeof(double), cudaMemcpyHostToDevice)))
+		return RS_EDEVICE;
+	e->inj_steps = nsteps;
+	return 0;
+}
+
+int cuda_add_receiver(struct cuda_engine *e, const size_t cell[8], const double w[8],
+		      struct rs_error *err)
+{
+	long long *c = (long long *)realloc(e->h_rcell, sizeof(long long) * 8 * (e->nrec + 1));
+	double *ww;
+
+	if (!c)
+		return rs_fail(err, RS_ENOMEM, "out of memory adding a receiver");
+	e->h_rcell = c;
+	ww = (double *)realloc(e->h_rw, sizeof(double) * 8 * (e->nrec + 1));
+	if (!ww)
+		return rs_fail(err, RS_ENOMEM, "out of memory adding a receiver");
+	e->h_rw = ww;
+	for (int i = 0; i < 8; i++) {
+		c[8 * e->nrec + i] = (long long)cell[i];
+		ww[8 * e->nrec + i] = w[i];
+	}
+	e->nrec++;
+	cudaFree(e->rcell);
+	cudaFree(e->rw);
+	e->rcell = NULL;
+	e->rw = NULL;
+	if (CK(cudaMalloc(&e->rcell, sizeof(long long) * 8 * e->nrec)) ||
+	    CK(cudaMalloc(&e->rw, sizeof(double) * 8 * e->nrec)) ||
+	    CK(cudaMemcpy(e->rcell, c, sizeof(long long) * 8 * e->nrec, cudaMemcpyHostToDevice)) ||
+	    CK(cudaMemcpy(e->rw, ww, sizeof(double) * 8 * e->nrec, cudaMemcpyHostToDevice)))
+		return RS_EDEVICE;
+	return e->cap ? cuda_reserve(e, e->cap, err) : 0;
+}
+
+int cuda_reserve(struct cuda_engine *e, size_t nsamples, struct rs_error *err)
+{
+	const size_t bytes = sizeof(double) * nsamples * (size_t)(e->nrec ? e->nrec : 1);
+
+	cudaFree(e->rec);
+	e->rec = NULL;
+	free(e->h_rec);
+	e->h_rec = (double *)calloc(1, bytes);
+	e->cap = nsamples;
+	if (!e->h_rec)
+		return rs_fail(err, RS_ENOMEM, "out of memory for receiver samples");
+	return CK(cudaMalloc(&e->rec, bytes)) || CK(cudaMemset(e->rec, 0, bytes)) ? RS_EDEVICE : 0;
+}
+
+int cuda_reset(struct cuda_engine *e, struct rs_error *err)
+{
+	const size_t bytes = e->plan.cells * (size_t)e->precision;
+
+	e->step = 0;
+	e->cur = 0;
+	cudaFree(e->inj);
+	e->inj = NULL;
+	e->inj_steps = 0;
+	if (e->h_rec)
+		memset(e->h_rec, 0, sizeof(double) * e->cap * (size_t)(e->nrec ? e->nrec : 1));
+	if (e->rec &&
+	    CK(cudaMemset(e->rec, 0, sizeof(double) * e->cap * (size_t)(e->nrec ? e->nrec : 1))))
+		return RS_EDEVICE;
+	return CK(cudaMemset(e->u[0], 0, bytes)) || CK(cudaMemset(e->u[1], 0, bytes)) ||
+	       CK(cudaDeviceSynchronize()) ? RS_EDEVICE : 0;
+}
+
+static int inject_record(struct cuda_engine *e, struct rs_error *err)
+{
+	const double *inj = (size_t)e->step < e->inj_steps ? e->inj + 8 * e->step : NULL;
+	const long long sample = e->step + 1;
+
+	if (!inj && (!e->nrec || (size_t)sample >= e->cap))
+		return 0;
+	if (e->precision == 4)
+		k_inject_record<float><<<1, 128>>>((float *)e->u[1 - e->cur], e->src, inj, e->rcell,
+						    e->rw, e->rec, (size_t)sample < e->cap ? e->nrec : 0,
+						    e->cap, sample);
+	else
+		k_inject_record<double><<<1, 128>>>((double *)e->u[1 - e->cur], e->src, inj,
+						     e->rcell, e->rw, e->rec,
+						     (size_t)sample < e->cap ? e->nrec : 0, e->cap,
+						     sample);
+	return CK_LAUNCH() ? RS_EDEVICE : 0;
+}
+
+int cuda_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop,
+		 struct rs_error *err)
+{
+	const long first = e->step + 1;
+	int rc = 0;
+
+	if (e->kernel == CFG_KERNEL_AUTO)
+		return rs_fail(err, RS_EINTERNAL, "no kernel chosen");
+	if (upload(e, err))
+		return RS_EDEVICE;
+	for (long i = 0; i < nsteps; i++) {
+		if (stop && *stop) {
+			rc = rs_fail(err, RS_EINTR, "interrupted");
+			break;
+		}
+		if (update_once(e, e->kernel, err) || inject_record(e, err))
+			return RS_EDEVICE;
+		e->cur = 1 - e->cur;
+		e->step++;
+	}
+	/* Copy back the samples of this chunk: one synchronisation per call, none per step. */
+	for (int r = 0; r < e->nrec && (size_t)first < e->cap; r++) {
+		const size_t last = min((size_t)e->step, e->cap - 1), off = (size_t)r * e->cap + first;
+
+		if (last >= (size_t)first &&
+		    CK(cudaMemcpy(e->h_rec + off, e->rec + off, sizeof(double) * (last - first + 1),
+				  cudaMemcpyDeviceToHost)))
+			return RS_EDEVICE;
+	}
+	return rc ? rc : CK(cudaDeviceSynchronize()) ? RS_EDEVICE : 0;
+}
+
+long cuda_steps(const struct cuda_engine *e)
+{
+	return e->step;
+}
+
+const double *cuda_receiver(const struct cuda_engine *e, int r)
+{
+	return e->h_rec + (size_t)r * e->cap;
+}
+
+int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_error *err)
+{
+	const size_t n = e->plan.cells;
+	const void *src = e->u[older ? 1 - e->cur : e->cur];
+
+	if (e->precision == 8)
+		return CK(cudaMemcpy(out, src, n * sizeof(double), cudaMemcpyDeviceToHost))
+			       ? RS_EDEVICE : 0;
+	float *tmp = (float *)malloc(n * sizeof(float));
+
+	if (!tmp)
+		return rs_fail(err, RS_ENOMEM, "out of memory copying the field");
+	if (CK(cudaMemcpy(tmp, src, n * sizeof(float), cudaMemcpyDeviceToHost))) {
+		free(tmp);
+		return RS_EDEVICE;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = tmp[i];
+	free(tmp);
+	return 0;
+}
+
+int cuda_plane(struct cuda_engine *e, int axis, int index, float *out, struct rs_error *err)
+{
+	const int n[3] = { e->plan.n[0], e->plan.n[1], e->plan.n[2] };
+	const int n1 = n[axis == 2 ? 1 : 2] - 2, n2 = n[axis == 0 ? 1 : 0] - 2;
+	const size_t bytes = sizeof(float) * (size_t)n1 * n2;
+	const dim3 g((n2 + 127) / 128, n1);
+	float *d = NULL;
+	int rc;
+
+	if (upload(e, err) || CK(cudaMalloc(&d, bytes)))
+		return RS_EDEVICE;
+	if (e->precision == 4)
+		k_plane<float><<<g, 128>>>((const float *)e->u[e->cur], d, axis, index);
+	else
+		k_plane<double><<<g, 128>>>((const double *)e->u[e->cur], d, axis, index);
+	rc = CK_LAUNCH() || CK(cudaMemcpy(out, d, bytes, cudaMemcpyDeviceToHost)) ? RS_EDEVICE : 0;
+	cudaFree(d);
+	return rc;
+}
+
+int cuda_set_field(struct cuda_engine *e, const double *cur, const double *prev,
+		   struct rs_error *err)
+{
+	const size_t n = e->plan.cells;
+	const double *src[2] = { cur, prev };
+	float *tmp = e->precision == 4 ? (float *)malloc(n * sizeof(float)) : NULL;
+	int rc = 0;
+
+	if (e->precision == 4 && !tmp)
+		return rs_fail(err, RS_ENOMEM, "out of memory copying the field");
+	for (int l = 0; l < 2 && !rc; l++) {
+		void *dst = e->u[l ? 1 - e->cur : e->cur];
+
+		if (e->precision == 8) {
+			rc = CK(cudaMemcpy(dst, src[l], n * sizeof(double), cudaMemcpyHostToDevice));
+			continue;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[i] = (float)src[l][i];
+		rc = CK(cudaMemcpy(dst, tmp, n * sizeof(float), cudaMemcpyHostToDevice));
+	}
+	free(tmp);
+	return rc ? RS_EDEVICE : 0;
+}
+
+int cuda_bandwidth(double *copy, double *add, struct rs_error *err)
+{
+	const size_t n = STREAM_BYTES / sizeof(float4);
+	float4 *a = NULL, *b = NULL, *c = NULL;
+	cudaEvent_t e0 = NULL, e1 = NULL;
+	int rc = RS_EDEVICE, sms = 0;
+
+	*copy = *add = 0;
+	if (CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0)) ||
+	    CK(cudaMalloc(&a, STREAM_BYTES)) || CK(cudaMalloc(&b, STREAM_BYTES)) ||
+	    CK(cudaMalloc(&c, STREAM_BYTES)) || CK(cudaMemset(a, 1, STREAM_BYTES)) ||
+	    CK(cudaMemset(b, 2, STREAM_BYTES)) || CK(cudaEventCreate(&e0)) ||
+	    CK(cudaEventCreate(&e1)))
+		goto out;
+	for (int r = 0; r < 6; r++) {
+		float ms;
+
+		if (CK(cudaEventRecord(e0)))
+			goto out;
+		k_copy<<<sms * 8, 256>>>(a, c, n);
+		if (CK_LAUNCH() || CK(cudaEventRecord(e1)) || CK(cudaEventSynchronize(e1)) ||
+		    CK(cudaEventElapsedTime(&ms, e0, e1)))
+			goto out;
+		if (r)	/* the first run is the warm-up */
+			*copy = fmax(*copy, 2.0 * STREAM_BYTES / (ms * 1e-3));
+		if (CK(cudaEventRecord(e0)))
+			goto out;
+		k_add<<<sms * 8, 256>>>(a, b, c, n);
+		if (CK_LAUNCH() || CK(cudaEventRecord(e1)) || CK(cudaEventSynchronize(e1)) ||
+		    CK(cudaEventElapsedTime(&ms, e0, e1)))
+			goto out;
+		if (r)
+			*add = fmax(*add, 3.0 * STREAM_BYTES / (ms * 1e-3));
+	}
+	rc = 0;
+out:
+	cudaFree(a);
+	cudaFree(b);
+	cudaFree(c);
+	if (e0)
+		cudaEventDestroy(e0);
+	if (e1)
+		cudaEventDestroy(e1);
+	return rc;
+}

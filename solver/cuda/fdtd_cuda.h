@@ -1,0 +1,100 @@
+/*
+ * fdtd_cuda.h - the CUDA engine: host launchers only; the kernels stay inside engine.cu.
+ *
+ * It implements exactly the update of solver/fdtd.h, with the same expression in the same
+ * order (both built without FMA contraction), so every kernel can be compared with the CPU
+ * engine field by field. The engine owns every device buffer it allocates; cuda_destroy()
+ * frees them. The per-kind coefficients live in constant memory, which is per device and
+ * per process: one engine runs at a time (each engine uploads its own before it steps).
+ */
+#ifndef FDTD_CUDA_H
+#define FDTD_CUDA_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#include "../../common/rs_error.h"
+#include "../../geometry/voxel.h"
+#include "../../io/config.h"
+#include "../fdtd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct cuda_engine;
+
+struct cuda_setup {
+	const struct vox_grid *grid;	/* borrowed: read at creation only */
+	const struct fdtd_coefs *coefs;
+	int precision;			/* 4 or 8 */
+	enum cfg_kernel kernel;		/* CFG_KERNEL_AUTO: time all, keep the fastest */
+	int block[2];			/* threads per block, x by y */
+	size_t tex_limit;		/* texels per texture object; 0 = the device's limit */
+	int verbose;			/* auto: print the timing of every kernel to stderr */
+};
+
+/* 1 when a CUDA device is usable; name and total memory filled when not NULL. */
+int cuda_available(char *name, size_t len, size_t *memory);
+
+/* Device bytes a run needs; checked against free device memory by cuda_create(). */
+size_t cuda_memory(const struct vox_plan *p, int precision, int nrec, size_t nsamples,
+		   size_t nsteps);
+
+struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err);
+void cuda_destroy(struct cuda_engine *e);
+
+/* The kernel the engine runs (after auto, the one it chose). */
+enum cfg_kernel cuda_kernel(const struct cuda_engine *e);
+
+/* Source: the eight cells and, per step, the eight values to add (inj[step * 8 + c]). */
+int cuda_set_source(struct cuda_engine *e, const size_t cell[8], const double *inj,
+		    size_t nsteps, struct rs_error *err);
+
+/* Receiver read as sum over c of w[c] * u[cell[c]], in that order. */
+int cuda_add_receiver(struct cuda_engine *e, const size_t cell[8], const double w[8],
+		      struct rs_error *err);
+
+/* Room for nsamples samples per receiver, on the device and on the host. */
+int cuda_reserve(struct cuda_engine *e, size_t nsamples, struct rs_error *err);
+
+/* Zero the fields, the samples and the step counter; remove the source. */
+int cuda_reset(struct cuda_engine *e, struct rs_error *err);
+
+/* Advance nsteps: update, inject, record on the device; copy the new samples back at the
+ * end. Returns RS_EINTR when *stop became non-zero between steps. */
+int cuda_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop,
+		 struct rs_error *err);
+
+long cuda_steps(const struct cuda_engine *e);
+const double *cuda_receiver(const struct cuda_engine *e, int r);
+
+/* The newest level (older = 0) or the one before, as doubles over the whole grid. */
+int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_error *err);
+
+/* The room cells of one plane of the newest level, as fdtd_plane() lays them out. */
+int cuda_plane(struct cuda_engine *e, int axis, int index, float *out, struct rs_error *err);
+
+/* Upload both levels (as doubles) and the step counter: for tests that start mid-run. */
+int cuda_set_field(struct cuda_engine *e, const double *cur, const double *prev,
+		   struct rs_error *err);
+
+/*
+ * Benchmark: fill the fields with noise, run the update kernel `kernel` for `steps` steps
+ * `runs` times (after a warm-up), return the median seconds per run (CUDA events).
+ */
+int cuda_time_kernel(struct cuda_engine *e, enum cfg_kernel kernel, int steps, int runs,
+		     double *seconds, struct rs_error *err);
+
+/* Registers per thread and static + dynamic shared memory per block of a kernel. */
+void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel kernel, int *regs,
+			   size_t *shared);
+
+/* The device's streaming bandwidth, bytes/s: copy (read 1, write 1), add (read 2, write 1). */
+int cuda_bandwidth(double *copy, double *add, struct rs_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

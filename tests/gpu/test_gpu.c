@@ -1,0 +1,285 @@
+/*
+ * test_gpu - every CUDA kernel against the CPU engine, field by field (make gpu-test, on a
+ * machine with a GPU). For each kernel, precision and room (rigid box, absorbing box, an
+ * L-shaped room with a stepped ceiling built from the flags), the receivers and the whole
+ * field after STEPS steps must match within the tolerances of docs/kernels.md; the energy
+ * of a rigid room is conserved on the GPU as on the CPU.
+ *
+ * ROOMSIM_GPU_QUICK=1 runs a few short cases, for compute-sanitizer.
+ */
+#include "../helper.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../solver/signal.h"
+
+#define STEPS 600		/* at least 500 (the issue), not a multiple of the chunk */
+#define CHUNK 64		/* steps per fdtd_advance, as roomsim run chunks */
+#define TOL_F32 1e-4		/* of the peak: float32 rounding over many steps */
+#define TOL_F64 1e-11		/* of the peak: float64 */
+#define ENERGY_STEPS 5000
+#define ENERGY_TOL 1e-10
+
+static int quick;
+
+static const char *const rooms[] = {
+	/* rigid box */
+	"grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
+	"geometry: {box: [3.1, 1.7, 1.3]}\n"
+	"sources: [{name: S, position: [0.73, 0.61, 0.52], highpass: 0}]\n"
+	"receivers: [{name: A, position: [2.41, 1.13, 0.77]}, {name: B, position: [0.3, 1.5, 1.1]}]\n",
+	/* absorbing box, floor and x1 of other materials */
+	"grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
+	"geometry: {box: [3.1, 1.7, 1.3]}\n"
+	"materials: {w: {absorption: 0.3}, f: {admittance: 0.02}, g: {reflection: 0.5}}\n"
+	"surfaces: {default: w, floor: f, x1: g}\n"
+	"sources: [{name: S, position: [0.73, 0.61, 0.52], signal: ricker, fc: 300}]\n"
+	"receivers: [{name: A, position: [2.41, 1.13, 0.77]}, {name: B, position: [0.3, 1.5, 1.1]}]\n",
+	/* the same absorbing box, carved into an L with a stepped ceiling below */
+	"grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
+	"geometry: {box: [3.1, 1.7, 1.3]}\n"
+	"materials: {w: {absorption: 0.2}}\n"
+	"surfaces: {default: w}\n"
+	"sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
+	"receivers: [{name: A, position: [2.41, 0.43, 0.37]}, {name: B, position: [0.3, 1.5, 0.6]}]\n",
+};
+static const char *const room_names[] = { "rigid", "absorbing", "L-shaped" };
+
+/* The L: no cells with x > 1.6 and y > 0.9; a lowered ceiling (z > 0.8) where x < 1.0. */
+static void carve(struct sim *s)
+{
+	const double lo1[3] = { 1.6, 0.9, -1 }, hi1[3] = { 9, 9, 9 };
+	const double lo2[3] = { -1, -1, 0.8 }, hi2[3] = { 1.0, 9, 9 };
+	struct rs_error err = { 0 };
+
+	assert_int_equal(vox_carve(s->grid, s->room, lo1, hi1, 0, &err), 0);
+	assert_int_equal(vox_carve(s->grid, s->room, lo2, hi2, 0, &err), 0);
+}
+
+struct result {
+	double *rec[2];		/* receiver signals */
+	double *cur, *prev;	/* the last two levels */
+};
+
+static void result_free(struct result *r)
+{
+	free(r->rec[0]);
+	free(r->rec[1]);
+	free(r->cur);
+	free(r->prev);
+}
+
+/* Run room r on an engine made from setup; keep the receivers and both last levels. */
+static void run(struct sim *s, struct fdtd_setup *setup, long steps, struct result *out)
+{
+	struct fdtd *f;
+	struct rs_error err = { 0 };
+	double *sig = malloc((size_t)steps * sizeof(double));
+	const size_t cells = s->grid->plan.cells;
+
+	assert_non_null(sig);
+	f = fdtd_create(setup, &err);
+	if (!f)
+		fail_msg("%s", err.msg);
+	for (int q = 0; q < 2; q++)
+		assert_int_equal(fdtd_add_receiver(f, s->room->receivers[q].pos), q);
+	assert_int_equal(fdtd_reserve(f, (size_t)steps + 1), 0);
+	sig_source(&s->room->sources[0], s->dt, (size_t)steps, sig);
+	assert_int_equal(fdtd_add_source(f, s->room->sources[0].pos, sig, (size_t)steps), 0);
+	for (long done = 0; done < steps; done += CHUNK)
+		if (fdtd_advance(f, steps - done < CHUNK ? steps - done : CHUNK, NULL))
+			fail_msg("advance: %s", fdtd_error(f));
+	for (int q = 0; q < 2; q++) {
+		out->rec[q] = malloc(((size_t)steps + 1) * sizeof(double));
+		assert_non_null(out->rec[q]);
+		memcpy(out->rec[q], fdtd_receiver(f, q), ((size_t)steps + 1) * sizeof(double));
+	}
+	out->cur = malloc(cells * sizeof(double));
+	out->prev = malloc(cells * sizeof(double));
+	assert_non_null(out->cur);
+	assert_non_null(out->prev);
+	fdtd_field(f, 0, out->cur);
+	fdtd_field(f, 1, out->prev);
+	assert_string_equal(fdtd_error(f), "");
+	fdtd_destroy(f);
+	free(sig);
+}
+
+/* max |a - b| / max |b| over n values */
+static double rel_diff(const double *a, const double *b, size_t n)
+{
+	double d = 0, peak = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(a[i]))
+			return INFINITY;
+		d = fmax(d, fabs(a[i] - b[i]));
+		peak = fmax(peak, fabs(b[i]));
+	}
+	assert_true(peak > 0);	/* never compare silence */
+	return d / peak;
+}
+
+/* Compare every kernel (or only `only`) with the CPU on room r in one precision. */
+static void compare_room(int r, int precision, int only, size_t tex_limit, int bx, int by)
+{
+	struct sim *s = sim_open(rooms[r]);
+	struct fdtd_setup cpu = { .grid = s->grid, .lambda = s->lambda, .precision = precision };
+	struct result ref;
+	const long steps = quick ? 40 : STEPS;
+	const double tol = precision == 4 ? TOL_F32 : TOL_F64;
+	const size_t cells = s->grid->plan.cells;
+
+	if (r == 2)
+		carve(s);
+	run(s, &cpu, steps, &ref);
+	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
+		struct fdtd_setup gpu = cpu;
+		struct result got;
+		double e_rec, e_field;
+
+		if (only >= 0 && k != only)
+			continue;
+		gpu.cuda = 1;
+		gpu.kernel = (enum cfg_kernel)k;
+		gpu.tex_limit = tex_limit;
+		gpu.block[0] = bx;
+		gpu.block[1] = by;
+		run(s, &gpu, steps, &got);
+		e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
+			     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
+		e_field = fmax(rel_diff(got.cur, ref.cur, cells), rel_diff(got.prev, ref.prev, cells));
+		print_message("# %-9s %s %-16s block %dx%d%s: receivers %.2e, field %.2e%s\n",
+			      room_names[r], precision == 4 ? "f32" : "f64", cfg_kernel_names[k], bx,
+			      by, tex_limit ? " small textures" : "", e_rec, e_field,
+			      e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
+		if (e_rec > tol || e_field > tol)
+			fail_msg("%s %s on the %s room: error %.3e / %.3e over %.0e", cfg_kernel_names[k],
+				 precision == 4 ? "float32" : "float64", room_names[r], e_rec, e_field,
+				 tol);
+		result_free(&got);
+	}
+	result_free(&ref);
+	sim_close(s);
+}
+
+#define CASE(name, r, prec)                                   \
+	static void name(void **state)                        \
+	{                                                     \
+		(void)state;                                  \
+		compare_room(r, prec, -1, 0, 32, 8);          \
+	}
+CASE(rigid_f32, 0, 4)
+CASE(rigid_f64, 0, 8)
+CASE(absorbing_f32, 1, 4)
+CASE(absorbing_f64, 1, 8)
+CASE(lshaped_f32, 2, 4)
+CASE(lshaped_f64, 2, 8)
+
+/* Textures of 6 slabs force the stacked sub-volumes of seed 003 section 4.2.2. */
+static void texture_subvolumes(void **state)
+{
+	const size_t slab = 64 * 36;	/* cells of one z-slab of these rooms (with halo) */
+
+	(void)state;
+	for (int prec = 4; prec <= 8; prec += 4) {
+		compare_room(2, prec, CFG_KERNEL_SLICE_TEXTURE, 6 * slab + 1024, 32, 8);
+		compare_room(2, prec, CFG_KERNEL_SLICE_SHARED_TEX, 6 * slab + 1024, 32, 8);
+	}
+}
+
+/* Another block shape: every kernel honours scheme.block. */
+static void other_block_shape(void **state)
+{
+	(void)state;
+	compare_room(2, 4, -1, 0, 64, 2);
+}
+
+/* Kernel auto picks one of the kernels and gives the same result. */
+static void auto_kernel(void **state)
+{
+	struct sim *s = sim_open(rooms[1]);
+	struct fdtd_setup g = { .grid = s->grid, .lambda = s->lambda, .precision = 4, .cuda = 1,
+				.kernel = CFG_KERNEL_AUTO };
+	struct rs_error err = { 0 };
+	struct fdtd *f;
+
+	(void)state;
+	f = fdtd_create(&g, &err);
+	if (!f)
+		fail_msg("%s", err.msg);
+	print_message("# auto chose %s\n", cfg_kernel_names[fdtd_kernel(f)]);
+	assert_true(fdtd_kernel(f) > CFG_KERNEL_AUTO && fdtd_kernel(f) < CFG_NKERNELS);
+	fdtd_destroy(f);
+	sim_close(s);
+	compare_room(1, 4, -1, 0, 32, 8);
+}
+
+/* The foundation's energy test, on the GPU, for every kernel. */
+static void energy_on_gpu(void **state)
+{
+	struct sim *s = sim_open(rooms[0]);
+	const size_t cells = s->grid->plan.cells;
+	double *cur = malloc(cells * sizeof(double)), *prev = malloc(cells * sizeof(double));
+	double sig[1] = { 1 };
+
+	(void)state;
+	assert_non_null(cur);
+	assert_non_null(prev);
+	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
+		struct fdtd_setup g = { .grid = s->grid, .lambda = s->lambda, .precision = 8,
+					.cuda = 1, .kernel = (enum cfg_kernel)k };
+		struct rs_error err = { 0 };
+		struct fdtd *f = fdtd_create(&g, &err);
+		double e0 = 0, worst = 0;
+
+		if (!f)
+			fail_msg("%s", err.msg);
+		assert_int_equal(fdtd_add_source(f, s->room->sources[0].pos, sig, 1), 0);
+		for (int n = 0; n <= ENERGY_STEPS; n += quick ? 50 : 500) {
+			double e;
+
+			assert_int_equal(fdtd_advance(f, n ? (quick ? 50 : 500) : 1, NULL), 0);
+			fdtd_field(f, 0, cur);
+			fdtd_field(f, 1, prev);
+			e = fdtd_energy_of(s->grid, s->lambda, cur, prev);
+			if (!n)
+				e0 = e;
+			worst = fmax(worst, fabs(e - e0) / e0);
+			if (quick && n >= 100)
+				break;
+		}
+		print_message("# %-16s energy drift over %d steps: %.2e\n", cfg_kernel_names[k],
+			      ENERGY_STEPS, worst);
+		assert_true(e0 > 0 && worst < ENERGY_TOL);
+		fdtd_destroy(f);
+	}
+	free(cur);
+	free(prev);
+	sim_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest all[] = {
+		cmocka_unit_test(rigid_f32),	 cmocka_unit_test(rigid_f64),
+		cmocka_unit_test(absorbing_f32), cmocka_unit_test(absorbing_f64),
+		cmocka_unit_test(lshaped_f32),	 cmocka_unit_test(lshaped_f64),
+		cmocka_unit_test(texture_subvolumes), cmocka_unit_test(other_block_shape),
+		cmocka_unit_test(auto_kernel),	 cmocka_unit_test(energy_on_gpu),
+	};
+	const struct CMUnitTest few[] = {
+		cmocka_unit_test(lshaped_f32), cmocka_unit_test(texture_subvolumes),
+	};
+
+	if (!fdtd_cuda_available(NULL, 0)) {
+		fprintf(stderr, "test_gpu: no usable CUDA device\n");
+		return 1;
+	}
+	quick = getenv("ROOMSIM_GPU_QUICK") != NULL;
+	return quick ? cmocka_run_group_tests_name("gpu-quick", few, NULL, NULL)
+		     : cmocka_run_group_tests_name("gpu", all, NULL, NULL);
+}
