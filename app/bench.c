@@ -24,7 +24,7 @@
 static const char usage_bench[] =
 	"usage: roomsim bench [FILE.yaml] [--backend cpu|cuda|auto] [--kernel NAME|all]\n"
 	"                     [--cells N] [--steps N] [--precision float32|float64] [--threads N]\n"
-	"                     [--padding F]\n"
+	"                     [--padding F] [--block XxY]\n"
 	"\n"
 	"Measure the streaming bandwidth (copy and add: read 2, write 1) of the CPU or GPU,\n"
 	"then the engine's voxel updates per second: all grid cells x steps / time of the step\n"
@@ -180,6 +180,7 @@ struct bench_opts {
 	int backend;		/* enum cfg_backend */
 	int kernel;		/* -1: all */
 	double padding;		/* fraction of the room turned into padding (a stepped ceiling) */
+	int block[2];		/* GPU threads per block; 0: the room's (default 32 x 8) */
 };
 
 
@@ -194,15 +195,23 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "padding", required_argument, NULL, 'P' },
+		{ "block", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	*o = (struct bench_opts){ NULL, 0, 20, 4, 0, CFG_BACKEND_AUTO, -1, 0 };
+	*o = (struct bench_opts){ NULL, 0, 20, 4, 0, CFG_BACKEND_AUTO, -1, 0, { 0, 0 } };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:s:p:t:b:k:P:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:p:t:b:k:P:B:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'B':
+			if (sscanf(optarg, "%dx%d", &o->block[0], &o->block[1]) != 2 ||
+			    o->block[0] < 32 || o->block[0] % 32 || o->block[1] < 1 ||
+			    o->block[0] * o->block[1] > 1024)
+				return fprintf(stderr, "roomsim: --block: valid: XxY, X a multiple of "
+					       "32, X * Y at most 1024 (e.g. 32x8)\n"), -1;
+			break;
 		case 'P':
 			if ((o->padding = atof(optarg)) < 0 || o->padding > 0.75)
 				return fprintf(stderr, "roomsim: --padding: valid: 0 to 0.75\n"), -1;
@@ -315,8 +324,9 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 			goto out;
 	}
 	air = (double)g->plan.air / (double)g->plan.cells;
-	printf("grid       %d x %d x %d cells: air %.1f %%, boundary %.1f %%, padding %.1f %%\n",
-	       g->plan.n[0], g->plan.n[1], g->plan.n[2], 100 * air,
+	printf("grid       %d x %d x %d cells, blocks %dx%d: air %.1f %%, boundary %.1f %%, "
+	       "padding %.1f %%\n", g->plan.n[0], g->plan.n[1], g->plan.n[2], room->block[0],
+	       room->block[1], 100 * air,
 	       100.0 * g->plan.boundary / g->plan.cells, 100.0 * g->plan.padding / g->plan.cells);
 	table_head();
 	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
@@ -367,6 +377,10 @@ int cmd_bench(int argc, char **argv)
 	if (!o.file) {
 		room->block[0] = 32;
 		room->block[1] = 8;
+	}
+	if (o.block[0]) {
+		room->block[0] = o.block[0];
+		room->block[1] = o.block[1];
 	}
 #ifdef ROOMSIM_CUDA
 	rc = gpu ? bench_gpu(&o, room) : bench_cpu(&o, room);

@@ -63,7 +63,7 @@ static const char usage_run[] =
 	"  --backend NAME   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
 	"  --kernel NAME    CUDA kernel (overrides scheme.kernel): auto, naive3d,\n"
 	"                   tiled-global, tiled-shared, slice-naive, slice-texture,\n"
-	"                   slice-ldg, slice-shared, slice-shared-tex\n"
+	"                   slice-ldg, slice-shared, slice-shared-tex, slice-vec\n"
 	"  --threads N      CPU threads (default: all cores)\n"
 	"  -q, --quiet      no progress on stderr\n"
 	"\n"
@@ -331,7 +331,8 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 			if ((r->kernel = cfg_kernel_of(optarg)) < 0)
 				return rs_fail(err, RS_EINPUT, "--kernel: '%s' is not valid (valid: "
 					       "auto, naive3d, tiled-global, tiled-shared, slice-naive, "
-					       "slice-texture, slice-ldg, slice-shared, slice-shared-tex)",
+					       "slice-texture, slice-ldg, slice-shared, slice-shared-tex, "
+					       "slice-vec)",
 					       optarg);
 			break;
 		case 'o':

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #define HALO 1	/* padding cells on each side: the 7-point stencil reaches one cell */
+#define ROW_ALIGN 8	/* cells per x-row rounded up to this: rows start on 32-byte boundaries
+			 * in float32 (16 in float64), so GPU kernels can load 16 bytes at once */
 
 void vox_plan(const struct cfg_room *room, struct vox_plan *p)
 {
@@ -26,6 +28,8 @@ void vox_plan(const struct cfg_room *room, struct vox_plan *p)
 		if (p->room[d] < 2)
 			p->room[d] = 2;
 		p->n[d] = p->room[d] + 2 * HALO;
+		if (d == 0)	/* the extra cells at the +x end are padding */
+			p->n[d] = (p->n[d] + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
 		p->size[d] = p->room[d] * p->h;
 		p->cells *= (size_t)p->n[d];
 		nonpad *= (size_t)p->room[d];
@@ -38,8 +42,8 @@ void vox_plan(const struct cfg_room *room, struct vox_plan *p)
 
 static int is_room(const struct vox_plan *p, int i, int j, int k)
 {
-	return i >= HALO && i < p->n[0] - HALO && j >= HALO && j < p->n[1] - HALO &&
-	       k >= HALO && k < p->n[2] - HALO;
+	return i >= HALO && i < p->room[0] + HALO && j >= HALO && j < p->room[1] + HALO &&
+	       k >= HALO && k < p->room[2] + HALO;
 }
 
 /* The face a missing neighbour in direction (axis, side) lies behind. */
@@ -234,7 +238,7 @@ int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], doubl
 	for (int d = 0; d < 3; d++) {
 		double f = (pos[d] - g->origin[d]) / p->h;
 		/* nodes base and base + 1 must both be room cells: HALO <= base < n - HALO - 1 */
-		double lo = HALO, hi = p->n[d] - HALO - 1;
+		double lo = HALO, hi = p->room[d] + HALO - 1;
 
 		if (f < lo)
 			out = fmax(out, (lo - f) * p->h);
@@ -245,8 +249,8 @@ int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], doubl
 			f = f < lo ? lo : hi;
 		}
 		base[d] = (int)floor(f);
-		if (base[d] >= p->n[d] - HALO - 1)
-			base[d] = p->n[d] - HALO - 2;
+		if (base[d] >= p->room[d] + HALO - 1)
+			base[d] = p->room[d] + HALO - 2;
 		w[d] = f - base[d];
 	}
 	for (int c = 0; ok && c < 8; c++)

@@ -38,7 +38,8 @@ struct vox_kind {
 
 /* What a grid will be, computed without allocating it (roomsim info, memory checks). */
 struct vox_plan {
-	int n[3];		/* cells along x, y, z including the halo */
+	int n[3];		/* cells along x, y, z including the halo; n[0] rounded up to a
+				 * multiple of 8 with padding, so rows are 32-byte aligned */
 	int room[3];		/* room cells along x, y, z: round(L / h) */
 	double h;		/* spacing, m */
 	double size[3];		/* effective room extent room[d] * h, m */

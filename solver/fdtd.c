@@ -306,6 +306,8 @@ out_free:
 
 static void free_points(struct fdtd_point *pts, int n)
 {
+	if (!pts)	/* the GPU keeps its points itself */
+		return;
 	for (int i = 0; i < n; i++)
 		free(pts[i].signal);
 	free(pts);
@@ -565,8 +567,8 @@ void fdtd_plane(const struct fdtd *f, int axis, int index, float *out)
 		GPU_CALL(cuda_plane(f->gpu, axis, index, out, (struct rs_error *)&f->err));
 		return;
 	}
-	for (int b = 1; b < p->n[u] - 1; b++)
-		for (int c = 1; c < p->n[v] - 1; c++) {
+	for (int b = 1; b <= p->room[u]; b++)
+		for (int c = 1; c <= p->room[v]; c++) {
 			int ijk[3];
 
 			ijk[axis] = index;

@@ -16,6 +16,8 @@
  *   slice-ldg          the same, reads through __ldg (seed 000 section 3.3)
  *   slice-shared       front with the slice in shared memory, edges from global (4.2.3)
  *   slice-shared-tex   the same, edges from textures (seed 003 4.2.3)
+ *   slice-vec          the slicing front with 16-byte loads: each thread owns 16 aligned
+ *                      bytes of a row, x neighbours by warp shuffles (docs/kernels.md)
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -109,31 +111,49 @@ template <typename R> struct RdTex {
 
 /* ---- the cell update (solver/fdtd.h) ----------------------------------------------------- */
 
-__device__ __forceinline__ bool is_air(const unsigned *__restrict__ mask, long long n)
+/*
+ * What a cell's update needs besides its neighbours, loaded together with them so that no
+ * load waits on another (the air bit decides only after all are in flight).
+ */
+template <typename R> struct Cell {
+	R old;			/* u^(n-1) */
+	unsigned word;		/* the 32 air bits around the cell */
+};
+
+template <typename R>
+__device__ __forceinline__ Cell<R> cell_at(const R *__restrict__ b,
+					   const unsigned *__restrict__ mask, long long n)
 {
-	return (__ldg(mask + (n >> 5)) >> (n & 31)) & 1u;
+	Cell<R> c;
+
+	c.old = b[n];
+	c.word = __ldg(mask + (n >> 5));
+	return c;
 }
 
 /* s must be ((x- + x+) + (y- + y+)) + (z- + z+), as the CPU engine sums it. */
 template <typename R>
-__device__ __forceinline__ void update(R *__restrict__ b, const unsigned *__restrict__ mask,
-				       const uint8_t *__restrict__ cls, long long n, R centre, R s)
+__device__ __forceinline__ void update(R *__restrict__ b, const uint8_t *__restrict__ cls,
+				       long long n, Cell<R> cell, R centre, R s)
 {
 	const KCoefs<R> &c = kc<R>();
 	unsigned t;
 
-	if (is_air(mask, n)) {
-		b[n] = c.air * centre + c.l2 * s - b[n];
+	if ((cell.word >> (n & 31)) & 1u) {
+		b[n] = c.air * centre + c.l2 * s - cell.old;
 		return;
 	}
 	t = cls[n];
 	if (t != VOX_PAD)
-		b[n] = c.sc[t] * (c.ca[t] * centre + c.l2 * s - c.cb[t] * b[n]);
+		b[n] = c.sc[t] * (c.ca[t] * centre + c.l2 * s - c.cb[t] * cell.old);
 }
 
 /* ---- kernels --------------------------------------------------------------------------- */
 
-/* One thread per cell, 3-D blocks (bx, by, bz), neighbours through __ldg. */
+/*
+ * One thread per cell, 3-D blocks (bx, by, bz), neighbours through __ldg. Every load of the
+ * cell is issued before the column test, so none waits on another.
+ */
 template <typename R>
 __global__ void k_naive3d(const R *__restrict__ a, R *__restrict__ b,
 			  const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
@@ -144,19 +164,19 @@ __global__ void k_naive3d(const R *__restrict__ a, R *__restrict__ b,
 	const int j = blockIdx.y * blockDim.y + threadIdx.y;
 	const int k = blockIdx.z * blockDim.z + threadIdx.z;
 	const int2 bk = blockk[blockIdx.x + gridDim.x * blockIdx.y];
-	long long n;
-	int2 ck;
-	R s;
 
-	if (k < bk.x || k > bk.y || i < 1 || i >= d.nx - 1 || j < 1 || j >= d.ny - 1)
+	if (k < max(bk.x, 1) || k > bk.y || i < 1 || i >= d.nx - 1 || j < 1 || j >= d.ny - 1)
 		return;
-	ck = colk[i + d.nx * j];
-	if (k < ck.x || k > ck.y)
-		return;
-	n = i + d.sy * j + d.sz * k;
-	s = ((__ldg(a + n - 1) + __ldg(a + n + 1)) + (__ldg(a + n - d.sy) + __ldg(a + n + d.sy))) +
-	    (__ldg(a + n - d.sz) + __ldg(a + n + d.sz));
-	update(b, mask, cls, n, __ldg(a + n), s);
+	const long long n = i + d.sy * j + d.sz * k;
+	const int2 ck = colk[i + d.nx * j];
+	const Cell<R> cell = cell_at(b, mask, n);
+	const R centre = __ldg(a + n);
+	const R s = ((__ldg(a + n - 1) + __ldg(a + n + 1)) +
+		     (__ldg(a + n - d.sy) + __ldg(a + n + d.sy))) +
+		    (__ldg(a + n - d.sz) + __ldg(a + n + d.sz));
+
+	if (k >= ck.x && k <= ck.y)
+		update(b, cls, n, cell, centre, s);
 }
 
 /*
@@ -172,18 +192,21 @@ __global__ void k_tiled(const R *a, R *b, const unsigned *__restrict__ mask,
 	R *tile = reinterpret_cast<R *>(smem);
 	const KDims d = k_dims;
 	const int c = blockIdx.x * blockDim.x + threadIdx.x;
-	const int r = blockIdx.y * blockDim.y + threadIdx.y;
+	/* rows r = j + ny k run over grid y and z: grid y alone stops at 65535 blocks */
+	const int r = (blockIdx.z * gridDim.y + blockIdx.y) * blockDim.y + threadIdx.y;
 	const int k = r / d.ny, j = r - k * d.ny;
 	const int t = threadIdx.y * blockDim.x + threadIdx.x;
 	const bool in = c < d.nx && k < d.nz;
 	const long long n = c + d.sy * (long long)r;
-	bool live = in && c >= 1 && c < d.nx - 1 && j >= 1 && j < d.ny - 1 && k >= 1 && k < d.nz - 1;
+	const bool live = in && c >= 1 && c < d.nx - 1 && j >= 1 && j < d.ny - 1 && k >= 1 &&
+			  k < d.nz - 1;
+	int2 ck = make_int2(1, 0);
+	Cell<R> cell;
 	R centre = 0, xm, xp, ym, yp;
 
-	if (live) {
-		const int2 ck = colk[c + d.nx * j];
-
-		live = k >= ck.x && k <= ck.y;
+	if (live) {	/* issue the cell's loads before any of them is needed */
+		ck = colk[c + d.nx * j];
+		cell = cell_at(b, mask, n);
 	}
 	if (SHARED) {
 		tile[t] = in ? a[n] : R(0);
@@ -192,7 +215,7 @@ __global__ void k_tiled(const R *a, R *b, const unsigned *__restrict__ mask,
 	} else if (live) {
 		centre = a[n];
 	}
-	if (!live)
+	if (!live || k < ck.x || k > ck.y)
 		return;
 	if (SHARED) {
 		xm = threadIdx.x > 0 ? tile[t - 1] : a[n - 1];
@@ -205,7 +228,7 @@ __global__ void k_tiled(const R *a, R *b, const unsigned *__restrict__ mask,
 		ym = a[n - d.sy];
 		yp = a[n + d.sy];
 	}
-	update(b, mask, cls, n, centre, ((xm + xp) + (ym + yp)) + (a[n - d.sz] + a[n + d.sz]));
+	update(b, cls, n, cell, centre, ((xm + xp) + (ym + yp)) + (a[n - d.sz] + a[n + d.sz]));
 }
 
 /*
@@ -213,7 +236,14 @@ __global__ void k_tiled(const R *a, R *b, const unsigned *__restrict__ mask,
  * its stop height; below, centre and above shift through registers, so each step reads the
  * four in-plane neighbours and the cell above. Rd chooses global, __ldg or texture reads;
  * [kfrom, kto] limits the march to one texture sub-volume.
+ *
+ * Software pipelining: u^n above and the cell's own u^(n-1) and air bits are loaded
+ * PREFETCH slabs ahead into a register queue (constant indices only, fully unrolled), so
+ * each thread keeps several independent loads in flight: one thread per column has too few
+ * otherwise to cover the memory latency at full bandwidth (docs/kernels.md).
  */
+#define PREFETCH 4
+
 template <typename R, typename Rd>
 __global__ void k_slice(Rd rd, R *__restrict__ b, const unsigned *__restrict__ mask,
 			const uint8_t *__restrict__ cls, const int2 *__restrict__ colk,
@@ -226,7 +256,8 @@ __global__ void k_slice(Rd rd, R *__restrict__ b, const unsigned *__restrict__ m
 	const int k0 = max(bk.x, kfrom), k1 = min(bk.y, kto);
 	long long n;
 	int2 ck;
-	R below, centre;
+	R below, centre, up[PREFETCH + 1];	/* up[q]: u^n at slab k + 1 + q */
+	Cell<R> cq[PREFETCH + 1];		/* cq[q]: the cell at slab k + q */
 
 	if (k0 > k1 || i < 1 || i >= d.nx - 1 || j < 1 || j >= d.ny - 1)
 		return;
@@ -238,13 +269,27 @@ __global__ void k_slice(Rd rd, R *__restrict__ b, const unsigned *__restrict__ m
 	n = i + d.sy * j + d.sz * ck.x;
 	below = rd(n - d.sz);
 	centre = rd(n);
-	for (int k = ck.x; k <= ck.y; k++, n += d.sz) {
-		const R above = rd(n + d.sz);
-		const R s = ((rd(n - 1) + rd(n + 1)) + (rd(n - d.sy) + rd(n + d.sy))) + (below + above);
+#pragma unroll
+	for (int q = 0; q <= PREFETCH; q++) {
+		const bool in = ck.x + q <= ck.y;
 
-		update(b, mask, cls, n, centre, s);
+		up[q] = in ? rd(n + (q + 1) * d.sz) : R(0);
+		cq[q] = in ? cell_at(b, mask, n + q * d.sz) : Cell<R>{};
+	}
+	for (int k = ck.x; k <= ck.y; k++, n += d.sz) {
+		const bool in = k + PREFETCH + 1 <= ck.y;
+		const R s = ((rd(n - 1) + rd(n + 1)) + (rd(n - d.sy) + rd(n + d.sy))) + (below + up[0]);
+
+		update(b, cls, n, cq[0], centre, s);
 		below = centre;
-		centre = above;
+		centre = up[0];
+#pragma unroll
+		for (int q = 0; q < PREFETCH; q++) {
+			up[q] = up[q + 1];
+			cq[q] = cq[q + 1];
+		}
+		up[PREFETCH] = in ? rd(n + (PREFETCH + 2) * d.sz) : R(0);
+		cq[PREFETCH] = in ? cell_at(b, mask, n + (PREFETCH + 1) * d.sz) : Cell<R>{};
 	}
 }
 
@@ -274,12 +319,22 @@ __global__ void k_slice_shared(Rd rd, R *__restrict__ b, const unsigned *__restr
 
 	if (k0 > k1)	/* the whole block returns together: no barrier is skipped */
 		return;
+	R up[PREFETCH + 1];		/* u^n at slab k + 1 + q, as in k_slice */
+	Cell<R> cq[PREFETCH + 1];	/* the cell at slab k + q */
+
 	if (in) {
 		below = rd(n - d.sz);
 		centre = rd(n);
 	}
+#pragma unroll
+	for (int q = 0; q <= PREFETCH; q++) {
+		const bool ok = k0 + q <= k1;
+
+		up[q] = in && ok ? rd(n + (q + 1) * d.sz) : R(0);
+		cq[q] = inner && ok ? cell_at(b, mask, n + q * d.sz) : Cell<R>{};
+	}
 	for (int k = k0; k <= k1; k++, n += d.sz) {
-		const R above = in ? rd(n + d.sz) : R(0);
+		const bool ahead = k + PREFETCH + 1 <= k1;
 
 		__syncthreads();	/* the previous slice's tile is no longer read */
 		tile[t] = centre;
@@ -290,10 +345,109 @@ __global__ void k_slice_shared(Rd rd, R *__restrict__ b, const unsigned *__restr
 			const R ym = threadIdx.y > 0 ? tile[t - blockDim.x] : rd(n - d.sy);
 			const R yp = threadIdx.y < blockDim.y - 1 ? tile[t + blockDim.x] : rd(n + d.sy);
 
-			update(b, mask, cls, n, centre, ((xm + xp) + (ym + yp)) + (below + above));
+			update(b, cls, n, cq[0], centre, ((xm + xp) + (ym + yp)) + (below + up[0]));
 		}
 		below = centre;
-		centre = above;
+		centre = up[0];
+#pragma unroll
+		for (int q = 0; q < PREFETCH; q++) {
+			up[q] = up[q + 1];
+			cq[q] = cq[q + 1];
+		}
+		up[PREFETCH] = in && ahead ? rd(n + (PREFETCH + 2) * d.sz) : R(0);
+		cq[PREFETCH] = inner && ahead ? cell_at(b, mask, n + (PREFETCH + 1) * d.sz)
+					      : Cell<R>{};
+	}
+}
+
+/* 16 bytes of a row: four float or two double cells. */
+template <typename R> struct Vec;
+template <> struct Vec<float> {
+	typedef float4 T;
+	static const int N = 4;
+};
+template <> struct Vec<double> {
+	typedef double2 T;
+	static const int N = 2;
+};
+
+template <typename R, typename T> __device__ __forceinline__ R &elem(T &v, int q)
+{
+	return reinterpret_cast<R *>(&v)[q];	/* q is a constant after unrolling */
+}
+
+/*
+ * The slicing front with 16-byte accesses: thread g of a row owns cells [g V, g V + V) (rows
+ * are aligned, voxel.h), reads u^n below, centre, above, y-1 and y+1 and u^(n-1) as single
+ * 16-byte loads, and takes its x neighbours from the next lanes by warp shuffles (one extra
+ * load at each end of a warp). Loads of the next slab are issued before the current one is
+ * computed. Warps march the block's height range together (the shuffles need every lane);
+ * padding cells inside it keep their zeros by being written back unchanged.
+ */
+template <typename R>
+__global__ void k_slice_vec(const R *__restrict__ a, R *__restrict__ b,
+			    const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
+			    const int2 *__restrict__ blockk)
+{
+	typedef typename Vec<R>::T T;
+	const int V = Vec<R>::N;
+	const KDims d = k_dims;
+	const KCoefs<R> &c = kc<R>();
+	const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
+	const int j = blockIdx.y * blockDim.y + threadIdx.y;
+	const unsigned lane = threadIdx.x & 31;
+	const int2 bk = blockk[blockIdx.x + gridDim.x * blockIdx.y];
+	const bool in = i0 < d.nx;
+	const T zero = {};
+
+	if (bk.x > bk.y || j < 1 || j >= d.ny - 1)	/* uniform over each warp */
+		return;
+	long long n = i0 + d.sy * j + d.sz * (long long)bk.x;
+	T below = in ? __ldg((const T *)(a + n - d.sz)) : zero;
+	T centre = in ? __ldg((const T *)(a + n)) : zero;
+	T up1 = in ? __ldg((const T *)(a + n + d.sz)) : zero;
+	T old0 = in ? *(const T *)(b + n) : zero;
+	unsigned w0 = in ? __ldg(mask + (n >> 5)) : 0;
+
+	for (int k = bk.x; k <= bk.y; k++, n += d.sz) {
+		const bool ahead = in && k + 1 <= bk.y;
+		const T up2 = ahead ? __ldg((const T *)(a + n + 2 * d.sz)) : zero;
+		const T old1 = ahead ? *(const T *)(b + n + d.sz) : zero;
+		const unsigned w1 = ahead ? __ldg(mask + ((n + d.sz) >> 5)) : 0;
+		T ym = in ? __ldg((const T *)(a + n - d.sy)) : zero;
+		T yp = in ? __ldg((const T *)(a + n + d.sy)) : zero;
+		R left = __shfl_up_sync(0xffffffffu, elem<R>(centre, V - 1), 1);
+		R right = __shfl_down_sync(0xffffffffu, elem<R>(centre, 0), 1);
+		T out = old0;
+
+		if (lane == 0)
+			left = in && i0 > 0 ? __ldg(a + n - 1) : R(0);
+		if (lane == 31)
+			right = i0 + V < d.nx ? __ldg(a + n + V) : R(0);
+#pragma unroll
+		for (int q = 0; q < V; q++) {
+			const R xm = q ? elem<R>(centre, q - 1) : left;
+			const R xp = q < V - 1 ? elem<R>(centre, q + 1) : right;
+			const R s = ((xm + xp) + (elem<R>(ym, q) + elem<R>(yp, q))) +
+				    (elem<R>(below, q) + elem<R>(up1, q));
+			const R u = elem<R>(centre, q), o = elem<R>(old0, q);
+
+			if ((w0 >> ((n + q) & 31)) & 1u) {
+				elem<R>(out, q) = c.air * u + c.l2 * s - o;
+			} else {
+				const unsigned t = cls[n + q];
+
+				if (t != VOX_PAD)
+					elem<R>(out, q) = c.sc[t] * (c.ca[t] * u + c.l2 * s - c.cb[t] * o);
+			}
+		}
+		if (in)
+			*(T *)(b + n) = out;
+		below = centre;
+		centre = up1;
+		up1 = up2;
+		old0 = old1;
+		w0 = w1;
 	}
 }
 
@@ -317,20 +471,20 @@ __global__ void k_inject_record(R *u, const long long *__restrict__ src, const d
 
 /* The room cells of plane `index` along `axis`, slower in-plane axis first (fdtd_plane). */
 template <typename R>
-__global__ void k_plane(const R *__restrict__ u, float *__restrict__ out, int axis, int index)
+__global__ void k_plane(const R *__restrict__ u, float *__restrict__ out, int axis, int index,
+			int n2)
 {
 	const KDims d = k_dims;
-	const int n[3] = { d.nx, d.ny, d.nz };
 	const int uax = axis == 2 ? 1 : 2, vax = axis == 0 ? 1 : 0;
 	const int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
 	int ijk[3];
 
-	if (c >= n[vax] - 2)
+	if (c >= n2)
 		return;
 	ijk[axis] = index;
 	ijk[uax] = r + 1;
 	ijk[vax] = c + 1;
-	out[(size_t)r * (n[vax] - 2) + c] = (float)u[ijk[0] + d.sy * ijk[1] + d.sz * ijk[2]];
+	out[(size_t)r * n2 + c] = (float)u[ijk[0] + d.sy * ijk[1] + d.sz * ijk[2]];
 }
 
 template <typename R> __global__ void k_noise(R *u, size_t n, unsigned seed)
@@ -385,7 +539,8 @@ struct cuda_engine {
 	int2 *colk;			/* per column (kstart, kstop) */
 	int2 *blockk;			/* per (bx, by) block of columns: min kstart, max kstop */
 	int2 *blockk3;			/* the same for naive3d's block footprint */
-	dim3 grid2, grid3, block3;
+	int2 *blockkv;			/* the same for slice-vec's (V times wider) footprint */
+	dim3 grid2, grid3, block3, gridv;
 	struct subvolume sub[MAX_SUBVOLUMES];
 	int nsub;
 	KCoefs<float> cf;
@@ -587,8 +742,9 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 		break;
 	case CFG_KERNEL_TILED_GLOBAL:
 	case CFG_KERNEL_TILED_SHARED: {
-		const dim3 g((e->plan.n[0] + blk.x - 1) / blk.x,
-			     (unsigned)(((long long)e->plan.n[1] * e->plan.n[2] + blk.y - 1) / blk.y));
+		const long long rows = ((long long)e->plan.n[1] * e->plan.n[2] + blk.y - 1) / blk.y;
+		const unsigned gz = (unsigned)((rows + 65534) / 65535);
+		const dim3 g((e->plan.n[0] + blk.x - 1) / blk.x, (unsigned)((rows + gz - 1) / gz), gz);
 
 		if (kern == CFG_KERNEL_TILED_GLOBAL)
 			k_tiled<R, false><<<g, blk>>>(a, b, e->mask, e->cls, e->colk);
@@ -607,6 +763,9 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 	case CFG_KERNEL_SLICE_SHARED:
 		k_slice_shared<R, RdGlobal<R> ><<<e->grid2, blk, tile>>>(
 			RdGlobal<R>{ a }, b, e->mask, e->cls, e->colk, e->blockk, 1, kz);
+		break;
+	case CFG_KERNEL_SLICE_VEC:
+		k_slice_vec<R><<<e->gridv, blk>>>(a, b, e->mask, e->cls, e->blockkv);
 		break;
 	case CFG_KERNEL_SLICE_TEXTURE:
 	case CFG_KERNEL_SLICE_SHARED_TEX:
@@ -709,6 +868,7 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 			return (const void *)k_slice_shared<float, RdGlobal<float> >;
 		case CFG_KERNEL_SLICE_SHARED_TEX:
 			return (const void *)k_slice_shared<float, RdTex<float> >;
+		case CFG_KERNEL_SLICE_VEC: return (const void *)k_slice_vec<float>;
 		default: return NULL;
 		}
 	}
@@ -722,6 +882,7 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 	case CFG_KERNEL_SLICE_SHARED: return (const void *)k_slice_shared<double, RdGlobal<double> >;
 	case CFG_KERNEL_SLICE_SHARED_TEX:
 		return (const void *)k_slice_shared<double, RdTex<double> >;
+	case CFG_KERNEL_SLICE_VEC: return (const void *)k_slice_vec<double>;
 	default: return NULL;
 	}
 }
@@ -799,6 +960,8 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	    upload_grid(e, s->grid, err) ||
 	    block_heights(s->grid, s->block[0], s->block[1], &e->blockk, &e->grid2, err) ||
 	    block_heights(s->grid, e->block3.x, e->block3.y, &e->blockk3, &e->grid3, err) ||
+	    block_heights(s->grid, s->block[0] * 16 / s->precision, s->block[1], &e->blockkv,
+			  &e->gridv, err) ||
 	    make_textures(e, s->tex_limit, err))
 		goto out_free;
 	e->grid3.z = (p->n[2] + bz - 1) / bz;
@@ -829,6 +992,7 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->colk);
 	cudaFree(e->blockk);
 	cudaFree(e->blockk3);
+	cudaFree(e->blockkv);
 	cudaFree(e->src);
 	cudaFree(e->inj);
 	cudaFree(e->rcell);
@@ -1011,8 +1175,7 @@ int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_er
 
 int cuda_plane(struct cuda_engine *e, int axis, int index, float *out, struct rs_error *err)
 {
-	const int n[3] = { e->plan.n[0], e->plan.n[1], e->plan.n[2] };
-	const int n1 = n[axis == 2 ? 1 : 2] - 2, n2 = n[axis == 0 ? 1 : 0] - 2;
+	const int n1 = e->plan.room[axis == 2 ? 1 : 2], n2 = e->plan.room[axis == 0 ? 1 : 0];
 	const size_t bytes = sizeof(float) * (size_t)n1 * n2;
 	const dim3 g((n2 + 127) / 128, n1);
 	float *d = NULL;
@@ -1021,9 +1184,9 @@ int cuda_plane(struct cuda_engine *e, int axis, int index, float *out, struct rs
 	if (upload(e, err) || CK(cudaMalloc(&d, bytes)))
 		return RS_EDEVICE;
 	if (e->precision == 4)
-		k_plane<float><<<g, 128>>>((const float *)e->u[e->cur], d, axis, index);
+		k_plane<float><<<g, 128>>>((const float *)e->u[e->cur], d, axis, index, n2);
 	else
-		k_plane<double><<<g, 128>>>((const double *)e->u[e->cur], d, axis, index);
+		k_plane<double><<<g, 128>>>((const double *)e->u[e->cur], d, axis, index, n2);
 	rc = CK_LAUNCH() || CK(cudaMemcpy(out, d, bytes, cudaMemcpyDeviceToHost)) ? RS_EDEVICE : 0;
 	cudaFree(d);
 	return rc;
