@@ -63,11 +63,30 @@ template <typename R> struct KCoefs {
 struct KDims {
 	int nx, ny, nz;
 	long long sy, sz;	/* strides of y and z */
+	int kc;			/* slabs per z-chunk of the slicing kernels (grid z) */
 };
+
+
 
 __constant__ KCoefs<float> k_f32;
 __constant__ KCoefs<double> k_f64;
 __constant__ KDims k_dims;
+
+/*
+ * Slicing kernels march z in chunks of KCHUNK slabs, one chunk per grid z index: a block
+ * marching all of z makes too few blocks for the chip, and the last wave runs mostly empty.
+ * Each chunk re-reads two slabs at its start (2 / KCHUNK of the u^n traffic).
+ */
+#define KCHUNK 64
+
+/* The slabs block (blockIdx.x, blockIdx.y, blockIdx.z) marches: its heights, its chunk. */
+__device__ __forceinline__ int2 block_range(const int2 *__restrict__ blockk, int kfrom, int kto)
+{
+	const int2 bk = blockk[blockIdx.x + gridDim.x * blockIdx.y];
+	const int c0 = 1 + (int)blockIdx.z * k_dims.kc;
+
+	return make_int2(max(max(bk.x, kfrom), c0), min(min(bk.y, kto), c0 + k_dims.kc - 1));
+}
 
 template <typename R> __device__ __forceinline__ const KCoefs<R> &kc();
 template <> __device__ __forceinline__ const KCoefs<float> &kc<float>() { return k_f32; }
@@ -252,8 +271,8 @@ __global__ void k_slice(Rd rd, R *__restrict__ b, const unsigned *__restrict__ m
 	const KDims d = k_dims;
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
 	const int j = blockIdx.y * blockDim.y + threadIdx.y;
-	const int2 bk = blockk[blockIdx.x + gridDim.x * blockIdx.y];
-	const int k0 = max(bk.x, kfrom), k1 = min(bk.y, kto);
+	const int2 kr = block_range(blockk, kfrom, kto);
+	const int k0 = kr.x, k1 = kr.y;
 	long long n;
 	int2 ck;
 	R below, centre, up[PREFETCH + 1];	/* up[q]: u^n at slab k + 1 + q */
@@ -309,8 +328,8 @@ __global__ void k_slice_shared(Rd rd, R *__restrict__ b, const unsigned *__restr
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
 	const int j = blockIdx.y * blockDim.y + threadIdx.y;
 	const int t = threadIdx.y * blockDim.x + threadIdx.x;
-	const int2 bk = blockk[blockIdx.x + gridDim.x * blockIdx.y];
-	const int k0 = max(bk.x, kfrom), k1 = min(bk.y, kto);
+	const int2 kr = block_range(blockk, kfrom, kto);
+	const int k0 = kr.x, k1 = kr.y;
 	const bool in = i < d.nx && j < d.ny;
 	const bool inner = i >= 1 && i < d.nx - 1 && j >= 1 && j < d.ny - 1;
 	int2 ck = inner ? colk[i + d.nx * j] : make_int2(1, 0);
@@ -396,7 +415,7 @@ __global__ void k_slice_vec(const R *__restrict__ a, R *__restrict__ b,
 	const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
 	const int j = blockIdx.y * blockDim.y + threadIdx.y;
 	const unsigned lane = threadIdx.x & 31;
-	const int2 bk = blockk[blockIdx.x + gridDim.x * blockIdx.y];
+	const int2 bk = block_range(blockk, 1, d.nz - 2);
 	const bool in = i0 < d.nx;
 	const T zero = {};
 
@@ -945,6 +964,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->dims.nz = p->n[2];
 	e->dims.sy = p->n[0];
 	e->dims.sz = (long long)p->n[0] * p->n[1];
+	e->dims.kc = KCHUNK;
 	fill_coefs(&e->cf, s->coefs);
 	fill_coefs(&e->cd, s->coefs);
 	if (CK(cudaMemGetInfo(&free_b, &total_b)))
@@ -965,6 +985,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	    make_textures(e, s->tex_limit, err))
 		goto out_free;
 	e->grid3.z = (p->n[2] + bz - 1) / bz;
+	e->grid2.z = e->gridv.z = (p->n[2] - 2 + KCHUNK - 1) / KCHUNK;
 	/* naive3d's per-block heights cover bz slabs: a block is skipped when none is inside */
 	if (cuda_reset(e, err))
 		goto out_free;
