@@ -75,9 +75,10 @@ __constant__ KDims k_dims;
 /*
  * Slicing kernels march z in chunks of KCHUNK slabs, one chunk per grid z index: a block
  * marching all of z makes too few blocks for the chip, and the last wave runs mostly empty.
- * Each chunk re-reads two slabs at its start (2 / KCHUNK of the u^n traffic).
+ * Each chunk re-reads two slabs at its start (2 / KCHUNK of the u^n traffic); on the H200,
+ * chunks of 8 to 16 slabs ran fastest (docs/kernels.md).
  */
-#define KCHUNK 64
+#define KCHUNK 16
 
 /* The slabs block (blockIdx.x, blockIdx.y, blockIdx.z) marches: its heights, its chunk. */
 __device__ __forceinline__ int2 block_range(const int2 *__restrict__ blockk, int kfrom, int kto)
