@@ -70,6 +70,8 @@ int wav_write(const char *path, const double *x, size_t n, int rate, enum cfg_wa
 	if (!sf)
 		return rs_fail(err, RS_EIO, "%s: cannot write: %s", tmp, sf_strerror(NULL));
 	sf_command(sf, SFC_SET_CLIPPING, NULL, SF_TRUE);
+	/* No PEAK chunk: it holds a timestamp, and the same run should give the same bytes. */
+	sf_command(sf, SFC_SET_ADD_PEAK_CHUNK, NULL, SF_FALSE);
 	wrote = sf_write_double(sf, x, (sf_count_t)n);
 	if (wrote != (sf_count_t)n) {
 		rs_fail(err, RS_EIO, "%s: write failed: %s", tmp, sf_strerror(sf));
