@@ -38,7 +38,7 @@ CPPFLAGS += -D_DEFAULT_SOURCE -DROOMSIM_VERSION='"$(VERSION)"' -DROOMSIM_GIT='"$
 CFLAGS   ?= $(OPT) -g
 # No FP contraction: the CPU engine is the oracle and rounds the same on every x86-64 machine
 # (the CUDA kernels are built with -fmad=false for the same reason).
-CFLAGS   += -std=c11 -fopenmp -ffp-contract=off $(WARN)
+CFLAGS   += -std=c11 -fopenmp -pthread -ffp-contract=off $(WARN)
 LDLIBS    = $(PKG_LIBS) -lm
 ifeq ($(CUDA),1)
 CUDA_HOME ?= $(abspath $(dir $(shell command -v $(NVCC)))..)

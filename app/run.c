@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -214,17 +215,139 @@ static struct snap_plane *make_planes(const struct run *r, int *index)
 	return pl;
 }
 
-static int snapshot(const struct run *r, struct snap_file *sf, const struct snap_plane *pl,
-		    const int *index, float *buf, struct rs_error *err)
-{
-	double t = fdtd_steps(r->engine) * r->plan.dt;
+/*
+ * Snapshots go to HDF5 on a writer thread: the stepping thread only starts each plane's copy
+ * (on the GPU an asynchronous copy into pinned memory, ordered after the steps before it)
+ * and queues it; the writer waits for the copy and compresses and writes the frame. The
+ * loop blocks only when SNAP_BUFFERS frames per plane are still waiting to be written.
+ */
+#define SNAP_BUFFERS 4
 
-	for (int i = 0; i < r->room->nplanes; i++) {
-		fdtd_plane(r->engine, pl[i].axis, index[i], buf);
-		if (snap_append(sf, i, buf, t, err))
-			return RS_EIO;
+struct snap_job {
+	float *buf;		/* one plane, from fdtd_host_alloc() */
+	struct fdtd_copy copy;
+	int plane;
+	double t;
+};
+
+struct snapper {
+	struct fdtd *engine;
+	struct snap_file *file;
+	struct snap_job *jobs;	/* ring of cap jobs; queued: [head, head + count) */
+	int cap, head, count, done, rc;
+	struct rs_error err;
+	pthread_mutex_t mu;
+	pthread_cond_t more, room;
+	pthread_t thread;
+	int started;
+};
+
+static void *snap_writer(void *arg)
+{
+	struct snapper *w = arg;
+
+	for (;;) {
+		struct snap_job *job;
+		int rc;
+
+		pthread_mutex_lock(&w->mu);
+		while (!w->count && !w->done)
+			pthread_cond_wait(&w->more, &w->mu);
+		if (!w->count) {
+			pthread_mutex_unlock(&w->mu);
+			return NULL;
+		}
+		job = &w->jobs[w->head];
+		pthread_mutex_unlock(&w->mu);
+		rc = fdtd_plane_finish(w->engine, &job->copy);
+		if (!rc && !w->rc)
+			rc = snap_append(w->file, job->plane, job->buf, job->t, &w->err);
+		else if (rc)
+			rs_fail(&w->err, rc, "copying a snapshot plane: %s", fdtd_error(w->engine));
+		pthread_mutex_lock(&w->mu);
+		w->rc = w->rc ? w->rc : rc;
+		w->head = (w->head + 1) % w->cap;
+		w->count--;
+		pthread_cond_signal(&w->room);
+		pthread_mutex_unlock(&w->mu);
+	}
+}
+
+static int snapper_start(struct snapper *w, struct fdtd *engine, struct snap_file *file,
+			 int nplanes, size_t frame, struct rs_error *err)
+{
+	memset(w, 0, sizeof(*w));
+	w->engine = engine;
+	w->file = file;
+	w->cap = nplanes * SNAP_BUFFERS;
+	w->jobs = calloc((size_t)w->cap, sizeof(*w->jobs));
+	if (!w->jobs)
+		return rs_fail(err, RS_ENOMEM, "out of memory for snapshot buffers");
+	for (int i = 0; i < w->cap; i++)
+		if (!(w->jobs[i].buf = fdtd_host_alloc(engine, frame)))
+			return rs_fail(err, RS_ENOMEM, "out of memory for snapshot buffers");
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->more, NULL);
+	pthread_cond_init(&w->room, NULL);
+	if (pthread_create(&w->thread, NULL, snap_writer, w))
+		return rs_fail(err, RS_EINTERNAL, "cannot start the snapshot writer thread");
+	w->started = 1;
+	return 0;
+}
+
+/* Queue every plane of the current step. */
+static int snapper_queue(struct snapper *w, const struct run *r, const struct snap_plane *pl,
+			 const int *index, struct rs_error *err)
+{
+	const double t = fdtd_steps(r->engine) * r->plan.dt;
+
+	for (int p = 0; p < r->room->nplanes; p++) {
+		struct snap_job *job;
+		int rc;
+
+		pthread_mutex_lock(&w->mu);
+		while (w->count == w->cap)
+			pthread_cond_wait(&w->room, &w->mu);
+		job = &w->jobs[(w->head + w->count) % w->cap];
+		rc = w->rc;
+		pthread_mutex_unlock(&w->mu);
+		if (rc)
+			return rs_fail(err, rc, "%s", w->err.msg);
+		job->plane = p;
+		job->t = t;
+		if (fdtd_plane_start(r->engine, pl[p].axis, index[p], job->buf, &job->copy))
+			return rs_fail(err, RS_EDEVICE, "snapshot: %s", fdtd_error(r->engine));
+		pthread_mutex_lock(&w->mu);
+		w->count++;
+		pthread_cond_signal(&w->more);
+		pthread_mutex_unlock(&w->mu);
 	}
 	return 0;
+}
+
+/* Let the writer drain the queue, stop it, free the buffers; its first error if any. */
+static int snapper_stop(struct snapper *w, struct rs_error *err)
+{
+	int rc;
+
+	if (w->started) {
+		pthread_mutex_lock(&w->mu);
+		w->done = 1;
+		pthread_cond_signal(&w->more);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->thread, NULL);
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->more);
+		pthread_cond_destroy(&w->room);
+	}
+	for (int i = 0; w->jobs && i < w->cap; i++)
+		if (w->jobs[i].buf)
+			fdtd_host_free(w->engine, w->jobs[i].buf);
+	free(w->jobs);
+	rc = w->rc;
+	if (rc && err)
+		rs_fail(err, rc, "%s", w->err.msg);
+	return rc;
 }
 
 /* Simulate source s; its signals land in r->signals. */
@@ -235,9 +358,9 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	const long steps = r->plan.steps;
 	struct snap_plane *pl = NULL;
 	struct snap_file *sf = NULL;
+	struct snapper writer = { 0 };
 	struct app_progress prog;
 	double *sig = malloc((size_t)steps * sizeof(double));
-	float *frame = NULL;
 	int *index = NULL, rc = 0;
 	char path[CFG_PATH_MAX + 80];
 
@@ -258,14 +381,18 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 
 		most = most > (size_t)g->room[0] * g->room[2] ? most : (size_t)g->room[0] * g->room[2];
 		index = malloc(sizeof(int) * (size_t)room->nplanes);
-		frame = malloc(most * sizeof(float));
-		if (!index || !frame || !(pl = make_planes(r, index))) {
+		if (!index || !(pl = make_planes(r, index))) {
 			rc = rs_fail(err, RS_ENOMEM, "out of memory for snapshots");
 			goto out;
 		}
 		snprintf(path, sizeof(path), "%s/%s_snapshots.h5", r->out, src->name);
 		sf = snap_open(path, pl, room->nplanes, g->h, room->snap_every * r->plan.dt, err);
-		if (!sf || (rc = snapshot(r, sf, pl, index, frame, err)))
+		if (!sf) {
+			rc = err->code;
+			goto out;
+		}
+		if ((rc = snapper_start(&writer, r->engine, sf, room->nplanes, most, err)) ||
+		    (rc = snapper_queue(&writer, r, pl, index, err)))
 			goto out;
 	}
 	app_progress_begin(&prog, src->name, steps, (double)r->plan.grid.cells, r->quiet);
@@ -287,7 +414,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			break;
 		}
 		if (room->snap_every && fdtd_steps(r->engine) % room->snap_every == 0 &&
-		    (rc = snapshot(r, sf, pl, index, frame, err)))
+		    (rc = snapper_queue(&writer, r, pl, index, err)))
 			break;
 		app_progress_update(&prog, fdtd_steps(r->engine));
 	}
@@ -298,10 +425,11 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 		       fdtd_receiver(r->engine, q), r->plan.nsamples * sizeof(double));
 	r->nsources_done = s + 1;
 out:
+	if (snapper_stop(&writer, rc ? NULL : err) && !rc)
+		rc = err->code;
 	if (snap_close(sf, rc ? NULL : err) && !rc)
 		rc = RS_EIO;
 	free(sig);
-	free(frame);
 	free(index);
 	free(pl);
 	return rc;
@@ -438,7 +566,10 @@ static void summary(const struct run *r, double seconds)
 	const struct cfg_room *room = r->room;
 	double vox = (double)r->plan.grid.cells * (double)r->plan.steps * r->nsources_done;
 
-	fprintf(stderr, "roomsim: %s: %d source(s) x %d receiver(s), %ld steps of %d x %d x %d "
+	if (r->quiet && !r->wav_clipped)
+		return;
+	if (!r->quiet)
+		fprintf(stderr, "roomsim: %s: %d source(s) x %d receiver(s), %ld steps of %d x %d x %d "
 		"cells in %.1f s (%.0f Mvox/s); WAVs in %s/\n", room->name, r->nsources_done,
 		room->nreceivers, r->plan.steps, r->plan.grid.n[0], r->plan.grid.n[1],
 		r->plan.grid.n[2], seconds, seconds > 0 ? vox / seconds / 1e6 : 0, r->out);

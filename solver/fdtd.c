@@ -578,6 +578,39 @@ void fdtd_plane(const struct fdtd *f, int axis, int index, float *out)
 		}
 }
 
+int fdtd_plane_start(struct fdtd *f, int axis, int index, float *out, struct fdtd_copy *c)
+{
+	c->event = NULL;
+	if (f->gpu)
+		return GPU_CALL(cuda_plane_start(f->gpu, axis, index, out, &c->event, &f->err));
+	fdtd_plane(f, axis, index, out);
+	return 0;
+}
+
+int fdtd_plane_finish(struct fdtd *f, struct fdtd_copy *c)
+{
+	void *ev = c->event;
+
+	c->event = NULL;
+	(void)f;
+	return ev ? GPU_CALL(cuda_plane_finish(ev, NULL)) : 0;
+}
+
+float *fdtd_host_alloc(struct fdtd *f, size_t n)
+{
+	return f->gpu ? GPU_VALUE(cuda_host_alloc(n), NULL) : malloc(n * sizeof(float));
+}
+
+void fdtd_host_free(struct fdtd *f, float *p)
+{
+	if (!f->gpu)
+		free(p);
+#ifdef ROOMSIM_CUDA
+	else
+		cuda_host_free(p);
+#endif
+}
+
 void fdtd_field(const struct fdtd *f, int older, double *out)
 {
 	const void *u = older ? f->prev : f->cur;

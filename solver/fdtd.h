@@ -103,6 +103,20 @@ double fdtd_energy_of(const struct vox_grid *g, double lambda, const double *cur
 /* Copy u^n (the newest level) of the room cells of one plane into out, as floats. */
 void fdtd_plane(const struct fdtd *f, int axis, int index, float *out);
 
+/*
+ * The same, possibly asynchronous: on the GPU the copy runs in stream order after the steps
+ * launched so far and the call returns at once; fdtd_plane_finish() waits until out holds
+ * the plane (on the CPU the copy is done at once). out must come from fdtd_host_alloc().
+ * Either call may run on another thread than the stepping one.
+ */
+struct fdtd_copy {
+	void *event;		/* the GPU's completion event; NULL when already done */
+};
+int fdtd_plane_start(struct fdtd *f, int axis, int index, float *out, struct fdtd_copy *c);
+int fdtd_plane_finish(struct fdtd *f, struct fdtd_copy *c);
+float *fdtd_host_alloc(struct fdtd *f, size_t n);	/* pinned memory on the GPU */
+void fdtd_host_free(struct fdtd *f, float *p);
+
 /* Copy the newest level of the whole grid (or, with older = 1, the level before) as doubles. */
 void fdtd_field(const struct fdtd *f, int older, double *out);
 

@@ -575,6 +575,8 @@ struct cuda_engine {
 	int nrec;
 	double *rec;			/* device samples, nrec x cap */
 	double *h_rec;			/* host samples, nrec x cap */
+	float *stage;			/* device staging of snapshot planes */
+	size_t stage_bytes;
 	size_t cap;
 	long step;
 };
@@ -1020,6 +1022,7 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->rcell);
 	cudaFree(e->rw);
 	cudaFree(e->rec);
+	cudaFree(e->stage);
 	free(e->h_rcell);
 	free(e->h_rw);
 	free(e->h_rec);
@@ -1212,6 +1215,55 @@ int cuda_plane(struct cuda_engine *e, int axis, int index, float *out, struct rs
 	rc = CK_LAUNCH() || CK(cudaMemcpy(out, d, bytes, cudaMemcpyDeviceToHost)) ? RS_EDEVICE : 0;
 	cudaFree(d);
 	return rc;
+}
+
+int cuda_plane_start(struct cuda_engine *e, int axis, int index, float *out, void **event,
+		     struct rs_error *err)
+{
+	const int n1 = e->plan.room[axis == 2 ? 1 : 2], n2 = e->plan.room[axis == 0 ? 1 : 0];
+	const size_t bytes = sizeof(float) * (size_t)n1 * n2;
+	const dim3 g((n2 + 127) / 128, n1);
+	cudaEvent_t ev;
+
+	/* One staging buffer serves every plane: copies and kernels run in stream order. */
+	if (bytes > e->stage_bytes) {
+		cudaFree(e->stage);
+		e->stage = NULL;
+		if (CK(cudaMalloc(&e->stage, bytes)))
+			return RS_EDEVICE;
+		e->stage_bytes = bytes;
+	}
+	if (upload(e, err))
+		return RS_EDEVICE;
+	if (e->precision == 4)
+		k_plane<float><<<g, 128>>>((const float *)e->u[e->cur], e->stage, axis, index, n2);
+	else
+		k_plane<double><<<g, 128>>>((const double *)e->u[e->cur], e->stage, axis, index, n2);
+	if (CK_LAUNCH() || CK(cudaMemcpyAsync(out, e->stage, bytes, cudaMemcpyDeviceToHost, 0)) ||
+	    CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming)) || CK(cudaEventRecord(ev, 0)))
+		return RS_EDEVICE;
+	*event = ev;
+	return 0;
+}
+
+int cuda_plane_finish(void *event, struct rs_error *err)
+{
+	int rc = CK(cudaEventSynchronize((cudaEvent_t)event)) ? RS_EDEVICE : 0;
+
+	cudaEventDestroy((cudaEvent_t)event);
+	return rc;
+}
+
+float *cuda_host_alloc(size_t n)
+{
+	void *p = NULL;
+
+	return cudaMallocHost(&p, n * sizeof(float)) == cudaSuccess ? (float *)p : NULL;
+}
+
+void cuda_host_free(float *p)
+{
+	cudaFreeHost(p);
 }
 
 int cuda_set_field(struct cuda_engine *e, const double *cur, const double *prev,

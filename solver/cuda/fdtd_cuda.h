@@ -75,6 +75,16 @@ int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_er
 /* The room cells of one plane of the newest level, as fdtd_plane() lays them out. */
 int cuda_plane(struct cuda_engine *e, int axis, int index, float *out, struct rs_error *err);
 
+/*
+ * Asynchronous plane copy into pinned host memory (from cuda_host_alloc), in stream order
+ * after the steps already launched: *event is done when out holds the plane.
+ */
+int cuda_plane_start(struct cuda_engine *e, int axis, int index, float *out, void **event,
+		     struct rs_error *err);
+int cuda_plane_finish(void *event, struct rs_error *err);
+float *cuda_host_alloc(size_t n);
+void cuda_host_free(float *p);
+
 /* Upload both levels (as doubles) and the step counter: for tests that start mid-run. */
 int cuda_set_field(struct cuda_engine *e, const double *cur, const double *prev,
 		   struct rs_error *err);
