@@ -6,6 +6,10 @@
 #include <string.h>
 
 #include "app.h"
+#include "../solver/fdtd.h"
+#ifdef ROOMSIM_CUDA
+#include "../solver/cuda/fdtd_cuda.h"
+#endif
 
 /* The calibration box for the time estimate: large enough to leave the caches. */
 #define CALIBRATION_CELLS 2e6
@@ -31,8 +35,8 @@ static void print(const struct cfg_room *room, const struct app_plan *p, double 
 	char need[32], have[32];
 
 	printf("room       %s (%s)\n", room->name, room->file);
-	printf("grid       %d x %d x %d cells = %.3f M (room %d x %d x %d plus one halo cell "
-	       "each side)\n", g->n[0], g->n[1], g->n[2], mega(g->cells), g->room[0], g->room[1],
+	printf("grid       %d x %d x %d cells = %.3f M (room %d x %d x %d, a halo cell each side, "
+	       "rows padded to 8)\n", g->n[0], g->n[1], g->n[2], mega(g->cells), g->room[0], g->room[1],
 	       g->room[2]);
 	printf("cells      air %.3f M, boundary %.3f M, padding %.3f M\n", mega(g->air),
 	       mega(g->boundary), mega(g->padding));
@@ -47,6 +51,18 @@ static void print(const struct cfg_room *room, const struct app_plan *p, double 
 	       room->nsources, room->nreceivers);
 	printf("memory     %s needed, %s available\n", app_bytes((double)p->memory, need),
 	       app_bytes((double)app_memory_available(), have));
+#ifdef ROOMSIM_CUDA
+	{
+		char name[128];
+		size_t total = 0;
+
+		if (cuda_available(name, sizeof(name), &total))
+			printf("gpu        %s: %s of device memory needed, %s in all\n", name,
+			       app_bytes((double)cuda_memory(g, room->precision, room->nreceivers,
+							     p->nsamples, (size_t)p->steps), need),
+			       app_bytes((double)total, have));
+	}
+#endif
 	if (rate > 0 && threads)
 		printf("estimate   %.1f s on the CPU engine (%.0f Mvox/s measured now, %d threads)\n",
 		       total / rate, rate / 1e6, threads);
