@@ -54,13 +54,13 @@ static void print(const struct cfg_room *room, const struct app_plan *p, double 
 #ifdef ROOMSIM_CUDA
 	{
 		char name[128];
-		size_t total = 0;
+		size_t devmem = 0;
 
-		if (cuda_available(name, sizeof(name), &total))
+		if (cuda_available(name, sizeof(name), &devmem))
 			printf("gpu        %s: %s of device memory needed, %s in all\n", name,
 			       app_bytes((double)cuda_memory(g, room->precision, room->nreceivers,
 							     p->nsamples, (size_t)p->steps), need),
-			       app_bytes((double)total, have));
+			       app_bytes((double)devmem, have));
 	}
 #endif
 	if (rate > 0 && threads)
