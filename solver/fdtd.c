@@ -439,7 +439,7 @@ void fdtd_reset(struct fdtd *f)
 	const size_t bytes = f->grid->plan.cells * (size_t)f->precision;
 
 	if (f->gpu) {
-		GPU_CALL(cuda_reset(f->gpu, &f->err));
+		(void)GPU_CALL(cuda_reset(f->gpu, &f->err));
 		return;
 	}
 	memset(f->cur, 0, bytes);
@@ -564,7 +564,7 @@ void fdtd_plane(const struct fdtd *f, int axis, int index, float *out)
 	size_t o = 0;
 
 	if (f->gpu) {
-		GPU_CALL(cuda_plane(f->gpu, axis, index, out, (struct rs_error *)&f->err));
+		(void)GPU_CALL(cuda_plane(f->gpu, axis, index, out, (struct rs_error *)&f->err));
 		return;
 	}
 	for (int b = 1; b <= p->room[u]; b++)
@@ -616,7 +616,7 @@ void fdtd_field(const struct fdtd *f, int older, double *out)
 	const void *u = older ? f->prev : f->cur;
 
 	if (f->gpu) {
-		GPU_CALL(cuda_field(f->gpu, older, out, (struct rs_error *)&f->err));
+		(void)GPU_CALL(cuda_field(f->gpu, older, out, (struct rs_error *)&f->err));
 		return;
 	}
 	for (size_t n = 0; n < f->grid->plan.cells; n++)
