@@ -318,7 +318,7 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 	fdtd_coefficients(g, room->courant / sqrt(3.0), &coefs);
 	{
 		struct cuda_setup cs = { g, &coefs, room->precision, CFG_KERNEL_NAIVE3D,
-					 { room->block[0], room->block[1] }, 0, 0 };
+					 { room->block[0], room->block[1] }, 0 };
 
 		if (!(e = cuda_create(&cs, &err)))
 			goto out;

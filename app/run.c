@@ -544,11 +544,14 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.kernel = r->kernel >= 0 ? (enum cfg_kernel)r->kernel : room->kernel;
 	setup.block[0] = room->block[0];
 	setup.block[1] = room->block[1];
-	setup.verbose = !r->quiet;
 	if (!(r->engine = fdtd_create(&setup, err)))
 		return err->code;
 	snprintf(r->engine_name, sizeof(r->engine_name), "%s%s", setup.cuda ? "cuda:" : "cpu",
 		 setup.cuda ? cfg_kernel_names[fdtd_kernel(r->engine)] : "");
+	if (setup.cuda && !r->quiet && setup.kernel == CFG_KERNEL_AUTO)
+		for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++)
+			fprintf(stderr, "roomsim: kernel %-17s %8.2f Gvox/s\n", cfg_kernel_names[k],
+				fdtd_kernel_rates(r->engine)[k] / 1e9);
 	if (setup.cuda && !r->quiet)
 		fprintf(stderr, "roomsim: kernel %s%s\n", cfg_kernel_names[fdtd_kernel(r->engine)],
 			setup.kernel == CFG_KERNEL_AUTO ? " (the fastest on this grid)" : "");

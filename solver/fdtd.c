@@ -236,7 +236,7 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 #ifdef ROOMSIM_CUDA
 	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
-				 s->tex_limit, s->verbose };
+				 s->tex_limit };
 
 	f->gpu = cuda_create(&cs, err);
 	return f->gpu ? 0 : err ? err->code : RS_EDEVICE;
@@ -254,6 +254,11 @@ int fdtd_cuda_available(char *name, size_t len)
 enum cfg_kernel fdtd_kernel(const struct fdtd *f)
 {
 	return f->gpu ? GPU_VALUE(cuda_kernel(f->gpu), CFG_KERNEL_AUTO) : CFG_KERNEL_AUTO;
+}
+
+const double *fdtd_kernel_rates(const struct fdtd *f)
+{
+	return f->gpu ? GPU_VALUE(cuda_auto_rates(f->gpu), NULL) : NULL;
 }
 
 const char *fdtd_error(const struct fdtd *f)

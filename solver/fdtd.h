@@ -33,7 +33,6 @@ struct fdtd_setup {
 	enum cfg_kernel kernel;		/* GPU kernel; CFG_KERNEL_AUTO picks the fastest */
 	int block[2];			/* GPU threads per block; 0 = [32, 8] */
 	size_t tex_limit;		/* GPU texels per texture; 0 = the device's limit */
-	int verbose;			/* GPU auto: report every kernel's speed on stderr */
 };
 
 struct fdtd;
@@ -58,6 +57,9 @@ int fdtd_cuda_available(char *name, size_t len);
 
 /* The GPU kernel in use (after auto, the one chosen); CFG_KERNEL_AUTO on the CPU. */
 enum cfg_kernel fdtd_kernel(const struct fdtd *f);
+
+/* After GPU kernel auto: voxel updates/s of each kernel, indexed by enum cfg_kernel; else NULL. */
+const double *fdtd_kernel_rates(const struct fdtd *f);
 
 /* The message of the last failure of an action on f ("" when none). */
 const char *fdtd_error(const struct fdtd *f);

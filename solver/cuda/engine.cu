@@ -576,6 +576,7 @@ struct cuda_engine {
 	double *rec;			/* device samples, nrec x cap */
 	double *h_rec;			/* host samples, nrec x cap */
 	float *stage;			/* device staging of snapshot planes */
+	double auto_rate[CFG_NKERNELS];	/* kernel auto: each kernel's voxel updates/s */
 	size_t stage_bytes;
 	size_t cap;
 	long step;
@@ -926,7 +927,7 @@ void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *
 }
 
 /* Kernel auto: time every kernel on the run's own grid and keep the fastest. */
-static int choose_kernel(struct cuda_engine *e, int verbose, struct rs_error *err)
+static int choose_kernel(struct cuda_engine *e, struct rs_error *err)
 {
 	double best = HUGE_VAL;
 
@@ -935,9 +936,7 @@ static int choose_kernel(struct cuda_engine *e, int verbose, struct rs_error *er
 
 		if (cuda_time_kernel(e, (enum cfg_kernel)k, AUTO_STEPS, 3, &t, err))
 			return RS_EDEVICE;
-		if (verbose)
-			fprintf(stderr, "roomsim: kernel %-17s %8.2f Gvox/s\n", cfg_kernel_names[k],
-				(double)e->plan.cells * AUTO_STEPS / t / 1e9);
+		e->auto_rate[k] = (double)e->plan.cells * AUTO_STEPS / t;
 		if (t < best) {
 			best = t;
 			e->kernel = (enum cfg_kernel)k;
@@ -992,7 +991,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	/* naive3d's per-block heights cover bz slabs: a block is skipped when none is inside */
 	if (cuda_reset(e, err))
 		goto out_free;
-	if (e->kernel == CFG_KERNEL_AUTO && choose_kernel(e, s->verbose, err))
+	if (e->kernel == CFG_KERNEL_AUTO && choose_kernel(e, err))
 		goto out_free;
 	return e;
 out_free:
@@ -1032,6 +1031,11 @@ void cuda_destroy(struct cuda_engine *e)
 enum cfg_kernel cuda_kernel(const struct cuda_engine *e)
 {
 	return e->kernel;
+}
+
+const double *cuda_auto_rates(const struct cuda_engine *e)
+{
+	return e->auto_rate;
 }
 
 int cuda_set_source(struct cuda_engine *e, const size_t cell[8], const double *inj,
@@ -1264,31 +1268,6 @@ float *cuda_host_alloc(size_t n)
 void cuda_host_free(float *p)
 {
 	cudaFreeHost(p);
-}
-
-int cuda_set_field(struct cuda_engine *e, const double *cur, const double *prev,
-		   struct rs_error *err)
-{
-	const size_t n = e->plan.cells;
-	const double *src[2] = { cur, prev };
-	float *tmp = e->precision == 4 ? (float *)malloc(n * sizeof(float)) : NULL;
-	int rc = 0;
-
-	if (e->precision == 4 && !tmp)
-		return rs_fail(err, RS_ENOMEM, "out of memory copying the field");
-	for (int l = 0; l < 2 && !rc; l++) {
-		void *dst = e->u[l ? 1 - e->cur : e->cur];
-
-		if (e->precision == 8) {
-			rc = CK(cudaMemcpy(dst, src[l], n * sizeof(double), cudaMemcpyHostToDevice));
-			continue;
-		}
-		for (size_t i = 0; i < n; i++)
-			tmp[i] = (float)src[l][i];
-		rc = CK(cudaMemcpy(dst, tmp, n * sizeof(float), cudaMemcpyHostToDevice));
-	}
-	free(tmp);
-	return rc ? RS_EDEVICE : 0;
 }
 
 int cuda_bandwidth(double *copy, double *add, struct rs_error *err)

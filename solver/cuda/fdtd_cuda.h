@@ -31,7 +31,6 @@ struct cuda_setup {
 	enum cfg_kernel kernel;		/* CFG_KERNEL_AUTO: time all, keep the fastest */
 	int block[2];			/* threads per block, x by y */
 	size_t tex_limit;		/* texels per texture object; 0 = the device's limit */
-	int verbose;			/* auto: print the timing of every kernel to stderr */
 };
 
 /* 1 when a CUDA device is usable; name and total memory filled when not NULL. */
@@ -46,6 +45,9 @@ void cuda_destroy(struct cuda_engine *e);
 
 /* The kernel the engine runs (after auto, the one it chose). */
 enum cfg_kernel cuda_kernel(const struct cuda_engine *e);
+
+/* After auto: each kernel's measured voxel updates per second (0 where not timed). */
+const double *cuda_auto_rates(const struct cuda_engine *e);
 
 /* Source: the eight cells and, per step, the eight values to add (inj[step * 8 + c]). */
 int cuda_set_source(struct cuda_engine *e, const size_t cell[8], const double *inj,
@@ -84,10 +86,6 @@ int cuda_plane_start(struct cuda_engine *e, int axis, int index, float *out, voi
 int cuda_plane_finish(void *event, struct rs_error *err);
 float *cuda_host_alloc(size_t n);
 void cuda_host_free(float *p);
-
-/* Upload both levels (as doubles) and the step counter: for tests that start mid-run. */
-int cuda_set_field(struct cuda_engine *e, const double *cur, const double *prev,
-		   struct rs_error *err);
 
 /*
  * Benchmark: fill the fields with noise, run the update kernel `kernel` for `steps` steps
