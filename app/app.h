@@ -62,5 +62,6 @@ double app_cpu_rate(int precision, int threads, double cells, int steps, int run
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_scheme(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ static const char usage[] =
 	"  run FILE.yaml     simulate; write WAV impulse responses, rirs.h5, snapshots\n"
 	"  info FILE.yaml    grid, cells, time step, memory and time estimate of a run\n"
 	"  bench [FILE.yaml] voxel updates per second against the memory bandwidth limit\n"
+	"  scheme [OPTIONS]  a stencil's Courant limit and dispersion\n"
 	"\n"
 	"  roomsim COMMAND --help   options of a command\n"
 	"  roomsim --version        version and git commit\n"
@@ -32,7 +33,8 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*fn)(int, char **);
-	} commands[] = { { "run", cmd_run }, { "info", cmd_info }, { "bench", cmd_bench } };
+	} commands[] = { { "run", cmd_run }, { "info", cmd_info }, { "bench", cmd_bench },
+			 { "scheme", cmd_scheme } };
 
 	if (argc < 2) {
 		fputs(usage, stderr);
@@ -49,7 +51,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "roomsim: unknown command '%s' (valid: run, info, bench; see roomsim "
+	fprintf(stderr, "roomsim: unknown command '%s' (valid: run, info, bench, scheme; see roomsim "
 		"--help)\n", argv[1]);
 	return EXIT_USAGE;
 }

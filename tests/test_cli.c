@@ -101,6 +101,21 @@ static void info_and_version(void **state)
 	assert_int_equal(sh("%s run tests/small.yaml --backend gpu 2> /dev/null", roomsim), 2);
 }
 
+static void scheme_command(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("%s scheme | grep -q 'limit 0.577350'", roomsim), 0);
+	assert_int_equal(sh("%s scheme --stencil leggy --order 4 | grep -q 'limit 0.500000'",
+			    roomsim), 0);
+	assert_int_equal(sh("%s scheme --stencil box --q 2,2,2 --csv %s/box.csv > /dev/null",
+			    roomsim, dir), 0);
+	assert_int_equal(sh("test $(wc -l < %s/box.csv) -eq 12 && head -n 1 %s/box.csv | "
+			    "grep -q '^ppw,f_h_over_c,axial,side_diagonal,diagonal,worst$'", dir, dir), 0);
+	assert_int_equal(sh("%s scheme --stencil compact --radius2 7 2> /dev/null", roomsim), 2);
+	assert_int_equal(sh("%s scheme --stencil compact --radius2 2 --weights 0.5,0.7 "
+			    "2> /dev/null", roomsim), 2);
+}
+
 static void interrupted_run_keeps_its_work(void **state)
 {
 	char out[300], path[400];
@@ -158,6 +173,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(run_writes_every_output),
 		cmocka_unit_test(info_and_version),
+		cmocka_unit_test(scheme_command),
 		cmocka_unit_test(interrupted_run_keeps_its_work),
 	};
 

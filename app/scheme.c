@@ -1,0 +1,169 @@
+/*
+ * scheme.c - `roomsim scheme`: a stencil's size, Courant limit and dispersion
+ * (docs/stencils.md), computed from the scheme's amplification symbol.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "../solver/stencil.h"
+
+static const char usage_scheme[] =
+	"usage: roomsim scheme [--stencil leggy|compact|box] [--order 2M] [--radius2 R]\n"
+	"                      [--q Q1,Q2,Q3] [--weights A1,A2,...] [--courant C] [--csv FILE]\n"
+	"\n"
+	"Print a stencil's size and reach, the Courant limit of its two-step scheme (the\n"
+	"maximum of its symbol over the Brillouin zone), the relative phase-velocity error\n"
+	"against points per wavelength along the axial, side-diagonal and diagonal directions\n"
+	"and its worst case over all directions, and the points per wavelength that keep the\n"
+	"worst case under 1 %% and 2 %%; --csv writes the curves.\n"
+	"\n"
+	"  --stencil leggy --order 2M      (6M + 1)-point leggy stencil, 2M = 2..16 (default 2)\n"
+	"  --stencil compact --radius2 R   shells with |q|^2 <= R, R = 1..22 a sum of 3 squares\n"
+	"  --stencil box --q Q1,Q2,Q3      shells up to (Q1, Q2, Q3), e.g. 2,2,2 = 125 points\n"
+	"  --weights A1,...                per-shell weights (sum 1; default equal)\n"
+	"  --courant C                     fraction of the Courant limit (default 1)\n";
+
+struct scheme_opts {
+	int family;		/* 0 leggy, 1 compact, 2 box */
+	int order, radius2, q[3], nweights;
+	double weights[STN_MAX_SHELLS], courant;
+	const char *csv;
+};
+
+static int parse(int argc, char **argv, struct scheme_opts *o)
+{
+	static const struct option opts[] = {
+		{ "stencil", required_argument, NULL, 's' }, { "order", required_argument, NULL, 'o' },
+		{ "radius2", required_argument, NULL, 'r' }, { "q", required_argument, NULL, 'Q' },
+		{ "weights", required_argument, NULL, 'w' }, { "courant", required_argument, NULL, 'c' },
+		{ "csv", required_argument, NULL, 'v' },     { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*o = (struct scheme_opts){ .order = 2, .radius2 = 3, .q = { 2, 2, 2 }, .courant = 1 };
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		char *p, *end;
+
+		switch (c) {
+		case 's':
+			o->family = !strcmp(optarg, "leggy") ? 0 : !strcmp(optarg, "compact") ? 1
+				    : !strcmp(optarg, "box") ? 2 : -1;
+			if (o->family < 0)
+				return fprintf(stderr, "roomsim: --stencil: '%s' is not valid (valid: "
+					       "leggy | compact | box)\n", optarg), -1;
+			break;
+		case 'o':
+			o->order = atoi(optarg);
+			break;
+		case 'r':
+			o->radius2 = atoi(optarg);
+			break;
+		case 'Q':
+			if (sscanf(optarg, "%d,%d,%d", &o->q[0], &o->q[1], &o->q[2]) != 3)
+				return fprintf(stderr, "roomsim: --q: expected Q1,Q2,Q3\n"), -1;
+			break;
+		case 'w':
+			for (p = optarg; *p && o->nweights < STN_MAX_SHELLS; p = *end ? end + 1 : end) {
+				o->weights[o->nweights++] = strtod(p, &end);
+				if (end == p)
+					return fprintf(stderr, "roomsim: --weights: expected numbers "
+						       "separated by commas\n"), -1;
+			}
+			break;
+		case 'c':
+			o->courant = atof(optarg);
+			if (!(o->courant > 0 && o->courant <= 1))
+				return fprintf(stderr, "roomsim: --courant: valid: (0, 1]\n"), -1;
+			break;
+		case 'v':
+			o->csv = optarg;
+			break;
+		case 'h':
+			printf("%s", usage_scheme);
+			exit(EXIT_OK);
+		default:
+			return fprintf(stderr, "roomsim: see 'roomsim scheme --help'\n"), -1;
+		}
+	}
+	return optind == argc ? 0 : (fprintf(stderr, "roomsim: unexpected '%s'\n", argv[optind]), -1);
+}
+
+static int build(const struct scheme_opts *o, struct stn_stencil *s)
+{
+	struct stn_shell sh[STN_MAX_SHELLS];
+	int n;
+
+	if (o->family == 0) {
+		if (o->order < 2 || o->order > 2 * STN_MAX_LEGGY || o->order % 2)
+			return fprintf(stderr, "roomsim: --order: valid: 2, 4, ..., %d\n",
+				       2 * STN_MAX_LEGGY), -1;
+		return stn_leggy(s, o->order / 2);
+	}
+	n = o->family == 1 ? stn_compact_shells(o->radius2, sh, STN_MAX_SHELLS)
+			   : stn_box_shells(o->q, sh, STN_MAX_SHELLS);
+	if (n < 0)
+		return fprintf(stderr, "roomsim: %s\n", o->family == 1
+			       ? "--radius2: valid: 1 to 22, a sum of three squares (not 7, 15)"
+			       : "--q: valid: Q1 >= Q2 >= Q3 >= 0, 1 <= Q1 <= 4"), -1;
+	if (o->nweights && o->nweights != n)
+		return fprintf(stderr, "roomsim: --weights: this stencil has %d shells, %d weights "
+			       "given\n", n, o->nweights), -1;
+	if (stn_from_shells(s, sh, n, o->nweights ? o->weights : NULL,
+			    o->family == 1 ? "compact-in-space" : "box-compact"))
+		return fprintf(stderr, "roomsim: --weights: the shell weights must sum to 1\n"), -1;
+	return 0;
+}
+
+/* Points per wavelength of the printed and written curves. */
+static const double table_ppw[] = { 3, 4, 5, 6, 8, 10, 12, 16, 20, 30, 50 };
+
+int cmd_scheme(int argc, char **argv)
+{
+	static struct stn_stencil s;	/* large: not on the stack */
+	struct scheme_opts o;
+	double limit, lambda;
+	FILE *csv = NULL;
+
+	if (parse(argc, argv, &o) || build(&o, &s))
+		return EXIT_USAGE;
+	limit = stn_courant_limit(&s);
+	printf("stencil    %s, reach %d cells\n", s.name, s.reach);
+	if (limit <= 0) {
+		printf("stability  unstable for every Courant number (the symbol is positive "
+		       "somewhere)\n");
+		return EXIT_OK;
+	}
+	lambda = o.courant * limit;
+	printf("courant    limit %.6f; analysed at %.6f (%.4g of it)\n", limit, lambda, o.courant);
+	printf("ppw        1 %% worst-case error: %.2f points per wavelength, 2 %%: %.2f\n",
+	       stn_ppw_for(&s, lambda, 0.01), stn_ppw_for(&s, lambda, 0.02));
+	if (o.csv && !(csv = fopen(o.csv, "w"))) {
+		fprintf(stderr, "roomsim: %s: cannot write\n", o.csv);
+		return EXIT_RUNTIME;
+	}
+	if (csv)
+		fprintf(csv, "ppw,f_h_over_c,axial,side_diagonal,diagonal,worst\n");
+	printf("%8s %10s %10s %10s %10s   (relative phase-velocity error)\n", "ppw", "axial",
+	       "side-diag", "diagonal", "worst");
+	for (size_t i = 0; i < sizeof(table_ppw) / sizeof(table_ppw[0]); i++) {
+		const double p = table_ppw[i], w = stn_worst_error(&s, lambda, p);
+		double e[STN_NDIRS];
+
+		for (int d = 0; d < STN_NDIRS; d++)
+			e[d] = stn_phase_error(&s, lambda, (enum stn_dir)d, p);
+		printf("%8.1f %+10.5f %+10.5f %+10.5f %10.5f\n", p, e[0], e[1], e[2], w);
+		if (csv)
+			fprintf(csv, "%g,%.10g,%.10g,%.10g,%.10g,%.10g\n", p, 1 / p, e[0], e[1], e[2], w);
+	}
+	if (csv && fclose(csv)) {
+		fprintf(stderr, "roomsim: %s: write failed\n", o.csv);
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}

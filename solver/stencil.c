@@ -1,0 +1,302 @@
+/* stencil.c - stencil families and the von Neumann analysis of their schemes. */
+#include "stencil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * Fornberg (1988), "Generation of finite difference formulas on arbitrarily spaced grids":
+ * weights c[i] of the second derivative at 0 from the values at nodes x[0..n).
+ */
+static void fornberg2(const double *x, int n, double *c)
+{
+	double d[2 * STN_MAX_LEGGY + 1][3] = { { 0 } }, c1 = 1, c4 = x[0];
+
+	d[0][0] = 1;
+	for (int i = 1; i < n; i++) {
+		const int mn = i < 2 ? i : 2;
+		double c2 = 1, c5 = c4;
+
+		c4 = x[i];
+		for (int j = 0; j < i; j++) {
+			const double c3 = x[i] - x[j];
+
+			c2 *= c3;
+			if (j == i - 1) {
+				for (int k = mn; k >= 1; k--)
+					d[i][k] = c1 * (k * d[i - 1][k - 1] - c5 * d[i - 1][k]) / c2;
+				d[i][0] = -c1 * c5 * d[i - 1][0] / c2;
+			}
+			for (int k = mn; k >= 1; k--)
+				d[j][k] = (c4 * d[j][k] - k * d[j][k - 1]) / c3;
+			d[j][0] = c4 * d[j][0] / c3;
+		}
+		c1 = c2;
+	}
+	for (int i = 0; i < n; i++)
+		c[i] = d[i][2];
+}
+
+int stn_leggy(struct stn_stencil *s, int M)
+{
+	double x[2 * STN_MAX_LEGGY + 1], c[2 * STN_MAX_LEGGY + 1];
+	int n = 0;
+
+	if (M < 1 || M > STN_MAX_LEGGY)
+		return -1;
+	x[n++] = 0;
+	for (int m = 1; m <= M; m++) {
+		x[n++] = m;
+		x[n++] = -m;
+	}
+	fornberg2(x, n, c);
+	memset(s, 0, sizeof(*s));
+	s->w[0] = 3 * c[0];	/* the centre appears once per axis */
+	s->K = 1;
+	for (int m = 1; m <= M; m++)
+		for (int a = 0; a < 3; a++)
+			for (int sign = -1; sign <= 1; sign += 2) {
+				s->off[s->K][a] = sign * m;
+				s->w[s->K++] = c[2 * m - 1];	/* c(m) = c(-m) */
+			}
+	s->reach = M;
+	snprintf(s->name, sizeof(s->name), "leggy order %d (%d points)", 2 * M, s->K);
+	return 0;
+}
+
+static int norm2(const int q[3])
+{
+	return q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
+}
+
+/* The distinct points of P(q). */
+static int shell_points(const int q[3], int pts[48][3])
+{
+	static const int perm[6][3] = { { 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 },
+					{ 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 } };
+	int n = 0;
+
+	for (int p = 0; p < 6; p++)
+		for (int sg = 0; sg < 8; sg++) {
+			int v[3], dup = 0;
+
+			for (int a = 0; a < 3; a++)
+				v[a] = q[perm[p][a]] * (sg >> a & 1 ? -1 : 1);
+			for (int i = 0; i < n && !dup; i++)
+				dup = pts[i][0] == v[0] && pts[i][1] == v[1] && pts[i][2] == v[2];
+			if (!dup)
+				memcpy(pts[n++], v, sizeof(v));
+		}
+	return n;
+}
+
+/* Every q of the set Q of seed 000 eq. 6 with q1 <= qmax, in lexicographic order. */
+static int each_q(int qmax, struct stn_shell *out, int max, int (*keep)(const int *, const void *),
+		  const void *arg)
+{
+	int n = 0, pts[48][3];
+
+	for (int a = 1; a <= qmax; a++)
+		for (int b = 0; b <= a; b++)
+			for (int c = 0; c <= b; c++) {
+				const int q[3] = { a, b, c };
+
+				if (!keep(q, arg))
+					continue;
+				if (n == max)
+					return -1;
+				memcpy(out[n].q, q, sizeof(q));
+				out[n++].count = shell_points(q, pts);
+			}
+	return n;
+}
+
+static int within_radius(const int *q, const void *arg)
+{
+	return norm2(q) <= *(const int *)arg;
+}
+
+static int precedes(const int *q, const void *arg)
+{
+	const int *top = arg;
+
+	return q[0] < top[0] || (q[0] == top[0] && (q[1] < top[1] ||
+						     (q[1] == top[1] && q[2] <= top[2])));
+}
+
+int stn_compact_shells(int R, struct stn_shell *shells, int max)
+{
+	int n, exact = 0;
+
+	if (R < 1 || R > STN_MAX_RADIUS2)
+		return -1;
+	n = each_q((int)floor(sqrt((double)R)), shells, max, within_radius, &R);
+	for (int i = 0; i < n; i++)
+		exact |= norm2(shells[i].q) == R;
+	return exact ? n : -1;	/* R must be a sum of three squares: a new shell at |q|^2 = R */
+}
+
+int stn_box_shells(const int q[3], struct stn_shell *shells, int max)
+{
+	if (q[0] < 1 || q[1] < 0 || q[2] < 0 || q[0] < q[1] || q[1] < q[2] || q[0] > 4)
+		return -1;
+	return each_q(q[0], shells, max, precedes, q);
+}
+
+int stn_from_shells(struct stn_stencil *s, const struct stn_shell *shells, int n,
+		    const double *a, const char *family)
+{
+	double sum = 0;
+	int pts[48][3];
+
+	memset(s, 0, sizeof(*s));
+	s->K = 1;
+	for (int p = 0; p < n; p++) {
+		const double ap = a ? a[p] : 1.0 / n, q2 = norm2(shells[p].q);
+		const int np = shell_points(shells[p].q, pts);
+
+		if (s->K + np > STN_MAX_POINTS)
+			return -1;
+		sum += ap;
+		s->w[0] -= ap * 6 / q2;
+		for (int i = 0; i < np; i++) {
+			memcpy(s->off[s->K], pts[i], sizeof(pts[i]));
+			s->w[s->K++] = ap * 6 / (np * q2);
+		}
+		s->reach = shells[p].q[0] > s->reach ? shells[p].q[0] : s->reach;
+	}
+	if (fabs(sum - 1) > 1e-12)
+		return -1;
+	snprintf(s->name, sizeof(s->name), "%s (%d points)", family, s->K);
+	return 0;
+}
+
+double stn_symbol(const struct stn_stencil *s, const double xi[3])
+{
+	double w = 0;
+
+	for (int k = 0; k < s->K; k++)
+		w += s->w[k] * cos(xi[0] * s->off[k][0] + xi[1] * s->off[k][1] + xi[2] * s->off[k][2]);
+	return w;
+}
+
+/* Samples per axis of the Brillouin-zone search, then a shrinking pattern search. */
+#define ZONE_SAMPLES 24
+#define REFINE_ROUNDS 60
+
+/* Largest value of sign * W over [0, pi]^3 (W is even in each xi). */
+static double zone_max(const struct stn_stencil *s, double sign)
+{
+	double best = -HUGE_VAL, at[3] = { 0, 0, 0 }, step = M_PI / ZONE_SAMPLES;
+
+	for (int i = 0; i <= ZONE_SAMPLES; i++)
+		for (int j = 0; j <= ZONE_SAMPLES; j++)
+			for (int k = 0; k <= ZONE_SAMPLES; k++) {
+				const double xi[3] = { i * step, j * step, k * step };
+				const double v = sign * stn_symbol(s, xi);
+
+				if (v > best) {
+					best = v;
+					memcpy(at, xi, sizeof(at));
+				}
+			}
+	for (int r = 0; r < REFINE_ROUNDS; r++, step *= 0.7)
+		for (int a = 0; a < 3; a++)
+			for (int d = -1; d <= 1; d += 2) {
+				double xi[3] = { at[0], at[1], at[2] }, v;
+
+				xi[a] = fmin(M_PI, fmax(0, xi[a] + d * step));
+				v = sign * stn_symbol(s, xi);
+				if (v > best) {
+					best = v;
+					memcpy(at, xi, sizeof(at));
+				}
+			}
+	return best;
+}
+
+double stn_courant_limit(const struct stn_stencil *s)
+{
+	double scale = 0, wmax, neg;
+
+	for (int k = 0; k < s->K; k++)
+		scale += fabs(s->w[k]);
+	wmax = zone_max(s, 1);
+	neg = zone_max(s, -1);
+	/* W(0) = 0 for a consistent Laplacian; W > 0 anywhere else means growth for any lambda. */
+	if (wmax > 1e-12 * scale || neg <= 0)
+		return 0;
+	return 2 / sqrt(neg);
+}
+
+static const double dirs[STN_NDIRS][3] = {
+	{ 1, 0, 0 },
+	{ 0.70710678118654752, 0.70710678118654752, 0 },
+	{ 0.57735026918962576, 0.57735026918962576, 0.57735026918962576 },
+};
+
+static double error_along(const struct stn_stencil *s, double lambda, const double n[3],
+			  double ppw)
+{
+	const double kh = 2 * M_PI / ppw, xi[3] = { kh * n[0], kh * n[1], kh * n[2] };
+	const double arg = 1 + 0.5 * lambda * lambda * stn_symbol(s, xi);
+
+	if (arg < -1 || arg > 1)
+		return NAN;
+	/* v / c = (omega k) / (lambda kappa h), since c = lambda h / k */
+	return acos(arg) / (lambda * kh) - 1;
+}
+
+double stn_phase_error(const struct stn_stencil *s, double lambda, enum stn_dir d, double ppw)
+{
+	return error_along(s, lambda, dirs[d], ppw);
+}
+
+/* Directions sampled in the first octant (Fibonacci lattice) for the worst case. */
+#define WORST_DIRECTIONS 150
+
+double stn_worst_error(const struct stn_stencil *s, double lambda, double ppw)
+{
+	double worst = 0;
+
+	for (int d = 0; d < STN_NDIRS; d++)
+		worst = fmax(worst, fabs(error_along(s, lambda, dirs[d], ppw)));
+	for (int i = 0; i < WORST_DIRECTIONS; i++) {
+		const double z = (i + 0.5) / WORST_DIRECTIONS, r = sqrt(1 - z * z);
+		const double phi = fmod(i * 2.39996322972865332, M_PI / 2);
+		const double n[3] = { r * cos(phi), r * sin(phi), z };
+		const double e = error_along(s, lambda, n, ppw);
+
+		if (isnan(e))
+			return NAN;
+		worst = fmax(worst, fabs(e));
+	}
+	return worst;
+}
+
+double stn_ppw_for(const struct stn_stencil *s, double lambda, double tol)
+{
+	double lo = 2, hi = 2;
+
+	/* Walk up until the error is met, then bisect: the error falls as ppw grows. */
+	for (;;) {
+		const double e = stn_worst_error(s, lambda, hi);
+
+		if (!isnan(e) && e <= tol)
+			break;
+		lo = hi;
+		hi *= 1.5;
+		if (hi > 1e5)
+			return NAN;
+	}
+	for (int i = 0; i < 60; i++) {
+		const double mid = 0.5 * (lo + hi), e = stn_worst_error(s, lambda, mid);
+
+		if (!isnan(e) && e <= tol)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}

@@ -1,0 +1,83 @@
+/*
+ * stencil.h - discrete Laplacians on the cubic lattice and the analysis of the two-step
+ * schemes built from them (seed 000 section 2; docs/stencils.md).
+ *
+ * A stencil is a set of K offsets l_k with weights w_k such that
+ *     sum_k w_k u(x + l_k h) / h^2  ~  Laplacian u(x),
+ * and the scheme is u+ = 2u - u- + lambda^2 sum_k w_k u_{i + l_k} (seed 000 eq. 2 and 5).
+ * stn_* functions fill a caller-owned struct stn_stencil; nothing is allocated.
+ */
+#ifndef STN_STENCIL_H
+#define STN_STENCIL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STN_MAX_POINTS 729	/* a 9 x 9 x 9 box: every stencil of reach 4 fits */
+#define STN_MAX_SHELLS 64
+#define STN_MAX_LEGGY 8		/* orders 2 to 16 */
+#define STN_MAX_RADIUS2 22	/* compact-in-space up to R = 22 (461 points) */
+
+struct stn_stencil {
+	int K;				/* points, the centre included */
+	int reach;			/* largest |offset| along an axis: the halo it needs */
+	int off[STN_MAX_POINTS][3];	/* offsets l_k; off[0] is the centre */
+	double w[STN_MAX_POINTS];	/* Laplacian weights (per h^2) */
+	char name[64];			/* e.g. "leggy order 4 (13 points)" */
+};
+
+/* One shell P(q): the unique permutations of (+-q1, +-q2, +-q3) (seed 000 section 2.2). */
+struct stn_shell {
+	int q[3];			/* q1 >= q2 >= q3 >= 0, q1 >= 1 */
+	int count;			/* |P(q)|: 6, 8, 12, 24 or 48 */
+};
+
+/* The leggy (6M + 1)-point stencil with the 2M-th order 1-D weights (Fornberg), M = 1..8. */
+int stn_leggy(struct stn_stencil *s, int M);
+
+/* The shells q with |q|^2 <= R (compact-in-space) or q <= (q1, q2, q3) (box-compact). */
+int stn_compact_shells(int R, struct stn_shell *shells, int max);
+int stn_box_shells(const int q[3], struct stn_shell *shells, int max);
+
+/*
+ * The stencil of the given shells with shell weights a[p] (their sum must be 1): each shell
+ * alone is a second-order Laplacian, (6 / (|P| |q|^2)) sum over P of (u(x + p h) - u(x)),
+ * so any weights summing to one keep second order. a = NULL: equal weights.
+ */
+int stn_from_shells(struct stn_stencil *s, const struct stn_shell *shells, int n,
+		    const double *a, const char *family);
+
+/* The symbol W(xi) = sum_k w_k cos(xi . l_k): the stencil's Fourier multiplier (x h^2). */
+double stn_symbol(const struct stn_stencil *s, const double xi[3]);
+
+/*
+ * The Courant limit of the scheme, 2 / sqrt(max over the Brillouin zone of -W(xi)) (von
+ * Neumann: |z| = 1 needs -4 <= lambda^2 W <= 0). Returns 0 when W > 0 somewhere, i.e. the
+ * scheme is unstable for every lambda.
+ */
+double stn_courant_limit(const struct stn_stencil *s);
+
+/* The directions of the dispersion analysis. */
+enum stn_dir { STN_AXIAL, STN_SIDE_DIAGONAL, STN_DIAGONAL, STN_NDIRS };
+
+/*
+ * Relative phase-velocity error v / c - 1 along direction d for a wave of `ppw` points per
+ * wavelength at Courant number lambda (cos(omega k) = 1 + lambda^2 W / 2). NAN past the
+ * scheme's cut-off (no real frequency).
+ */
+double stn_phase_error(const struct stn_stencil *s, double lambda, enum stn_dir d, double ppw);
+
+/* The worst |error| over the three directions and a sampled sphere of directions. */
+double stn_worst_error(const struct stn_stencil *s, double lambda, double ppw);
+
+/* The points per wavelength needed for a worst-case error of at most tol (bisection). */
+double stn_ppw_for(const struct stn_stencil *s, double lambda, double tol);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
