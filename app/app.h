@@ -10,6 +10,7 @@
 #include "../common/rs_error.h"
 #include "../geometry/voxel.h"
 #include "../io/config.h"
+#include "../solver/stencil.h"
 
 /* Exit statuses of docs/cli.md. */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
@@ -17,7 +18,9 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 /* Everything about a run that follows from its room without allocating the grid. */
 struct app_plan {
 	struct vox_plan grid;
-	double lambda;		/* Courant number: courant / sqrt(3) for the 7-point scheme */
+	struct stn_stencil stencil;	/* the scheme's stencil (docs/stencils.md) */
+	double limit;		/* its Courant limit, computed from the symbol */
+	double lambda;		/* Courant number: grid.courant x limit */
 	double dt;		/* time step k = lambda h / c, s */
 	double fs;		/* simulation rate 1 / k, Hz */
 	long steps;		/* updates per source: sample steps is at t >= duration */

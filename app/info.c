@@ -35,17 +35,18 @@ static void print(const struct cfg_room *room, const struct app_plan *p, double 
 	char need[32], have[32];
 
 	printf("room       %s (%s)\n", room->name, room->file);
-	printf("grid       %d x %d x %d cells = %.3f M (room %d x %d x %d, a halo cell each side, "
+	printf("grid       %d x %d x %d cells = %.3f M (room %d x %d x %d, a halo of %d each side, "
 	       "rows padded to 8)\n", g->n[0], g->n[1], g->n[2], mega(g->cells), g->room[0], g->room[1],
-	       g->room[2]);
+	       g->room[2], g->halo);
 	printf("cells      air %.3f M, boundary %.3f M, padding %.3f M\n", mega(g->air),
 	       mega(g->boundary), mega(g->padding));
 	printf("spacing    %.3f mm (fmax %.1f Hz at %.2f points per wavelength)\n", g->h * 1e3,
 	       room->fmax, room->ppw);
 	printf("box        %.3f x %.3f x %.3f m as given; simulated %.4f x %.4f x %.4f m\n",
 	       room->box[0], room->box[1], room->box[2], g->size[0], g->size[1], g->size[2]);
-	printf("scheme     leggy order 2 (7-point), %s, Courant number %.6f (%.4g of 1/sqrt(3))\n",
-	       room->precision == 4 ? "float32" : "float64", p->lambda, room->courant);
+	printf("scheme     %s, %s, Courant number %.6f (%.4g of the limit %.6f)\n",
+	       p->stencil.name, room->precision == 4 ? "float32" : "float64", p->lambda,
+	       room->courant, p->limit);
 	printf("time step  %.4f us (simulation rate %.1f Hz)\n", p->dt * 1e6, p->fs);
 	printf("steps      %ld per source, %d source(s), %d receiver(s)\n", p->steps,
 	       room->nsources, room->nreceivers);

@@ -16,8 +16,28 @@ int app_plan(const struct cfg_room *room, struct app_plan *p, struct rs_error *e
 
 	memset(p, 0, sizeof(*p));
 	vox_plan(room, &p->grid);
-	/* The 7-point scheme is stable up to lambda = 1/sqrt(3) (seed 000 eq. 3). */
-	p->lambda = room->courant / sqrt(3.0);
+	if (stn_from_config(room, &p->stencil))
+		return cfg_at(err, room, room->scheme_at, "scheme.weights", "%d weights given, but "
+			      "the stencil has a different number of shells (roomsim scheme lists "
+			      "them)", room->nweights);
+	/* The 7-point limit is 1/sqrt(3) exactly (seed 000 eq. 3); others from the symbol. */
+	p->limit = stn_is_seven_point(&p->stencil) ? 1 / sqrt(3.0) : stn_courant_limit(&p->stencil);
+	if (p->limit <= 0)
+		return cfg_at(err, room, room->scheme_at, "scheme", "%s is unstable for every "
+			      "Courant number: its symbol is positive somewhere (valid: shell weights "
+			      "that keep the Laplacian negative; see roomsim scheme)", p->stencil.name);
+	if (room->courant > 1)
+		return cfg_at(err, room, room->courant_at, "grid.courant", "%g is past the "
+			      "stability limit of %s: lambda would be %.6f, the computed limit is "
+			      "%.6f (valid: (0, 1], a fraction of that limit)", room->courant,
+			      p->stencil.name, room->courant * p->limit, p->limit);
+	for (int d = 0; d < 3; d++)
+		if (p->grid.room[d] < 2 * p->grid.halo)
+			return cfg_at(err, room, room->grid_at, "geometry.box", "the room is %d cells "
+				      "along axis %d, less than twice the stencil's reach %d (valid: a "
+				      "finer grid or a smaller stencil)", p->grid.room[d], d,
+				      p->grid.halo);
+	p->lambda = room->courant * p->limit;
 	p->dt = p->lambda * room->spacing / room->c;
 	p->fs = 1 / p->dt;
 	p->steps = (long)ceil(room->duration / p->dt - 1e-9);

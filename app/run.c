@@ -180,6 +180,7 @@ static int write_rirs(struct run *r, struct rs_error *err)
 	struct rirs_run meta = {
 		.room = r->room, .plan = &r->plan.grid, .dt = r->plan.dt,
 		.lambda = r->plan.lambda, .engine = r->engine_name, .signals = r->signals,
+		.scheme = r->plan.stencil.name,
 		.nsamples = r->plan.nsamples, .completed = r->completed,
 	};
 
@@ -202,7 +203,7 @@ static struct snap_plane *make_planes(const struct run *r, int *index)
 		long m = lround(room->planes[i].at / g->h - 0.5);
 
 		m = m < 0 ? 0 : m >= g->room[a] ? g->room[a] - 1 : m;
-		index[i] = (int)m + 1;	/* + the halo cell */
+		index[i] = (int)m + g->halo;	/* past the halo */
 		pl[i].axis = a;
 		pl[i].at = (m + 0.5) * g->h;
 		pl[i].n1 = g->room[u];
@@ -503,6 +504,17 @@ static int choose_backend(struct run *r, struct rs_error *err)
 	char name[128] = "";
 	int gpu = fdtd_cuda_available(name, sizeof(name));
 
+	if (gpu && !stn_is_seven_point(&r->plan.stencil)) {
+		if (r->backend == CFG_BACKEND_CUDA)
+			return rs_fail(err, RS_ENODEV, "--backend cuda: the CUDA engine runs the "
+				       "7-point scheme only; %s runs on the CPU (valid: --backend cpu "
+				       "or auto)", r->plan.stencil.name);
+		if (!r->quiet && r->backend == CFG_BACKEND_AUTO)
+			fprintf(stderr, "roomsim: %s runs on the CPU engine (the CUDA kernels run the "
+				"7-point scheme)\n", r->plan.stencil.name);
+		gpu = 0;
+		r->backend = CFG_BACKEND_CPU;
+	}
 	if (r->backend == CFG_BACKEND_CUDA && !gpu)
 		return rs_fail(err, RS_ENODEV, "--backend cuda: no usable CUDA device (or a build "
 			       "without nvcc); valid here: --backend cpu or auto");
@@ -537,6 +549,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	if (!r->signals || !r->completed)
 		return rs_fail(err, RS_ENOMEM, "out of memory for %zu receiver signals", pairs);
 	setup.grid = r->grid;
+	setup.stencil = &r->plan.stencil;
 	setup.lambda = r->plan.lambda;
 	setup.precision = room->precision;
 	setup.threads = r->threads;

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HALO 1	/* padding cells on each side: the 7-point stencil reaches one cell */
 #define ROW_ALIGN 8	/* cells per x-row rounded up to this: rows start on 32-byte boundaries
 			 * in float32 (16 in float64), so GPU kernels can load 16 bytes at once */
 
@@ -23,11 +22,12 @@ void vox_plan(const struct cfg_room *room, struct vox_plan *p)
 	memset(p, 0, sizeof(*p));
 	p->h = room->spacing;
 	p->cells = 1;
+	p->halo = cfg_stencil_reach(room);	/* padding cells each side: the stencil's reach */
 	for (int d = 0; d < 3; d++) {
 		p->room[d] = (int)lround(room->box[d] / room->spacing);
 		if (p->room[d] < 2)
 			p->room[d] = 2;
-		p->n[d] = p->room[d] + 2 * HALO;
+		p->n[d] = p->room[d] + 2 * p->halo;
 		if (d == 0)	/* the extra cells at the +x end are padding */
 			p->n[d] = (p->n[d] + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
 		p->size[d] = p->room[d] * p->h;
@@ -42,8 +42,10 @@ void vox_plan(const struct cfg_room *room, struct vox_plan *p)
 
 static int is_room(const struct vox_plan *p, int i, int j, int k)
 {
-	return i >= HALO && i < p->room[0] + HALO && j >= HALO && j < p->room[1] + HALO &&
-	       k >= HALO && k < p->room[2] + HALO;
+	const int h = p->halo;
+
+	return i >= h && i < p->room[0] + h && j >= h && j < p->room[1] + h && k >= h &&
+	       k < p->room[2] + h;
 }
 
 /* The face a missing neighbour in direction (axis, side) lies behind. */
@@ -170,7 +172,7 @@ struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err)
 	if (!g->cls || !g->kstart || !g->kstop)
 		goto out_nomem;
 	for (int d = 0; d < 3; d++)
-		g->origin[d] = (0.5 - HALO) * g->plan.h;
+		g->origin[d] = (0.5 - g->plan.halo) * g->plan.h;
 	g->kinds[VOX_PAD] = (struct vox_kind){ 0, 0 };
 	g->kinds[VOX_AIR] = (struct vox_kind){ 6, 0 };
 	g->nkinds = 2;
@@ -206,6 +208,7 @@ int vox_carve(struct vox_grid *g, const struct cfg_room *room, const double lo[3
 				if (inside)
 					g->cls[vox_index(p, i, j, k)] = VOX_PAD;
 			}
+	g->carved = 1;
 	/* Kinds are recomputed from scratch; the table restarts with padding and air. */
 	g->nkinds = 2;
 	for (size_t n = 0; n < p->cells; n++)
@@ -237,8 +240,8 @@ int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], doubl
 
 	for (int d = 0; d < 3; d++) {
 		double f = (pos[d] - g->origin[d]) / p->h;
-		/* nodes base and base + 1 must both be room cells: HALO <= base < n - HALO - 1 */
-		double lo = HALO, hi = p->room[d] + HALO - 1;
+		/* nodes base and base + 1 must both be room cells: halo <= base < room + halo - 1 */
+		double lo = p->halo, hi = p->room[d] + p->halo - 1;
 
 		if (f < lo)
 			out = fmax(out, (lo - f) * p->h);
@@ -249,8 +252,8 @@ int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], doubl
 			f = f < lo ? lo : hi;
 		}
 		base[d] = (int)floor(f);
-		if (base[d] >= p->room[d] + HALO - 1)
-			base[d] = p->room[d] + HALO - 2;
+		if (base[d] >= p->room[d] + p->halo - 1)
+			base[d] = p->room[d] + p->halo - 2;
 		w[d] = f - base[d];
 	}
 	for (int c = 0; ok && c < 8; c++)

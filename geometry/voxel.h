@@ -3,8 +3,8 @@
  *
  * Cell (i, j, k) has its node at room coordinates origin + (i, j, k) * h and is stored at
  * i + nx * (j + ny * k): x fastest, z slowest, so a thread front marching in z reads
- * coalesced rows. One cell of padding surrounds the room on every side (the halo), so every
- * stencil read of a non-padding cell stays inside the array.
+ * coalesced rows. Padding as deep as the stencil reaches surrounds the room on every side
+ * (the halo), so every stencil read of a non-padding cell stays inside the array.
  *
  * Each cell holds one class byte: an index into kinds[], the table of update kinds.
  * kinds[VOX_PAD] is padding, kinds[VOX_AIR] is air (six non-padding neighbours, no loss),
@@ -41,6 +41,7 @@ struct vox_plan {
 	int n[3];		/* cells along x, y, z including the halo; n[0] rounded up to a
 				 * multiple of 8 with padding, so rows are 32-byte aligned */
 	int room[3];		/* room cells along x, y, z: round(L / h) */
+	int halo;		/* padding cells before the room on each axis: the stencil's reach */
 	double h;		/* spacing, m */
 	double size[3];		/* effective room extent room[d] * h, m */
 	size_t cells;		/* n[0] * n[1] * n[2] */
@@ -55,6 +56,7 @@ struct vox_grid {
 	int32_t *kstop;		/* per column: last non-padding k; kstop < kstart for none */
 	struct vox_kind kinds[VOX_MAX_KINDS];
 	int nkinds;
+	int carved;		/* 1 after vox_carve(): not a plain box any more */
 };
 
 /* Fill plan for room without allocating anything. */

@@ -522,9 +522,14 @@ static int parse_grid(struct yp *p, yaml_node_t *root)
 		r->fmax = r->c / (r->spacing * r->ppw);
 		r->grid_at = mark_of(key_node(p, g, "spacing"));
 	}
+	/* A courant over 1 is refused once the scheme's limit is known, with that limit. */
 	r->courant = DEFAULT_COURANT;
-	if ((n = get(p, g, "courant")) && num(p, n, "grid.courant", 0, 1, 1, 0, &r->courant))
-		return RS_EINPUT;
+	r->courant_at = r->grid_at;
+	if ((n = get(p, g, "courant"))) {
+		if (num(p, n, "grid.courant", 0, 1, 100, 0, &r->courant))
+			return RS_EINPUT;
+		r->courant_at = mark_of(n);
+	}
 	return 0;
 }
 
@@ -551,17 +556,97 @@ static int parse_block(struct yp *p, yaml_node_t *n, int block[2])
 	return 0;
 }
 
+/* R is a sum of three squares, i.e. not of the form 4^a (8b + 7) (Legendre). */
+static int three_squares(long R)
+{
+	while (R > 0 && R % 4 == 0)
+		R /= 4;
+	return R % 8 != 7;
+}
+
+static int parse_stencil_params(struct yp *p, yaml_node_t *s, struct cfg_room *r)
+{
+	/* Each parameter belongs to one family; weights to compact and box. */
+	static const char *const only[] = { "order", "radius2", "q" };
+	static const char *const family[] = { "leggy", "compact", "box" };
+	yaml_node_t *n;
+	long v;
+	char k[48];
+
+	for (int i = 0; i < 3; i++)
+		if ((n = get(p, s, only[i])) && (int)r->stencil != i) {
+			snprintf(k, sizeof(k), "scheme.%s", only[i]);
+			return bad(p, n, k, "applies to the %s stencil only (this one is %s)",
+				   family[i], family[r->stencil]);
+		}
+	if ((n = get(p, s, "weights")) && r->stencil == CFG_STENCIL_LEGGY)
+		return bad(p, n, "scheme.weights", "applies to compact and box stencils only");
+	if ((n = get(p, s, "order"))) {
+		if (integer(p, n, "scheme.order", 2, 16, &v))
+			return RS_EINPUT;
+		if (v % 2)
+			return bad(p, n, "scheme.order", "order %ld is odd (valid: 2, 4, ..., 16)", v);
+		r->order = (int)v;
+	}
+	if (r->stencil == CFG_STENCIL_COMPACT) {
+		if (!(n = get(p, s, "radius2")))
+			return missing(p, s, "scheme.radius2", "give radius2: R, e.g. 3 for 27 points");
+		if (integer(p, n, "scheme.radius2", 1, 22, &v))
+			return RS_EINPUT;
+		if (!three_squares(v))
+			return bad(p, n, "scheme.radius2", "%ld is not a sum of three squares, so no "
+				   "shell lies at |q|^2 = %ld (valid: 1 to 22 but 7 and 15)", v, v);
+		r->radius2 = (int)v;
+	}
+	if (r->stencil == CFG_STENCIL_BOX) {
+		if (!(n = get(p, s, "q")))
+			return missing(p, s, "scheme.q", "give q: [q1, q2, q3], e.g. [2, 2, 2]");
+		if (n->type != YAML_SEQUENCE_NODE ||
+		    n->data.sequence.items.top - n->data.sequence.items.start != 3)
+			return bad(p, n, "scheme.q", "expected [q1, q2, q3]");
+		for (int i = 0; i < 3; i++) {
+			snprintf(k, sizeof(k), "scheme.q[%d]", i);
+			if (integer(p, node(p, n->data.sequence.items.start[i]), k, 0, 4, &v))
+				return RS_EINPUT;
+			r->boxq[i] = (int)v;
+		}
+		if (r->boxq[0] < 1 || r->boxq[0] < r->boxq[1] || r->boxq[1] < r->boxq[2])
+			return bad(p, n, "scheme.q", "expected q1 >= q2 >= q3 >= 0 and q1 >= 1");
+	}
+	if ((n = get(p, s, "weights"))) {
+		double sum = 0;
+
+		if (n->type != YAML_SEQUENCE_NODE)
+			return bad(p, n, "scheme.weights", "expected a list of shell weights");
+		r->nweights = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+		if (r->nweights < 1 || r->nweights > CFG_MAX_WEIGHTS)
+			return bad(p, n, "scheme.weights", "%d weights (valid: 1 to %d)", r->nweights,
+				   CFG_MAX_WEIGHTS);
+		for (int i = 0; i < r->nweights; i++) {
+			snprintf(k, sizeof(k), "scheme.weights[%d]", i);
+			if (num(p, node(p, n->data.sequence.items.start[i]), k, -1e3, 0, 1e3, 0,
+				&r->weights[i]))
+				return RS_EINPUT;
+			sum += r->weights[i];
+		}
+		if (fabs(sum - 1) > 1e-9)
+			return bad(p, n, "scheme.weights", "the weights sum to %.12g (valid: any weights "
+				   "that sum to 1: each shell alone is a second-order Laplacian)", sum);
+	}
+	return 0;
+}
+
 static int parse_scheme(struct yp *p, yaml_node_t *root)
 {
-	static const char *const keys[] = { "stencil", "order", "precision", "kernel", "block",
-					    NULL };
-	static const char *const stencils[] = { "leggy", NULL };
+	static const char *const keys[] = { "stencil", "order", "radius2", "q", "weights",
+					    "precision", "kernel", "block", NULL };
+	static const char *const stencils[] = { "leggy", "compact", "box", NULL };
 	static const char *const precisions[] = { "float32", "float64", NULL };
 	struct cfg_room *r = p->room;
 	yaml_node_t *s = get(p, root, "scheme"), *n;
-	long order = 2;
 	int idx;
 
+	r->stencil = CFG_STENCIL_LEGGY;
 	r->order = 2;
 	r->precision = 4;
 	r->kernel = CFG_KERNEL_AUTO;
@@ -569,18 +654,16 @@ static int parse_scheme(struct yp *p, yaml_node_t *root)
 	r->block[1] = 8;
 	if (!s)
 		return 0;
+	r->scheme_at = mark_of(key_node(p, root, "scheme"));
 	if (want_map(p, s, "scheme") || check_keys(p, s, "scheme", keys))
 		return RS_EINPUT;
-	if ((n = get(p, s, "stencil")) && choice(p, n, "scheme.stencil", stencils, &idx))
-		return RS_EINPUT;
-	if ((n = get(p, s, "order"))) {
-		if (integer(p, n, "scheme.order", 2, 16, &order))
+	if ((n = get(p, s, "stencil"))) {
+		if (choice(p, n, "scheme.stencil", stencils, &idx))
 			return RS_EINPUT;
-		if (order != 2)
-			return bad(p, n, "scheme.order", "order %ld is not available in this version "
-				   "(valid: 2, the 7-point scheme)", order);
-		r->order = (int)order;
+		r->stencil = (enum cfg_stencil)idx;
 	}
+	if (parse_stencil_params(p, s, r))
+		return RS_EINPUT;
 	if ((n = get(p, s, "precision"))) {
 		if (choice(p, n, "scheme.precision", precisions, &idx))
 			return RS_EINPUT;
@@ -592,6 +675,18 @@ static int parse_scheme(struct yp *p, yaml_node_t *root)
 		r->kernel = (enum cfg_kernel)idx;
 	}
 	return (n = get(p, s, "block")) ? parse_block(p, n, r->block) : 0;
+}
+
+int cfg_stencil_reach(const struct cfg_room *r)
+{
+	switch (r->stencil) {
+	case CFG_STENCIL_COMPACT:
+		return (int)floor(sqrt((double)r->radius2));
+	case CFG_STENCIL_BOX:
+		return r->boxq[0];
+	default:
+		return r->order / 2;
+	}
 }
 
 static int parse_medium(struct yp *p, yaml_node_t *root)

@@ -36,6 +36,10 @@ enum cfg_wavfmt { CFG_WAV_FLOAT32, CFG_WAV_PCM24, CFG_WAV_PCM16 };
 
 enum cfg_backend { CFG_BACKEND_AUTO, CFG_BACKEND_CPU, CFG_BACKEND_CUDA };
 
+enum cfg_stencil { CFG_STENCIL_LEGGY, CFG_STENCIL_COMPACT, CFG_STENCIL_BOX };
+
+#define CFG_MAX_WEIGHTS 64	/* shell weights of a compact or box stencil */
+
 /* The CUDA kernels (docs/kernels.md); CFG_KERNEL_AUTO times them all and keeps the fastest. */
 enum cfg_kernel {
 	CFG_KERNEL_AUTO,
@@ -100,7 +104,14 @@ struct cfg_room {
 	double courant;		/* fraction of the scheme's stability limit, (0, 1] */
 	struct cfg_mark grid_at;	/* of the key that set the spacing */
 
-	int order;		/* leggy stencil order (2 = the 7-point scheme) */
+	enum cfg_stencil stencil;	/* docs/stencils.md */
+	int order;		/* leggy: 2M, 2..16 (2 = the 7-point scheme) */
+	int radius2;		/* compact: R, |q|^2 <= R */
+	int boxq[3];		/* box: shells up to (q1, q2, q3) */
+	double weights[CFG_MAX_WEIGHTS];	/* compact and box: per-shell weights */
+	int nweights;		/* 0: equal weights */
+	struct cfg_mark scheme_at;	/* of the scheme key, for stability errors */
+	struct cfg_mark courant_at;	/* of grid.courant, or of the grid key */
 	int precision;		/* bytes per value: 4 (float32) or 8 (float64) */
 	enum cfg_kernel kernel;	/* CUDA kernel (ignored by the CPU engine) */
 	int block[2];		/* CUDA thread block, x by y (seed 003: 32 x 8) */
@@ -139,6 +150,9 @@ void cfg_free(struct cfg_room *room);
 /* RS_EINPUT error "FILE:LINE:COL: key: what" at a recorded mark; returns RS_EINPUT. */
 int cfg_at(struct rs_error *err, const struct cfg_room *room, struct cfg_mark at,
 	   const char *key, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* How many cells the configured stencil reaches along an axis (its halo). */
+int cfg_stencil_reach(const struct cfg_room *room);
 
 /* The largest random-incidence absorption a locally reacting real admittance reaches. */
 double cfg_absorption_max(void);

@@ -17,6 +17,7 @@ struct rirs_run {
 	double dt;		/* time step k, s */
 	double lambda;		/* Courant number */
 	const char *engine;	/* "cpu" or the CUDA kernel's name */
+	const char *scheme;	/* the stencil's name, e.g. "leggy order 4 (13 points)" */
 	const double *signals;	/* [nsources][nreceivers][nsamples] */
 	size_t nsamples;
 	const long *completed;	/* per source: steps computed; samples 0..completed are valid */

@@ -2,6 +2,7 @@
  * fdtd.c - the CPU engine (OpenMP). docs/physics.md derives every formula used here.
  */
 #include "fdtd.h"
+#include "stencil.h"
 
 #include <math.h>
 #include <omp.h>
@@ -49,6 +50,8 @@ struct fdtd {
 	int nsrc, nrec;
 	size_t capacity;	/* samples reserved per receiver */
 	struct cuda_engine *gpu;	/* when running on the GPU: it holds fields and samples */
+	struct stn_stencil *stencil;	/* owned copy; NULL for the 7-point scheme */
+	ptrdiff_t *goff;	/* linear offset of each stencil point */
 	struct rs_error err;	/* the last failure */
 };
 
@@ -67,14 +70,24 @@ static int cuda_available(char *name, size_t len, size_t *memory)
 #define GPU_VALUE(expr, dflt) (expr)
 #endif
 
+/* The mirror image of index x along axis a in the box room (docs/physics.md). */
+static inline int fold(const struct vox_plan *p, int a, int x)
+{
+	const int lo = p->halo, hi = p->halo + p->room[a] - 1;
+
+	return x < lo ? 2 * lo - 1 - x : x > hi ? 2 * hi + 1 - x : x;
+}
+
 #define REAL float
 #define SFX _f32
 #include "cpu_step.inc"
+#include "cpu_general.inc"
 #undef REAL
 #undef SFX
 #define REAL double
 #define SFX _f64
 #include "cpu_step.inc"
+#include "cpu_general.inc"
 #undef REAL
 #undef SFX
 
@@ -231,6 +244,31 @@ static int row_lists(struct fdtd *f)
 	return 0;
 }
 
+/* A stencil reaching further than one cell: the general step, mirrored walls. */
+static int set_stencil(struct fdtd *f, const struct fdtd_setup *s, struct rs_error *err)
+{
+	const struct vox_plan *p = &s->grid->plan;
+
+	if (s->cuda)
+		return rs_fail(err, RS_ENODEV, "the CUDA engine runs the 7-point scheme only; %s "
+			       "runs on the CPU engine (valid: --backend cpu)", s->stencil->name);
+	if (s->grid->carved)
+		return rs_fail(err, RS_EINPUT, "%s mirrors its reads at the walls of a box room; "
+			       "this room is not a box", s->stencil->name);
+	if (p->halo < s->stencil->reach)
+		return rs_fail(err, RS_EINTERNAL, "the grid's halo %d is less than the stencil's "
+			       "reach %d", p->halo, s->stencil->reach);
+	f->stencil = malloc(sizeof(*f->stencil));
+	f->goff = malloc(sizeof(*f->goff) * (size_t)s->stencil->K);
+	if (!f->stencil || !f->goff)
+		return rs_fail(err, RS_ENOMEM, "out of memory for the stencil");
+	*f->stencil = *s->stencil;
+	for (int q = 0; q < s->stencil->K; q++)
+		f->goff[q] = s->stencil->off[q][0] + (ptrdiff_t)p->n[0] * s->stencil->off[q][1] +
+			     (ptrdiff_t)p->n[0] * p->n[1] * s->stencil->off[q][2];
+	return 0;
+}
+
 static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_error *err)
 {
 #ifdef ROOMSIM_CUDA
@@ -277,7 +315,8 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 		rs_fail(err, RS_EINTERNAL, "precision must be 4 or 8 bytes, not %d", s->precision);
 		goto out_free;
 	}
-	if (!(s->lambda > 0) || s->lambda > 1 / sqrt(3.0)) {
+	if (!(s->lambda > 0) ||
+	    ((!s->stencil || stn_is_seven_point(s->stencil)) && s->lambda > 1 / sqrt(3.0))) {
 		rs_fail(err, RS_EINPUT, "Courant number %g is past the 7-point scheme's limit "
 			"1/sqrt(3) = %.6f", s->lambda, 1 / sqrt(3.0));
 		goto out_free;
@@ -288,6 +327,8 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 	f->threads = s->threads > 0 ? s->threads : omp_get_max_threads();
 	f->inject = 4 * M_PI * s->lambda * s->lambda / p->h;
 	fdtd_coefficients(s->grid, s->lambda, &f->coefs);
+	if (s->stencil && !stn_is_seven_point(s->stencil) && set_stencil(f, s, err))
+		goto out_free;
 	if (s->cuda)
 		return create_gpu(f, s, err) ? (fdtd_destroy(f), NULL) : f;
 	f->cur = calloc(p->cells, (size_t)s->precision);
@@ -333,6 +374,8 @@ void fdtd_destroy(struct fdtd *f)
 	free(f->run_start);
 	free(f->runs);
 	free(f->kpart);
+	free(f->stencil);
+	free(f->goff);
 	free(f->scratch);
 	free_points(f->src, f->nsrc);
 	free_points(f->rec, f->nrec);
@@ -494,7 +537,9 @@ int fdtd_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 
 		if (stop && *stop)
 			return RS_EINTR;
-		if (f->precision == 4)
+		if (f->stencil)
+			f->precision == 4 ? general_f32(f) : general_f64(f);
+		else if (f->precision == 4)
 			step_f32(f);
 		else
 			step_f64(f);
@@ -518,13 +563,26 @@ const double *fdtd_receiver(const struct fdtd *f, int r)
 	return f->gpu ? GPU_VALUE(cuda_receiver(f->gpu, r), NULL) : f->rec[r].signal;
 }
 
-double fdtd_energy_of(const struct vox_grid *g, double lambda, const double *cur,
-		      const double *prev)
+/* (L u)_n of the general stencil with mirrored reads, u as doubles. */
+static double apply_general(const struct vox_plan *p, const struct stn_stencil *s,
+			    const double *u, int i, int j, int k)
+{
+	double sum = 0;
+
+	for (int q = 0; q < s->K; q++)
+		sum += s->w[q] * u[vox_index(p, fold(p, 0, i + s->off[q][0]), fold(p, 1, j + s->off[q][1]),
+					     fold(p, 2, k + s->off[q][2]))];
+	return sum;
+}
+
+double fdtd_energy_of(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
+		      const double *cur, const double *prev)
 {
 	const struct vox_plan *p = &g->plan;
 	const uint8_t *cls = g->cls;
 	const size_t st[3] = { 1, (size_t)p->n[0], (size_t)p->n[0] * p->n[1] };
 	long double kin = 0, pot = 0;
+	const int general = s && !stn_is_seven_point(s);
 
 	for (size_t n = 0; n < p->cells; n++) {
 		double d;
@@ -533,6 +591,14 @@ double fdtd_energy_of(const struct vox_grid *g, double lambda, const double *cur
 			continue;
 		d = cur[n] - prev[n];
 		kin += (long double)d * d;
+		if (general) {
+			/* -<u^n, L u^(n-1)>: L is symmetric (mirrored reads), physics.md "Energy" */
+			const int i = (int)(n % st[1]), j = (int)(n / st[1] % (size_t)p->n[1]),
+				  k = (int)(n / st[2]);
+
+			pot -= (long double)cur[n] * apply_general(p, s, prev, i, j, k);
+			continue;
+		}
 		/* Each neighbour pair once: the +x, +y, +z neighbour, when it is not padding. */
 		for (int a = 0; a < 3; a++) {
 			size_t m = n + st[a];
@@ -554,7 +620,7 @@ double fdtd_energy(const struct fdtd *f)
 	if (cur && prev) {
 		fdtd_field(f, 0, cur);
 		fdtd_field(f, 1, prev);
-		e = fdtd_energy_of(f->grid, f->lambda, cur, prev);
+		e = fdtd_energy_of(f->grid, f->lambda, f->stencil, cur, prev);
 	}
 	free(cur);
 	free(prev);
@@ -572,8 +638,8 @@ void fdtd_plane(const struct fdtd *f, int axis, int index, float *out)
 		(void)GPU_CALL(cuda_plane(f->gpu, axis, index, out, (struct rs_error *)&f->err));
 		return;
 	}
-	for (int b = 1; b <= p->room[u]; b++)
-		for (int c = 1; c <= p->room[v]; c++) {
+	for (int b = p->halo; b < p->room[u] + p->halo; b++)
+		for (int c = p->halo; c < p->room[v] + p->halo; c++) {
 			int ijk[3];
 
 			ijk[axis] = index;

@@ -6,7 +6,8 @@
  *     u+ = sc[t] * (ca[t] * u + l2 * S - cb[t] * u-)
  * with S the sum of the six neighbours evaluated as ((x- + x+) + (y- + y+)) + (z- + z+) and
  * t the cell's kind (docs/physics.md). This engine is the oracle of every other one: a GPU
- * kernel must evaluate the same expression in the same order.
+ * kernel must evaluate the same expression in the same order. Stencils that reach further
+ * than one cell (solver/stencil.h) take a general step with mirrored walls (cpu_general.inc).
  *
  * fdtd_create() returns an engine that borrows the voxel grid (which must outlive it);
  * fdtd_destroy() releases everything the engine allocated.
@@ -19,6 +20,7 @@
 
 #include "../common/rs_error.h"
 #include "../geometry/voxel.h"
+#include "stencil.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +28,7 @@ extern "C" {
 
 struct fdtd_setup {
 	const struct vox_grid *grid;	/* borrowed */
+	const struct stn_stencil *stencil;	/* copied; NULL or 7-point: the 7-point scheme */
 	double lambda;			/* Courant number c k / h, at most 1/sqrt(3) */
 	int precision;			/* 4 (float32) or 8 (float64) */
 	int threads;			/* OpenMP threads; 0 = the OpenMP default */
@@ -98,9 +101,10 @@ const double *fdtd_receiver(const struct fdtd *f, int r);
  */
 double fdtd_energy(const struct fdtd *f);
 
-/* The same energy of two levels given as doubles over grid g (for any engine's fields). */
-double fdtd_energy_of(const struct vox_grid *g, double lambda, const double *cur,
-		      const double *prev);
+/* The same energy of two levels given as doubles over grid g (for any engine's fields);
+ * s is the scheme's stencil (NULL: the 7-point scheme). */
+double fdtd_energy_of(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
+		      const double *cur, const double *prev);
 
 /* Copy u^n (the newest level) of the room cells of one plane into out, as floats. */
 void fdtd_plane(const struct fdtd *f, int axis, int index, float *out);

@@ -300,3 +300,23 @@ double stn_ppw_for(const struct stn_stencil *s, double lambda, double tol)
 	}
 	return hi;
 }
+
+int stn_from_config(const struct cfg_room *r, struct stn_stencil *s)
+{
+	struct stn_shell sh[STN_MAX_SHELLS];
+	int n;
+
+	if (r->stencil == CFG_STENCIL_LEGGY)
+		return stn_leggy(s, r->order / 2);
+	n = r->stencil == CFG_STENCIL_COMPACT ? stn_compact_shells(r->radius2, sh, STN_MAX_SHELLS)
+					       : stn_box_shells(r->boxq, sh, STN_MAX_SHELLS);
+	if (n < 0 || (r->nweights && r->nweights != n))
+		return -1;
+	return stn_from_shells(s, sh, n, r->nweights ? r->weights : NULL,
+			       r->stencil == CFG_STENCIL_COMPACT ? "compact-in-space" : "box-compact");
+}
+
+int stn_is_seven_point(const struct stn_stencil *s)
+{
+	return s->K == 7 && s->reach == 1;
+}

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "../io/config.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -49,6 +51,13 @@ int stn_box_shells(const int q[3], struct stn_shell *shells, int max);
  */
 int stn_from_shells(struct stn_stencil *s, const struct stn_shell *shells, int n,
 		    const double *a, const char *family);
+
+/* The stencil a room file configures (scheme.stencil and its parameters); -1 when its shell
+ * weights do not match its shells. */
+int stn_from_config(const struct cfg_room *room, struct stn_stencil *s);
+
+/* 1 for the 7-point stencil, which the optimised engines run. */
+int stn_is_seven_point(const struct stn_stencil *s);
 
 /* The symbol W(xi) = sum_k w_k cos(xi . l_k): the stencil's Fourier multiplier (x h^2). */
 double stn_symbol(const struct stn_stencil *s, const double xi[3]);

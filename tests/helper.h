@@ -18,6 +18,7 @@ struct sim {
 	struct cfg_room *room;
 	struct vox_grid *grid;
 	struct fdtd *engine;
+	struct stn_stencil stencil;	/* the room's scheme */
 	double lambda;		/* Courant number */
 	double dt;		/* time step, s */
 	long steps;		/* steps covering room->duration */

@@ -5,16 +5,18 @@
 #include "helper.h"
 
 #include <math.h>
+#include <stdio.h>
 
-#define ROOM(walls, precision) \
+#define ROOM_S(walls, precision, scheme) \
 	"grid: {spacing: 0.05, courant: 0.999}\n" \
-	"scheme: {precision: " precision "}\n" \
+	"scheme: {precision: " precision scheme "}\n" \
 	"duration: 1.0\n" \
 	"geometry: {box: [1.0, 0.8, 0.6]}\n" \
 	"materials: {w: " walls "}\n" \
 	"surfaces: {default: w}\n" \
 	"sources: [{name: S, position: [0.31, 0.27, 0.22], signal: impulse, highpass: 0}]\n" \
 	"receivers: [{name: R, position: [0.7, 0.5, 0.4]}]\n"
+#define ROOM(walls, precision) ROOM_S(walls, precision, "")
 
 /* Steps of the conservation test (the issue's figure) and its tolerance. */
 #define CONSERVE_STEPS 5000
@@ -79,12 +81,65 @@ static void rigid_box_float32_stays_close(void **state)
 	sim_close(s);
 }
 
+/*
+ * Stencils reaching further than one cell read mirrored values beyond rigid walls: the
+ * operator is symmetric, so the same energy is conserved (docs/physics.md, "Larger
+ * stencils"); absorbing walls only take energy away.
+ */
+static void larger_stencils(void **state)
+{
+	static const char *const schemes[] = { ", stencil: leggy, order: 4",
+					       ", stencil: leggy, order: 8",
+					       ", stencil: compact, radius2: 3",
+					       ", stencil: box, q: [2, 2, 2]" };
+	char rigid[2048], lossy[2048];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+		struct sim *s;
+		double e0, worst = 0, prev, fell = 1;
+
+		snprintf(rigid, sizeof(rigid), ROOM_S("{admittance: 0}", "float64", "%s"), schemes[i]);
+		snprintf(lossy, sizeof(lossy), ROOM_S("{absorption: 0.3}", "float64", "%s"),
+			 schemes[i]);
+		s = sim_open(rigid);
+		sim_run(s, 0, 1);
+		e0 = fdtd_energy(s->engine);
+		for (int n = 0; n < 1000; n++) {
+			assert_int_equal(fdtd_advance(s->engine, 1, NULL), 0);
+			worst = fmax(worst, fabs(fdtd_energy(s->engine) - e0) / e0);
+		}
+		print_message("# %-34s rigid: energy drift over 1000 steps %.2e\n", s->stencil.name,
+			      worst);
+		assert_true(e0 > 0 && worst < CONSERVE_TOL);
+		sim_close(s);
+		s = sim_open(lossy);
+		sim_run(s, 0, 1);
+		e0 = prev = fdtd_energy(s->engine);
+		for (int n = 0; n < 1000; n++) {
+			double e;
+
+			assert_int_equal(fdtd_advance(s->engine, 1, NULL), 0);
+			e = fdtd_energy(s->engine);
+			if (e > prev * (1 + 1e-13))
+				fail_msg("%s: energy rose at step %d", s->stencil.name, n);
+			prev = e;
+		}
+		fell = prev / e0;
+		print_message("# %-34s absorbing: energy after 1000 steps %.3f of the initial\n",
+			      s->stencil.name, fell);
+		assert_true(fell < 0.9);
+		sim_close(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rigid_box_conserves_energy_float64),
 		cmocka_unit_test(absorbing_box_energy_never_rises),
 		cmocka_unit_test(rigid_box_float32_stays_close),
+		cmocka_unit_test(larger_stencils),
 	};
 
 	return cmocka_run_group_tests_name("energy", tests, NULL, NULL);

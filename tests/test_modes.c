@@ -18,13 +18,13 @@
 #define ZERO_PAD 8		/* spectrum interpolation before the parabolic peak fit */
 #define WINDOW 0.012		/* search +-1.2 %: wider than the tolerance, narrower than mode gaps */
 
-static const char room[] =
-	"grid: {spacing: 0.025, courant: 0.999}\n"
-	"scheme: {precision: float64}\n"
-	"duration: 2.0\n"
-	"geometry: {box: [1.0, 0.75, 0.55]}\n"
-	"sources: [{name: S, position: [0.1, 0.1, 0.1]}]\n"
-	"receivers: [{name: R, position: [0.9, 0.65, 0.45]}]\n";
+#define ROOM(scheme) \
+	"grid: {spacing: 0.025, courant: 0.999}\n" \
+	"scheme: {precision: float64" scheme "}\n" \
+	"duration: 2.0\n" \
+	"geometry: {box: [1.0, 0.75, 0.55]}\n" \
+	"sources: [{name: S, position: [0.1, 0.1, 0.1]}]\n" \
+	"receivers: [{name: R, position: [0.9, 0.65, 0.45]}]\n"
 
 static int cmp(const void *a, const void *b)
 {
@@ -50,7 +50,7 @@ static void analytic(double *f)
 		f[i] = all[i];
 }
 
-static void first_eight_modes(void **state)
+static void first_eight_modes(const char *room)
 {
 	struct sim *s = sim_open(room);
 	size_t n = (size_t)s->steps + 1, nfft = ZERO_PAD * n, nbins = nfft / 2 + 1;
@@ -59,7 +59,6 @@ static void first_eight_modes(void **state)
 	double f[NMODES], fs = 1 / s->dt;
 	fftw_plan plan;
 
-	(void)state;
 	assert_non_null(x);
 	assert_non_null(X);
 	assert_non_null(mag);
@@ -82,8 +81,8 @@ static void first_eight_modes(void **state)
 			k = mag[i] > mag[k] ? i : k;
 		assert_true(k > lo && k < hi);	/* a true maximum, not the window's edge */
 		found = peak_refined(mag, k) * fs / nfft;
-		print_message("# mode %d: analytic %.3f Hz, simulated %.3f Hz (%+.3f %%)\n", m + 1,
-			      f[m], found, 100 * (found - f[m]) / f[m]);
+		print_message("# %s mode %d: analytic %.3f Hz, simulated %.3f Hz (%+.3f %%)\n",
+			      s->stencil.name, m + 1, f[m], found, 100 * (found - f[m]) / f[m]);
 		assert_true(fabs(found - f[m]) / f[m] < TOLERANCE);
 	}
 	fftw_destroy_plan(plan);
@@ -93,9 +92,30 @@ static void first_eight_modes(void **state)
 	sim_close(s);
 }
 
+static void seven_point(void **state)
+{
+	(void)state;
+	first_eight_modes(ROOM(""));
+}
+
+/* Mirrored walls keep the box's modes exact for stencils that reach further (physics.md). */
+static void leggy_order_4(void **state)
+{
+	(void)state;
+	first_eight_modes(ROOM(", stencil: leggy, order: 4"));
+}
+
+static void compact_27_point(void **state)
+{
+	(void)state;
+	first_eight_modes(ROOM(", stencil: compact, radius2: 3"));
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(first_eight_modes) };
+	const struct CMUnitTest tests[] = { cmocka_unit_test(seven_point),
+					    cmocka_unit_test(leggy_order_4),
+					    cmocka_unit_test(compact_27_point) };
 
 	return cmocka_run_group_tests_name("modes", tests, NULL, NULL);
 }
