@@ -16,6 +16,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "../solver/stencil.h"	/* grid.dispersion needs the scheme's dispersion */
+
 const char *const cfg_face_names[CFG_NFACES] = {
 	[CFG_X0] = "x0", [CFG_X1] = "x1", [CFG_Y0] = "y0",
 	[CFG_Y1] = "y1", [CFG_FLOOR] = "floor", [CFG_CEILING] = "ceiling",
@@ -489,9 +491,39 @@ static int parse_surfaces(struct yp *p, yaml_node_t *root)
 	return 0;
 }
 
+/*
+ * grid.dispersion: the points per wavelength that keep the scheme's worst-case phase-velocity
+ * error at fmax under the given value (docs/stencils.md), instead of grid.ppw.
+ */
+static int dispersion_spacing(struct yp *p, yaml_node_t *g, yaml_node_t *n)
+{
+	static struct stn_stencil s;	/* large */
+	struct cfg_room *r = p->room;
+	double tol, limit;
+
+	if (!get(p, g, "fmax") || get(p, g, "ppw"))
+		return bad(p, n, "grid.dispersion", "goes with grid.fmax and replaces grid.ppw "
+			   "(give fmax and dispersion, without ppw or spacing)");
+	if (num(p, n, "grid.dispersion", 0, 1, 0.5, 0, &tol))
+		return RS_EINPUT;
+	if (stn_from_config(r, &s))
+		return bad(p, n, "grid.dispersion", "the scheme's stencil is not valid (check "
+			   "scheme.weights)");
+	limit = stn_is_seven_point(&s) ? 1 / sqrt(3.0) : stn_courant_limit(&s);
+	if (limit <= 0 || r->courant > 1)
+		return bad(p, n, "grid.dispersion", "the scheme is not stable at grid.courant %g, so "
+			   "it has no dispersion to meet (see roomsim scheme)", r->courant);
+	r->ppw = stn_ppw_for(&s, r->courant * limit, tol);
+	if (!isfinite(r->ppw))
+		return bad(p, n, "grid.dispersion", "%s cannot reach %g at any grid", s.name, tol);
+	r->spacing = r->c / (r->fmax * r->ppw);
+	return 0;
+}
+
 static int parse_grid(struct yp *p, yaml_node_t *root)
 {
-	static const char *const keys[] = { "fmax", "ppw", "spacing", "courant", NULL };
+	static const char *const keys[] = { "fmax", "ppw", "dispersion", "spacing", "courant",
+					    NULL };
 	struct cfg_room *r = p->room;
 	yaml_node_t *g = get(p, root, "grid"), *n, *f, *h;
 
@@ -530,7 +562,7 @@ static int parse_grid(struct yp *p, yaml_node_t *root)
 			return RS_EINPUT;
 		r->courant_at = mark_of(n);
 	}
-	return 0;
+	return (n = get(p, g, "dispersion")) ? dispersion_spacing(p, g, n) : 0;
 }
 
 /* scheme.block: [bx, by], x a multiple of 32 (whole warps along rows), at most 1024 threads. */
@@ -981,7 +1013,7 @@ static int parse_root(struct yp *p)
 		return missing(p, root, "duration", "give duration: seconds of impulse response");
 	if (num(p, n, "duration", 0, 1, 3600, 0, &r->duration))
 		return RS_EINPUT;
-	if (parse_medium(p, root) || parse_grid(p, root) || parse_scheme(p, root) ||
+	if (parse_medium(p, root) || parse_scheme(p, root) || parse_grid(p, root) ||
 	    parse_geometry(p, root) || parse_materials(p, root) || parse_surfaces(p, root) ||
 	    parse_sources(p, root) || parse_receivers(p, root) || parse_output(p, root))
 		return RS_EINPUT;

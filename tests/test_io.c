@@ -15,6 +15,7 @@
 #include "../io/rirs.h"
 #include "../io/snapshot.h"
 #include "../io/wav.h"
+#include "../solver/stencil.h"
 
 static char dir[] = "/tmp/roomsim-test-io-XXXXXX";
 
@@ -149,6 +150,28 @@ static void config_defaults_and_paris(void **state)
 	cfg_free(r);
 }
 
+/* grid.dispersion picks the spacing from the scheme's own dispersion (docs/stencils.md). */
+static void config_dispersion(void **state)
+{
+	static struct stn_stencil st;
+	struct rs_error err = { 0 };
+	struct cfg_room *r = cfg_load_string(
+		"grid: {fmax: 500, dispersion: 0.02}\nscheme: {stencil: leggy, order: 4}\n"
+		"duration: 0.5\ngeometry: {box: [3, 2, 2]}\n"
+		"sources: [{name: S, position: [1, 1, 1]}]\n"
+		"receivers: [{name: R, position: [2, 1, 1]}]\n", "t.yaml", &err);
+
+	(void)state;
+	if (!r)
+		fail_msg("%s", err.msg);
+	assert_int_equal(stn_leggy(&st, 2), 0);
+	print_message("# leggy order 4 at its limit: %.3f ppw for 2 %%\n", r->ppw);
+	assert_true(fabs(r->ppw - stn_ppw_for(&st, 0.5, 0.02)) < 1e-9);
+	assert_true(fabs(stn_worst_error(&st, 0.5, r->ppw) - 0.02) < 1e-6);
+	assert_true(fabs(r->spacing - 343.0 / (500 * r->ppw)) < 1e-12);
+	cfg_free(r);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -171,6 +194,7 @@ int main(void)
 		cmocka_unit_test(resampling_keeps_time),
 		cmocka_unit_test(snapshot_file),
 		cmocka_unit_test(config_defaults_and_paris),
+		cmocka_unit_test(config_dispersion),
 	};
 
 	return cmocka_run_group_tests_name("io", tests, setup, teardown);
