@@ -318,7 +318,7 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 	fdtd_coefficients(g, room->courant / sqrt(3.0), &coefs);
 	{
 		struct cuda_setup cs = { g, &coefs, room->precision, CFG_KERNEL_NAIVE3D,
-					 { room->block[0], room->block[1] }, 0 };
+					 { room->block[0], room->block[1] }, 0, NULL };
 
 		if (!(e = cuda_create(&cs, &err)))
 			goto out;
@@ -334,7 +334,7 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 		int regs;
 		size_t smem;
 
-		if (o->kernel >= 0 && k != o->kernel)
+		if ((o->kernel >= 0 && k != o->kernel) || !cuda_kernel_runs(e, (enum cfg_kernel)k))
 			continue;
 		if (cuda_time_kernel(e, (enum cfg_kernel)k, o->steps, BENCH_RUNS, &t, &err))
 			goto out;

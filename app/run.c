@@ -64,7 +64,8 @@ static const char usage_run[] =
 	"  --backend NAME   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
 	"  --kernel NAME    CUDA kernel (overrides scheme.kernel): auto, naive3d,\n"
 	"                   tiled-global, tiled-shared, slice-naive, slice-texture,\n"
-	"                   slice-ldg, slice-shared, slice-shared-tex, slice-vec\n"
+	"                   slice-ldg, slice-shared, slice-shared-tex, slice-vec, general,\n"
+	"                   leggy (the last two run any stencil; the others 7-point only)\n"
 	"  --threads N      CPU threads (default: all cores)\n"
 	"  -q, --quiet      no progress on stderr\n"
 	"\n"
@@ -461,7 +462,7 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 				return rs_fail(err, RS_EINPUT, "--kernel: '%s' is not valid (valid: "
 					       "auto, naive3d, tiled-global, tiled-shared, slice-naive, "
 					       "slice-texture, slice-ldg, slice-shared, slice-shared-tex, "
-					       "slice-vec)",
+					       "slice-vec, general, leggy)",
 					       optarg);
 			break;
 		case 'o':
@@ -504,17 +505,6 @@ static int choose_backend(struct run *r, struct rs_error *err)
 	char name[128] = "";
 	int gpu = fdtd_cuda_available(name, sizeof(name));
 
-	if (gpu && !stn_is_seven_point(&r->plan.stencil)) {
-		if (r->backend == CFG_BACKEND_CUDA)
-			return rs_fail(err, RS_ENODEV, "--backend cuda: the CUDA engine runs the "
-				       "7-point scheme only; %s runs on the CPU (valid: --backend cpu "
-				       "or auto)", r->plan.stencil.name);
-		if (!r->quiet && r->backend == CFG_BACKEND_AUTO)
-			fprintf(stderr, "roomsim: %s runs on the CPU engine (the CUDA kernels run the "
-				"7-point scheme)\n", r->plan.stencil.name);
-		gpu = 0;
-		r->backend = CFG_BACKEND_CPU;
-	}
 	if (r->backend == CFG_BACKEND_CUDA && !gpu)
 		return rs_fail(err, RS_ENODEV, "--backend cuda: no usable CUDA device (or a build "
 			       "without nvcc); valid here: --backend cpu or auto");

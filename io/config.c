@@ -34,6 +34,8 @@ const char *const cfg_kernel_names[CFG_NKERNELS + 1] = {
 	[CFG_KERNEL_SLICE_SHARED] = "slice-shared",
 	[CFG_KERNEL_SLICE_SHARED_TEX] = "slice-shared-tex",
 	[CFG_KERNEL_SLICE_VEC] = "slice-vec",
+	[CFG_KERNEL_GENERAL] = "general",
+	[CFG_KERNEL_LEGGY] = "leggy",
 	[CFG_NKERNELS] = NULL,
 };
 

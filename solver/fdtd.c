@@ -249,9 +249,6 @@ static int set_stencil(struct fdtd *f, const struct fdtd_setup *s, struct rs_err
 {
 	const struct vox_plan *p = &s->grid->plan;
 
-	if (s->cuda)
-		return rs_fail(err, RS_ENODEV, "the CUDA engine runs the 7-point scheme only; %s "
-			       "runs on the CPU engine (valid: --backend cpu)", s->stencil->name);
 	if (s->grid->carved)
 		return rs_fail(err, RS_EINPUT, "%s mirrors its reads at the walls of a box room; "
 			       "this room is not a box", s->stencil->name);
@@ -274,7 +271,7 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 #ifdef ROOMSIM_CUDA
 	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
-				 s->tex_limit };
+				 s->tex_limit, f->stencil };
 
 	f->gpu = cuda_create(&cs, err);
 	return f->gpu ? 0 : err ? err->code : RS_EDEVICE;

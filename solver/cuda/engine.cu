@@ -18,6 +18,9 @@
  *   slice-shared-tex   the same, edges from textures (seed 003 4.2.3)
  *   slice-vec          the slicing front with 16-byte loads: each thread owns 16 aligned
  *                      bytes of a row, x neighbours by warp shuffles (docs/kernels.md)
+ *   general            any stencil: offsets and weights from constant memory (seed 000
+ *                      KernelA), reads mirrored at the walls like the CPU engine's
+ *   leggy              leggy stencils of order 2M, offsets computed (seed 000 KernelB)
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -64,6 +67,15 @@ struct KDims {
 	int nx, ny, nz;
 	long long sy, sz;	/* strides of y and z */
 	int kc;			/* slabs per z-chunk of the slicing kernels (grid z) */
+	int halo;		/* padding before the room on each axis */
+	int hi[3];		/* last room cell along each axis */
+};
+
+/* The stencil of the general and leggy kernels (solver/stencil.h), in stencil order. */
+struct KStencil {
+	int K;
+	int reach;
+	int off[STN_MAX_POINTS][3];
 };
 
 
@@ -71,6 +83,9 @@ struct KDims {
 __constant__ KCoefs<float> k_f32;
 __constant__ KCoefs<double> k_f64;
 __constant__ KDims k_dims;
+__constant__ KStencil k_st;
+__constant__ float k_wf[STN_MAX_POINTS];
+__constant__ double k_wd[STN_MAX_POINTS];
 
 /*
  * Slicing kernels march z in chunks of KCHUNK slabs, one chunk per grid z index: a block
@@ -471,6 +486,120 @@ __global__ void k_slice_vec(const R *__restrict__ a, R *__restrict__ b,
 	}
 }
 
+template <typename R> __device__ __forceinline__ R kw(int q);
+template <> __device__ __forceinline__ float kw<float>(int q) { return k_wf[q]; }
+template <> __device__ __forceinline__ double kw<double>(int q) { return k_wd[q]; }
+
+/* The mirror image of index x along axis a (docs/physics.md, "Larger stencils"). */
+__device__ __forceinline__ int kfold(int a, int x)
+{
+	const int lo = k_dims.halo, hi = k_dims.hi[a];
+
+	return x < lo ? 2 * lo - 1 - x : x > hi ? 2 * hi + 1 - x : x;
+}
+
+/* u+ = sc (2 u + lambda^2 S - cb u-) of a cell with S already summed (cpu_general.inc). */
+template <typename R>
+__device__ __forceinline__ void update_general(R *__restrict__ b,
+					       const unsigned *__restrict__ mask,
+					       const uint8_t *__restrict__ cls, long long n, R u, R s)
+{
+	const KCoefs<R> &c = kc<R>();
+	const R two = 2;
+	unsigned t = ((__ldg(mask + (n >> 5)) >> (n & 31)) & 1u) ? VOX_AIR : cls[n];
+
+	if (t != VOX_PAD)
+		b[n] = c.sc[t] * (two * u + c.l2 * s - c.cb[t] * b[n]);
+}
+
+/* Whether cell (i, j, k) reads past a wall with a stencil of the given reach. */
+__device__ __forceinline__ bool near_wall(int i, int j, int k, int r)
+{
+	const KDims &d = k_dims;
+
+	return i - d.halo < r || d.hi[0] - i < r || j - d.halo < r || d.hi[1] - j < r ||
+	       k - d.halo < r || d.hi[2] - k < r;
+}
+
+/*
+ * Seed 000's KernelA: one thread per cell (blocks of bx x by x 1 over x, y and z), any
+ * stencil, offsets and weights from constant memory (every thread of a warp reads the same
+ * entry: a broadcast), summed in stencil order as the CPU engine sums them.
+ */
+template <typename R>
+__global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
+			  const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+{
+	const KDims d = k_dims;
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	const int j = blockIdx.y * blockDim.y + threadIdx.y;
+	const int k = blockIdx.z;
+	const int K = k_st.K;
+	R s = 0;
+
+	if (i < d.halo || i > d.hi[0] || j < d.halo || j > d.hi[1] || k < d.halo || k > d.hi[2])
+		return;
+	const long long n = i + d.sy * j + d.sz * k;
+
+	if (near_wall(i, j, k, k_st.reach)) {
+		for (int q = 0; q < K; q++)
+			s += kw<R>(q) * __ldg(a + kfold(0, i + k_st.off[q][0]) +
+					     d.sy * kfold(1, j + k_st.off[q][1]) +
+					     d.sz * kfold(2, k + k_st.off[q][2]));
+	} else {
+		for (int q = 0; q < K; q++)
+			s += kw<R>(q) * __ldg(a + n + k_st.off[q][0] + d.sy * k_st.off[q][1] +
+					     d.sz * k_st.off[q][2]);
+	}
+	update_general(b, mask, cls, n, __ldg(a + n), s);
+}
+
+/*
+ * Seed 000's KernelB: the leggy stencil of order 2M with its offsets computed, not read:
+ * centre, then for m = 1..M the x, y and z pairs, -m before +m (the order of stn_leggy()).
+ */
+template <typename R, int M>
+__global__ void k_leggy(const R *__restrict__ a, R *__restrict__ b,
+			const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+{
+	const KDims d = k_dims;
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	const int j = blockIdx.y * blockDim.y + threadIdx.y;
+	const int k = blockIdx.z;
+
+	if (i < d.halo || i > d.hi[0] || j < d.halo || j > d.hi[1] || k < d.halo || k > d.hi[2])
+		return;
+	const long long n = i + d.sy * j + d.sz * k;
+	const bool edge = near_wall(i, j, k, M);
+	R s = 0 + kw<R>(0) * __ldg(a + n);
+
+#pragma unroll
+	for (int m = 1; m <= M; m++) {
+		const R w = kw<R>(6 * m - 5);	/* every point of ring m has the same weight */
+		long long o[6];
+
+		if (edge) {
+			o[0] = kfold(0, i - m) + d.sy * j + d.sz * k;
+			o[1] = kfold(0, i + m) + d.sy * j + d.sz * k;
+			o[2] = i + d.sy * kfold(1, j - m) + d.sz * k;
+			o[3] = i + d.sy * kfold(1, j + m) + d.sz * k;
+			o[4] = i + d.sy * j + d.sz * kfold(2, k - m);
+			o[5] = i + d.sy * j + d.sz * kfold(2, k + m);
+		} else {
+			o[0] = n - m;
+			o[1] = n + m;
+			o[2] = n - m * d.sy;
+			o[3] = n + m * d.sy;
+			o[4] = n - m * d.sz;
+			o[5] = n + m * d.sz;
+		}
+#pragma unroll
+		for (int p = 0; p < 6; p++)
+			s += w * __ldg(a + o[p]);
+	}
+	update_general(b, mask, cls, n, __ldg(a + n), s);
+}
+
 /* After the update of a step: add the source's values, then record every receiver. */
 template <typename R>
 __global__ void k_inject_record(R *u, const long long *__restrict__ src, const double *inj,
@@ -502,8 +631,8 @@ __global__ void k_plane(const R *__restrict__ u, float *__restrict__ out, int ax
 	if (c >= n2)
 		return;
 	ijk[axis] = index;
-	ijk[uax] = r + 1;
-	ijk[vax] = c + 1;
+	ijk[uax] = r + d.halo;
+	ijk[vax] = c + d.halo;
 	out[(size_t)r * n2 + c] = (float)u[ijk[0] + d.sy * ijk[1] + d.sz * ijk[2]];
 }
 
@@ -552,6 +681,11 @@ struct cuda_engine {
 	int block[2];
 	struct vox_plan plan;
 	KDims dims;
+	KStencil st;			/* the stencil of the general and leggy kernels */
+	float wf[STN_MAX_POINTS];
+	double wd[STN_MAX_POINTS];
+	int leggy_m;			/* M of a leggy stencil, 0 for others */
+	int general;			/* 1: a stencil other than the 7-point one */
 	void *u[2];			/* the two levels */
 	int cur;			/* u[cur] is u^n */
 	unsigned *mask;			/* air bit per cell */
@@ -626,6 +760,9 @@ static int upload(struct cuda_engine *e, struct rs_error *err)
 	if (uploaded == e)
 		return 0;
 	if (CK(cudaMemcpyToSymbol(k_dims, &e->dims, sizeof(e->dims))) ||
+	    CK(cudaMemcpyToSymbol(k_st, &e->st, sizeof(e->st))) ||
+	    CK(cudaMemcpyToSymbol(k_wf, e->wf, sizeof(e->wf))) ||
+	    CK(cudaMemcpyToSymbol(k_wd, e->wd, sizeof(e->wd))) ||
 	    CK(e->precision == 4 ? cudaMemcpyToSymbol(k_f32, &e->cf, sizeof(e->cf))
 				 : cudaMemcpyToSymbol(k_f64, &e->cd, sizeof(e->cd))))
 		return RS_EDEVICE;
@@ -749,6 +886,24 @@ static int make_textures(struct cuda_engine *e, size_t limit, struct rs_error *e
 	return 0;
 }
 
+/* KernelB instantiated for orders 2 to 16; -1 for any other M. */
+template <typename R>
+static int launch_leggy(int M, dim3 g, dim3 blk, const R *a, R *b, const unsigned *mask,
+			const uint8_t *cls)
+{
+	switch (M) {
+	case 1: k_leggy<R, 1><<<g, blk>>>(a, b, mask, cls); return 0;
+	case 2: k_leggy<R, 2><<<g, blk>>>(a, b, mask, cls); return 0;
+	case 3: k_leggy<R, 3><<<g, blk>>>(a, b, mask, cls); return 0;
+	case 4: k_leggy<R, 4><<<g, blk>>>(a, b, mask, cls); return 0;
+	case 5: k_leggy<R, 5><<<g, blk>>>(a, b, mask, cls); return 0;
+	case 6: k_leggy<R, 6><<<g, blk>>>(a, b, mask, cls); return 0;
+	case 7: k_leggy<R, 7><<<g, blk>>>(a, b, mask, cls); return 0;
+	case 8: k_leggy<R, 8><<<g, blk>>>(a, b, mask, cls); return 0;
+	default: return -1;
+	}
+}
+
 /* One update of the whole grid by kernel kern: u[cur] is read, u[1 - cur] written. */
 template <typename R>
 static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_error *err)
@@ -759,7 +914,23 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 	const size_t tile = sizeof(R) * e->block[0] * e->block[1];
 	const int kz = e->plan.n[2] - 2;
 
+	if (e->general && kern != CFG_KERNEL_GENERAL && kern != CFG_KERNEL_LEGGY)
+		return rs_fail(err, RS_EINPUT, "kernel %s runs the 7-point scheme only (valid for "
+			       "this stencil: general%s)", cfg_kernel_names[kern],
+			       e->leggy_m ? ", leggy" : "");
 	switch (kern) {
+	case CFG_KERNEL_GENERAL:
+	case CFG_KERNEL_LEGGY: {
+		const dim3 g((e->plan.n[0] + blk.x - 1) / blk.x, (e->plan.n[1] + blk.y - 1) / blk.y,
+			     e->plan.n[2]);
+
+		if (kern == CFG_KERNEL_GENERAL)
+			k_general<R><<<g, blk>>>(a, b, e->mask, e->cls);
+		else if (launch_leggy<R>(e->leggy_m, g, blk, a, b, e->mask, e->cls))
+			return rs_fail(err, RS_EINPUT, "kernel leggy runs leggy stencils of order 2 "
+				       "to 16 only");
+		break;
+	}
 	case CFG_KERNEL_NAIVE3D:
 		k_naive3d<R><<<e->grid3, e->block3>>>(a, b, e->mask, e->cls, e->colk, e->blockk3);
 		break;
@@ -892,6 +1063,8 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 		case CFG_KERNEL_SLICE_SHARED_TEX:
 			return (const void *)k_slice_shared<float, RdTex<float> >;
 		case CFG_KERNEL_SLICE_VEC: return (const void *)k_slice_vec<float>;
+		case CFG_KERNEL_GENERAL: return (const void *)k_general<float>;
+		case CFG_KERNEL_LEGGY: return (const void *)k_leggy<float, 2>;
 		default: return NULL;
 		}
 	}
@@ -906,6 +1079,8 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 	case CFG_KERNEL_SLICE_SHARED_TEX:
 		return (const void *)k_slice_shared<double, RdTex<double> >;
 	case CFG_KERNEL_SLICE_VEC: return (const void *)k_slice_vec<double>;
+	case CFG_KERNEL_GENERAL: return (const void *)k_general<double>;
+	case CFG_KERNEL_LEGGY: return (const void *)k_leggy<double, 2>;
 	default: return NULL;
 	}
 }
@@ -926,6 +1101,13 @@ void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *
 		  (tiles ? (size_t)e->precision * e->block[0] * e->block[1] : 0);
 }
 
+int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k)
+{
+	if (k == CFG_KERNEL_LEGGY)
+		return e->leggy_m > 0;
+	return k == CFG_KERNEL_GENERAL || !e->general;
+}
+
 /* Kernel auto: time every kernel on the run's own grid and keep the fastest. */
 static int choose_kernel(struct cuda_engine *e, struct rs_error *err)
 {
@@ -934,6 +1116,8 @@ static int choose_kernel(struct cuda_engine *e, struct rs_error *err)
 	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
 		double t;
 
+		if (!cuda_kernel_runs(e, (enum cfg_kernel)k))
+			continue;
 		if (cuda_time_kernel(e, (enum cfg_kernel)k, AUTO_STEPS, 3, &t, err))
 			return RS_EDEVICE;
 		e->auto_rate[k] = (double)e->plan.cells * AUTO_STEPS / t;
@@ -943,6 +1127,36 @@ static int choose_kernel(struct cuda_engine *e, struct rs_error *err)
 		}
 	}
 	return cuda_reset(e, err);
+}
+
+/* The stencil the general and leggy kernels run: the given one, or the 7-point one. */
+static int set_stencil(struct cuda_engine *e, const struct stn_stencil *st,
+		       const struct vox_grid *g, struct rs_error *err)
+{
+	static struct stn_stencil seven;
+	const struct stn_stencil *s = st;
+
+	if (!s) {
+		stn_leggy(&seven, 1);
+		s = &seven;
+	}
+	e->general = !stn_is_seven_point(s);
+	if (e->general && g->carved)
+		return rs_fail(err, RS_EINPUT, "%s mirrors its reads at the walls of a box room; "
+			       "this room is not a box", s->name);
+	e->st.K = s->K;
+	e->st.reach = s->reach;
+	memcpy(e->st.off, s->off, sizeof(e->st.off));
+	for (int q = 0; q < s->K; q++) {
+		e->wf[q] = (float)s->w[q];
+		e->wd[q] = s->w[q];
+	}
+	/* a leggy stencil: 6M + 1 points along the axes only */
+	e->leggy_m = (s->K - 1) % 6 == 0 && s->reach == (s->K - 1) / 6 ? s->reach : 0;
+	for (int q = 1; e->leggy_m && q < s->K; q++)
+		if ((s->off[q][0] != 0) + (s->off[q][1] != 0) + (s->off[q][2] != 0) != 1)
+			e->leggy_m = 0;
+	return 0;
 }
 
 struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err)
@@ -967,6 +1181,11 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->dims.sy = p->n[0];
 	e->dims.sz = (long long)p->n[0] * p->n[1];
 	e->dims.kc = KCHUNK;
+	e->dims.halo = p->halo;
+	for (int d = 0; d < 3; d++)
+		e->dims.hi[d] = p->halo + p->room[d] - 1;
+	if (set_stencil(e, s->stencil, s->grid, err))
+		goto out_free;
 	fill_coefs(&e->cf, s->coefs);
 	fill_coefs(&e->cd, s->coefs);
 	if (CK(cudaMemGetInfo(&free_b, &total_b)))
@@ -991,6 +1210,11 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	/* naive3d's per-block heights cover bz slabs: a block is skipped when none is inside */
 	if (cuda_reset(e, err))
 		goto out_free;
+	if (e->kernel != CFG_KERNEL_AUTO && !cuda_kernel_runs(e, e->kernel)) {
+		rs_fail(err, RS_EINPUT, "kernel %s cannot run this stencil (valid: general%s)",
+			cfg_kernel_names[e->kernel], e->leggy_m ? ", leggy" : "");
+		goto out_free;
+	}
 	if (e->kernel == CFG_KERNEL_AUTO && choose_kernel(e, err))
 		goto out_free;
 	return e;

@@ -31,6 +31,8 @@ struct cuda_setup {
 	enum cfg_kernel kernel;		/* CFG_KERNEL_AUTO: time all, keep the fastest */
 	int block[2];			/* threads per block, x by y */
 	size_t tex_limit;		/* texels per texture object; 0 = the device's limit */
+	const struct stn_stencil *stencil;	/* NULL: the 7-point scheme; else only the general
+						 * and leggy kernels run it */
 };
 
 /* 1 when a CUDA device is usable; name and total memory filled when not NULL. */
@@ -42,6 +44,9 @@ size_t cuda_memory(const struct vox_plan *p, int precision, int nrec, size_t nsa
 
 struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err);
 void cuda_destroy(struct cuda_engine *e);
+
+/* 1 when kernel k can run the engine's stencil (the seed kernels: the 7-point one only). */
+int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k);
 
 /* The kernel the engine runs (after auto, the one it chose). */
 enum cfg_kernel cuda_kernel(const struct cuda_engine *e);

@@ -179,6 +179,73 @@ CASE(absorbing_f64, 1, 8)
 CASE(lshaped_f32, 2, 4)
 CASE(lshaped_f64, 2, 8)
 
+/*
+ * Stencils that reach further (docs/stencils.md) through the general kernel (seed 000
+ * KernelA) and, for leggy ones, the leggy kernel (KernelB), against the CPU engine.
+ */
+static void larger_stencils(void **state)
+{
+	static const char *const schemes[] = { "stencil: leggy, order: 4",
+					       "stencil: leggy, order: 8",
+					       "stencil: compact, radius2: 3",
+					       "stencil: box, q: [2, 2, 2]" };
+	static const char *const walls[] = { "{admittance: 0}", "{absorption: 0.3}" };
+	char yaml[1024];
+
+	(void)state;
+	for (int sc = 0; sc < 4; sc++)
+		for (int wl = 0; wl < 2; wl++)
+			for (int prec = 4; prec <= 8; prec += 4) {
+				struct sim *s;
+				struct fdtd_setup cpu;
+				struct result ref;
+				const long steps = quick ? 30 : STEPS;
+				const double tol = prec == 4 ? TOL_F32 : TOL_F64;
+
+				snprintf(yaml, sizeof(yaml),
+					 "grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
+					 "scheme: {precision: %s, %s}\n"
+					 "geometry: {box: [3.1, 1.7, 1.3]}\n"
+					 "materials: {w: %s}\nsurfaces: {default: w}\n"
+					 "sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
+					 "receivers: [{name: A, position: [2.41, 1.13, 0.77]}, "
+					 "{name: B, position: [0.3, 1.5, 1.1]}]\n",
+					 prec == 4 ? "float32" : "float64", schemes[sc], walls[wl]);
+				s = sim_open(yaml);
+				cpu = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
+							   .lambda = s->lambda, .precision = prec };
+				run(s, &cpu, steps, &ref);
+				for (int k = CFG_KERNEL_GENERAL; k <= CFG_KERNEL_LEGGY; k++) {
+					struct fdtd_setup gpu = cpu;
+					struct result got;
+					const size_t cells = s->grid->plan.cells;
+					double e_rec, e_field;
+
+					if (k == CFG_KERNEL_LEGGY && sc >= 2)
+						continue;
+					gpu.cuda = 1;
+					gpu.kernel = (enum cfg_kernel)k;
+					run(s, &gpu, steps, &got);
+					e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
+						     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
+					e_field = fmax(rel_diff(got.cur, ref.cur, cells),
+						       rel_diff(got.prev, ref.prev, cells));
+					print_message("# %-30s %s %s %-7s block 32x8: receivers %.2e, "
+						      "field %.2e%s\n", s->stencil.name,
+						      wl ? "absorbing" : "rigid    ",
+						      prec == 4 ? "f32" : "f64", cfg_kernel_names[k], e_rec,
+						      e_field, e_rec == 0 && e_field == 0 ?
+						      " (bitwise equal)" : "");
+					if (e_rec > tol || e_field > tol)
+						fail_msg("%s on %s: error %.3e / %.3e", cfg_kernel_names[k],
+							 s->stencil.name, e_rec, e_field);
+					result_free(&got);
+				}
+				result_free(&ref);
+				sim_close(s);
+			}
+}
+
 /* Textures of 6 slabs force the stacked sub-volumes of seed 003 section 4.2.2. */
 static void texture_subvolumes(void **state)
 {
@@ -270,9 +337,11 @@ int main(void)
 		cmocka_unit_test(lshaped_f32),	 cmocka_unit_test(lshaped_f64),
 		cmocka_unit_test(texture_subvolumes), cmocka_unit_test(other_block_shape),
 		cmocka_unit_test(auto_kernel),	 cmocka_unit_test(energy_on_gpu),
+		cmocka_unit_test(larger_stencils),
 	};
 	const struct CMUnitTest few[] = {
 		cmocka_unit_test(lshaped_f32), cmocka_unit_test(texture_subvolumes),
+		cmocka_unit_test(larger_stencils),
 	};
 
 	if (!fdtd_cuda_available(NULL, 0)) {
