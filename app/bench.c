@@ -302,10 +302,11 @@ static int bench_cpu(const struct bench_opts *o, struct cfg_room *room)
 static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 {
 	struct rs_error err = { 0 };
+	static struct stn_stencil st;
 	struct vox_grid *g = vox_build(room, &err);
 	struct fdtd_coefs coefs;
 	struct cuda_engine *e = NULL;
-	double copy, add, air;
+	double copy, add, air, lambda;
 	char name[128] = "";
 	int rc = EXIT_RUNTIME;
 
@@ -315,10 +316,18 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 	printf("bandwidth  %s copy %.0f GB/s, add (read 2, write 1) %.0f GB/s: limit %.1f Gvox/s "
 	       "at %d bytes per update\n", name, copy / 1e9, add / 1e9,
 	       add / (3.0 * room->precision) / 1e9, 3 * room->precision);
-	fdtd_coefficients(g, room->courant / sqrt(3.0), &coefs);
+	if (stn_from_config(room, &st)) {
+		rs_fail(&err, RS_EINPUT, "the room's stencil is not valid");
+		goto out;
+	}
+	lambda = room->courant * (stn_is_seven_point(&st) ? 1 / sqrt(3.0) : stn_courant_limit(&st));
+	fdtd_coefficients(g, lambda, &coefs);
+	printf("scheme     %s\n", st.name);
 	{
-		struct cuda_setup cs = { g, &coefs, room->precision, CFG_KERNEL_NAIVE3D,
-					 { room->block[0], room->block[1] }, 0, NULL };
+		struct cuda_setup cs = { g, &coefs, room->precision,
+					 stn_is_seven_point(&st) ? CFG_KERNEL_NAIVE3D
+								 : CFG_KERNEL_GENERAL,
+					 { room->block[0], room->block[1] }, 0, &st };
 
 		if (!(e = cuda_create(&cs, &err)))
 			goto out;
