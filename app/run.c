@@ -553,8 +553,9 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		 setup.cuda ? cfg_kernel_names[fdtd_kernel(r->engine)] : "");
 	if (setup.cuda && !r->quiet && setup.kernel == CFG_KERNEL_AUTO)
 		for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++)
-			fprintf(stderr, "roomsim: kernel %-17s %8.2f Gvox/s\n", cfg_kernel_names[k],
-				fdtd_kernel_rates(r->engine)[k] / 1e9);
+			if (fdtd_kernel_rates(r->engine)[k] > 0)	/* the kernels that run it */
+				fprintf(stderr, "roomsim: kernel %-17s %8.2f Gvox/s\n",
+					cfg_kernel_names[k], fdtd_kernel_rates(r->engine)[k] / 1e9);
 	if (setup.cuda && !r->quiet)
 		fprintf(stderr, "roomsim: kernel %s%s\n", cfg_kernel_names[fdtd_kernel(r->engine)],
 			setup.kernel == CFG_KERNEL_AUTO ? " (the fastest on this grid)" : "");

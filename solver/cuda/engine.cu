@@ -914,10 +914,10 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 	const size_t tile = sizeof(R) * e->block[0] * e->block[1];
 	const int kz = e->plan.n[2] - 2;
 
-	if (e->general && kern != CFG_KERNEL_GENERAL && kern != CFG_KERNEL_LEGGY)
-		return rs_fail(err, RS_EINPUT, "kernel %s runs the 7-point scheme only (valid for "
-			       "this stencil: general%s)", cfg_kernel_names[kern],
-			       e->leggy_m ? ", leggy" : "");
+	if (!cuda_kernel_runs(e, kern))
+		return rs_fail(err, RS_EINPUT, "kernel %s cannot run %s", cfg_kernel_names[kern],
+			       e->general ? "this stencil (valid: general, or leggy for leggy "
+					    "stencils)" : "the 7-point stencil (valid: the others)");
 	switch (kern) {
 	case CFG_KERNEL_GENERAL:
 	case CFG_KERNEL_LEGGY: {
@@ -1101,11 +1101,16 @@ void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *
 		  (tiles ? (size_t)e->precision * e->block[0] * e->block[1] : 0);
 }
 
+/*
+ * The seed kernels run the 7-point stencil (with the K-neighbour walls of physics.md); the
+ * general and leggy kernels every other stencil (with mirrored walls), whose oracle is the CPU
+ * engine's general step. Each evaluates its oracle's expression in the same order.
+ */
 int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k)
 {
 	if (k == CFG_KERNEL_LEGGY)
-		return e->leggy_m > 0;
-	return k == CFG_KERNEL_GENERAL || !e->general;
+		return e->general && e->leggy_m > 0;
+	return (k == CFG_KERNEL_GENERAL) == (e->general != 0);
 }
 
 /* Kernel auto: time every kernel on the run's own grid and keep the fastest. */
@@ -1211,8 +1216,10 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	if (cuda_reset(e, err))
 		goto out_free;
 	if (e->kernel != CFG_KERNEL_AUTO && !cuda_kernel_runs(e, e->kernel)) {
-		rs_fail(err, RS_EINPUT, "kernel %s cannot run this stencil (valid: general%s)",
-			cfg_kernel_names[e->kernel], e->leggy_m ? ", leggy" : "");
+		rs_fail(err, RS_EINPUT, "kernel %s cannot run %s (valid: %s)",
+			cfg_kernel_names[e->kernel], s->stencil && e->general ? s->stencil->name :
+			"the 7-point stencil", e->general ? "general, or leggy for leggy stencils"
+							  : "naive3d ... slice-vec");
 		goto out_free;
 	}
 	if (e->kernel == CFG_KERNEL_AUTO && choose_kernel(e, err))
