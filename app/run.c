@@ -64,8 +64,8 @@ static const char usage_run[] =
 	"  --backend NAME   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
 	"  --kernel NAME    CUDA kernel (overrides scheme.kernel): auto, naive3d,\n"
 	"                   tiled-global, tiled-shared, slice-naive, slice-texture,\n"
-	"                   slice-ldg, slice-shared, slice-shared-tex, slice-vec, general,\n"
-	"                   leggy (the last two run any stencil; the others 7-point only)\n"
+	"                   slice-ldg, slice-shared, slice-shared-tex, slice-vec (7-point);\n"
+	"                   general (any other stencil), leggy, leggy-shared, leggy-shared2\n"
 	"  --threads N      CPU threads (default: all cores)\n"
 	"  -q, --quiet      no progress on stderr\n"
 	"\n"
@@ -462,7 +462,7 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 				return rs_fail(err, RS_EINPUT, "--kernel: '%s' is not valid (valid: "
 					       "auto, naive3d, tiled-global, tiled-shared, slice-naive, "
 					       "slice-texture, slice-ldg, slice-shared, slice-shared-tex, "
-					       "slice-vec, general, leggy)",
+					       "slice-vec, general, leggy, leggy-shared, leggy-shared2)",
 					       optarg);
 			break;
 		case 'o':

@@ -36,6 +36,8 @@ const char *const cfg_kernel_names[CFG_NKERNELS + 1] = {
 	[CFG_KERNEL_SLICE_VEC] = "slice-vec",
 	[CFG_KERNEL_GENERAL] = "general",
 	[CFG_KERNEL_LEGGY] = "leggy",
+	[CFG_KERNEL_LEGGY_SHARED] = "leggy-shared",
+	[CFG_KERNEL_LEGGY_SHARED2] = "leggy-shared2",
 	[CFG_NKERNELS] = NULL,
 };
 

@@ -21,6 +21,8 @@
  *   general            any stencil: offsets and weights from constant memory (seed 000
  *                      KernelA), reads mirrored at the walls like the CPU engine's
  *   leggy              leggy stencils of order 2M, offsets computed (seed 000 KernelB)
+ *   leggy-shared(2)    leggy stencils: an x-y tile with a halo of M in shared memory, z by a
+ *                      register queue of 2M + 1 values, 1 (2) cells per thread (seeds 001, 004)
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -600,6 +602,98 @@ __global__ void k_leggy(const R *__restrict__ a, R *__restrict__ b,
 	update_general(b, mask, cls, n, __ldg(a + n), s);
 }
 
+/*
+ * Seeds 001 and 004: the leggy stencil of order 2M with the current x-y slab of a block in
+ * shared memory, with a halo of M cells on each side, and the z direction held in a register
+ * queue of 2M + 1 values per cell, rolled as the block marches up a chunk of LS_CHUNK slabs.
+ * Each thread owns C cells of its column (rows y and y + by ...). Reads past a wall are
+ * mirrored when the tile and the queue are filled, and the sum runs in stn_leggy()'s order,
+ * so the result equals the CPU engine's bit for bit.
+ */
+#define LS_CHUNK 64	/* slabs per block: the queue is refilled (2M loads) once per chunk */
+
+/* a at (x, y, z) mirrored into the room; 0 where no cell of the room reads it. */
+template <typename R>
+__device__ __forceinline__ R mirrored(const R *__restrict__ a, int x, int y, int z, int M)
+{
+	const KDims &d = k_dims;
+
+	if (x > d.hi[0] + M || y > d.hi[1] + M)
+		return R(0);
+	return __ldg(a + kfold(0, x) + d.sy * kfold(1, y) + d.sz * kfold(2, z));
+}
+
+template <typename R, int M, int C>
+__global__ void k_leggy_shared(const R *__restrict__ a, R *__restrict__ b,
+			       const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+{
+	extern __shared__ unsigned char smem[];
+	R *tile = reinterpret_cast<R *>(smem);	/* (bx + 2M) x (C by + 2M), row-major */
+	const KDims d = k_dims;
+	const int bx = blockDim.x, by = blockDim.y, tw = bx + 2 * M;
+	const int i = blockIdx.x * bx + threadIdx.x + d.halo;
+	const int j0 = blockIdx.y * C * by + d.halo;	/* the block's first row */
+	const int k0 = d.halo + blockIdx.z * LS_CHUNK, k1 = min(d.hi[2], k0 + LS_CHUNK - 1);
+	R w[M + 1], q[C][2 * M + 1];	/* q[c][M + t]: u^n of cell c at slab k + t */
+
+	if (k0 > k1)	/* uniform over the block */
+		return;
+#pragma unroll
+	for (int m = 0; m <= M; m++)
+		w[m] = kw<R>(m ? 6 * m - 5 : 0);
+#pragma unroll
+	for (int c = 0; c < C; c++)
+#pragma unroll
+		for (int t = 0; t <= 2 * M; t++)
+			q[c][t] = mirrored(a, i, j0 + threadIdx.y + c * by, k0 - M + t, M);
+	for (int k = k0; k <= k1; k++) {
+		__syncthreads();	/* the previous slab's tile is no longer read */
+#pragma unroll
+		for (int c = 0; c < C; c++)
+			tile[(M + threadIdx.y + c * by) * tw + M + threadIdx.x] = q[c][M];
+		for (int t = threadIdx.x; t < M; t += bx)	/* left and right halos */
+			for (int row = threadIdx.y; row < C * by; row += by) {
+				const int y = j0 + row, x0 = i - threadIdx.x;
+
+				tile[(M + row) * tw + t] = mirrored(a, x0 - M + t, y, k, M);
+				tile[(M + row) * tw + M + bx + t] = mirrored(a, x0 + bx + t, y, k, M);
+			}
+		for (int t = threadIdx.y; t < M; t += by) {	/* bottom and top halos */
+			tile[t * tw + M + threadIdx.x] = mirrored(a, i, j0 - M + t, k, M);
+			tile[(M + C * by + t) * tw + M + threadIdx.x] =
+				mirrored(a, i, j0 + C * by + t, k, M);
+		}
+		__syncthreads();
+#pragma unroll
+		for (int c = 0; c < C; c++) {
+			const int j = j0 + threadIdx.y + c * by, r = M + threadIdx.y + c * by;
+			const int x = M + threadIdx.x;
+			R s = 0 + w[0] * q[c][M];
+
+			if (i > d.hi[0] || j > d.hi[1])
+				continue;
+#pragma unroll
+			for (int m = 1; m <= M; m++) {
+				s += w[m] * tile[r * tw + x - m];
+				s += w[m] * tile[r * tw + x + m];
+				s += w[m] * tile[(r - m) * tw + x];
+				s += w[m] * tile[(r + m) * tw + x];
+				s += w[m] * q[c][M - m];
+				s += w[m] * q[c][M + m];
+			}
+			update_general(b, mask, cls, i + d.sy * j + d.sz * (long long)k, q[c][M], s);
+		}
+#pragma unroll
+		for (int c = 0; c < C; c++) {
+#pragma unroll
+			for (int t = 0; t < 2 * M; t++)
+				q[c][t] = q[c][t + 1];
+			q[c][2 * M] = k < k1 ? mirrored(a, i, j0 + threadIdx.y + c * by, k + M + 1, M)
+					     : R(0);
+		}
+	}
+}
+
 /* After the update of a step: add the source's values, then record every receiver. */
 template <typename R>
 __global__ void k_inject_record(R *u, const long long *__restrict__ src, const double *inj,
@@ -904,6 +998,27 @@ static int launch_leggy(int M, dim3 g, dim3 blk, const R *a, R *b, const unsigne
 	}
 }
 
+/* The shared-memory leggy kernel of order 2M with C cells per thread; -1 past order 16. */
+template <typename R, int C>
+static int launch_leggy_shared(const struct cuda_engine *e, int M, dim3 blk, const R *a, R *b)
+{
+	const int rows = C * blk.y;
+	const dim3 g((e->plan.room[0] + blk.x - 1) / blk.x, (e->plan.room[1] + rows - 1) / rows,
+		     (e->plan.room[2] + LS_CHUNK - 1) / LS_CHUNK);
+	const size_t smem = sizeof(R) * (blk.x + 2 * M) * (rows + 2 * M);
+
+	switch (M) {
+	case 2: k_leggy_shared<R, 2, C><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
+	case 3: k_leggy_shared<R, 3, C><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
+	case 4: k_leggy_shared<R, 4, C><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
+	case 5: k_leggy_shared<R, 5, C><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
+	case 6: k_leggy_shared<R, 6, C><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
+	case 7: k_leggy_shared<R, 7, C><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
+	case 8: k_leggy_shared<R, 8, C><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
+	default: return -1;
+	}
+}
+
 /* One update of the whole grid by kernel kern: u[cur] is read, u[1 - cur] written. */
 template <typename R>
 static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_error *err)
@@ -931,6 +1046,13 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 				       "to 16 only");
 		break;
 	}
+	case CFG_KERNEL_LEGGY_SHARED:
+	case CFG_KERNEL_LEGGY_SHARED2:
+		if ((kern == CFG_KERNEL_LEGGY_SHARED ? launch_leggy_shared<R, 1>(e, e->leggy_m, blk, a, b)
+						     : launch_leggy_shared<R, 2>(e, e->leggy_m, blk, a, b)))
+			return rs_fail(err, RS_EINPUT, "kernel %s runs leggy orders 4 to 16",
+				       cfg_kernel_names[kern]);
+		break;
 	case CFG_KERNEL_NAIVE3D:
 		k_naive3d<R><<<e->grid3, e->block3>>>(a, b, e->mask, e->cls, e->colk, e->blockk3);
 		break;
@@ -1065,6 +1187,8 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 		case CFG_KERNEL_SLICE_VEC: return (const void *)k_slice_vec<float>;
 		case CFG_KERNEL_GENERAL: return (const void *)k_general<float>;
 		case CFG_KERNEL_LEGGY: return (const void *)k_leggy<float, 2>;
+		case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<float, 4, 1>;
+		case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<float, 4, 2>;
 		default: return NULL;
 		}
 	}
@@ -1081,6 +1205,8 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 	case CFG_KERNEL_SLICE_VEC: return (const void *)k_slice_vec<double>;
 	case CFG_KERNEL_GENERAL: return (const void *)k_general<double>;
 	case CFG_KERNEL_LEGGY: return (const void *)k_leggy<double, 2>;
+	case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<double, 4, 1>;
+	case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<double, 4, 2>;
 	default: return NULL;
 	}
 }
@@ -1108,7 +1234,7 @@ void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *
  */
 int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k)
 {
-	if (k == CFG_KERNEL_LEGGY)
+	if (k == CFG_KERNEL_LEGGY || k == CFG_KERNEL_LEGGY_SHARED || k == CFG_KERNEL_LEGGY_SHARED2)
 		return e->general && e->leggy_m > 0;
 	return (k == CFG_KERNEL_GENERAL) == (e->general != 0);
 }
