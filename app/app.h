@@ -38,6 +38,9 @@ size_t app_memory_available(void);
 /* "1.23 GiB" and friends; returns buf. */
 const char *app_bytes(double bytes, char buf[32]);
 
+/* The backend named by --backend (cpu, cuda, auto), or -1. */
+int app_backend_of(const char *name);
+
 /* Exit status for an error code. */
 int app_exit_status(int code);
 

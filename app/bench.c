@@ -217,10 +217,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 				return fprintf(stderr, "roomsim: --padding: valid: 0 to 0.75\n"), -1;
 			break;
 		case 'b':
-			o->backend = !strcmp(optarg, "cpu") ? CFG_BACKEND_CPU
-				     : !strcmp(optarg, "cuda") ? CFG_BACKEND_CUDA
-				     : !strcmp(optarg, "auto") ? CFG_BACKEND_AUTO : -1;
-			if (o->backend < 0)
+			if ((o->backend = app_backend_of(optarg)) < 0)
 				return fprintf(stderr, "roomsim: --backend: valid: cpu | cuda | "
 					       "auto\n"), -1;
 			break;

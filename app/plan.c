@@ -85,6 +85,12 @@ const char *app_bytes(double b, char buf[32])
 	return buf;
 }
 
+int app_backend_of(const char *name)
+{
+	return !strcmp(name, "cpu") ? CFG_BACKEND_CPU : !strcmp(name, "cuda") ? CFG_BACKEND_CUDA
+	       : !strcmp(name, "auto") ? CFG_BACKEND_AUTO : -1;
+}
+
 int app_exit_status(int code)
 {
 	return code == RS_OK ? EXIT_OK : code == RS_EINPUT ? EXIT_USAGE : EXIT_RUNTIME;

@@ -469,11 +469,7 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 			r->out = optarg;
 			break;
 		case 'b':
-			if (!strcmp(optarg, "cpu"))
-				*backend = CFG_BACKEND_CPU;
-			else if (!strcmp(optarg, "cuda"))
-				*backend = CFG_BACKEND_CUDA;
-			else if (strcmp(optarg, "auto"))
+			if ((*backend = app_backend_of(optarg)) < 0)
 				return rs_fail(err, RS_EINPUT, "--backend: '%s' is not valid (valid: "
 					       "cpu | cuda | auto)", optarg);
 			break;

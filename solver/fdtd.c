@@ -335,7 +335,8 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 		goto out_nomem;
 	row_bounds(f);
 	f->scratch = malloc((size_t)f->threads * (size_t)p->n[0] * (size_t)s->precision);
-	if (!f->scratch || row_lists(f) || partition(f))
+	/* the row lists serve the 7-point step only; the general step walks the box itself */
+	if (!f->scratch || (!f->stencil && row_lists(f)) || partition(f))
 		goto out_nomem;
 	return f;
 
