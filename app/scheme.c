@@ -12,26 +12,32 @@
 #include "../solver/stencil.h"
 
 static const char usage_scheme[] =
-	"usage: roomsim scheme [--stencil leggy|compact|box] [--order 2M] [--radius2 R]\n"
-	"                      [--q Q1,Q2,Q3] [--weights A1,A2,...] [--courant C] [--csv FILE]\n"
+	"usage: roomsim scheme [FILE.yaml] [--csv FILE]\n"
+	"       roomsim scheme [--stencil leggy|compact|box|interpolated] [--order 2M]\n"
+	"                      [--radius2 R] [--q Q1,Q2,Q3] [--weights A1,A2,...]\n"
+	"                      [--variant NAME] [--courant C] [--csv FILE]\n"
 	"\n"
 	"Print a stencil's size and reach, the Courant limit of its two-step scheme (the\n"
 	"maximum of its symbol over the Brillouin zone), the relative phase-velocity error\n"
 	"against points per wavelength along the axial, side-diagonal and diagonal directions\n"
 	"and its worst case over all directions, and the points per wavelength that keep the\n"
-	"worst case under 1 %% and 2 %%; --csv writes the curves.\n"
+	"worst case under 1 %% and 2 %%; --csv writes the curves. With a room file, its scheme\n"
+	"at its grid.courant; otherwise the one the options give.\n"
 	"\n"
 	"  --stencil leggy --order 2M      (6M + 1)-point leggy stencil, 2M = 2..16 (default 2)\n"
 	"  --stencil compact --radius2 R   shells with |q|^2 <= R, R = 1..22 a sum of 3 squares\n"
 	"  --stencil box --q Q1,Q2,Q3      shells up to (Q1, Q2, Q3), e.g. 2,2,2 = 125 points\n"
-	"  --weights A1,...                per-shell weights (sum 1; default equal)\n"
+	"  --weights A1,...                per-shell weights (sum 1; default: docs/stencils.md)\n"
+	"  --stencil interpolated --variant NAME\n"
+	"                                  27-point scheme: IWB, IISO, IISO2, CCP, OCTA, IDWM,\n"
+	"                                  SRL (SLF), at its published Courant number\n"
 	"  --courant C                     fraction of the Courant limit (default 1)\n";
 
 struct scheme_opts {
-	int family;		/* 0 leggy, 1 compact, 2 box */
-	int order, radius2, q[3], nweights;
-	double weights[STN_MAX_SHELLS], courant;
-	const char *csv;
+	int family;		/* enum cfg_stencil */
+	int order, radius2, q[3], nweights, variant;
+	double weights[STN_MAX_SHELLS], courant;	/* courant < 0: the scheme's default */
+	const char *csv, *room;
 };
 
 static int parse(int argc, char **argv, struct scheme_opts *o)
@@ -41,22 +47,34 @@ static int parse(int argc, char **argv, struct scheme_opts *o)
 		{ "radius2", required_argument, NULL, 'r' }, { "q", required_argument, NULL, 'Q' },
 		{ "weights", required_argument, NULL, 'w' }, { "courant", required_argument, NULL, 'c' },
 		{ "csv", required_argument, NULL, 'v' },     { "help", no_argument, NULL, 'h' },
+		{ "variant", required_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	*o = (struct scheme_opts){ .order = 2, .radius2 = 3, .q = { 2, 2, 2 }, .courant = 1 };
+	*o = (struct scheme_opts){ .order = 2, .radius2 = 3, .q = { 2, 2, 2 }, .courant = -1 };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		char *p, *end;
 
 		switch (c) {
 		case 's':
-			o->family = !strcmp(optarg, "leggy") ? 0 : !strcmp(optarg, "compact") ? 1
-				    : !strcmp(optarg, "box") ? 2 : -1;
+			o->family = !strcmp(optarg, "leggy") ? CFG_STENCIL_LEGGY
+				    : !strcmp(optarg, "compact") ? CFG_STENCIL_COMPACT
+				    : !strcmp(optarg, "box") ? CFG_STENCIL_BOX
+				    : !strcmp(optarg, "interpolated") ? CFG_STENCIL_INTERPOLATED : -1;
 			if (o->family < 0)
 				return fprintf(stderr, "roomsim: --stencil: '%s' is not valid (valid: "
-					       "leggy | compact | box)\n", optarg), -1;
+					       "leggy | compact | box | interpolated)\n", optarg), -1;
+			break;
+		case 'V':
+			for (o->variant = 0; stn_variant_names[o->variant] &&
+			     strcmp(stn_variant_names[o->variant], optarg); o->variant++)
+				;
+			if (!stn_variant_names[o->variant])
+				return fprintf(stderr, "roomsim: --variant: '%s' is not valid (valid: "
+					       "IWB, IISO, IISO2, CCP, OCTA, IDWM, SRL, SLF)\n",
+					       optarg), -1;
 			break;
 		case 'o':
 			o->order = atoi(optarg);
@@ -91,6 +109,8 @@ static int parse(int argc, char **argv, struct scheme_opts *o)
 			return fprintf(stderr, "roomsim: see 'roomsim scheme --help'\n"), -1;
 		}
 	}
+	if (optind < argc)
+		o->room = argv[optind++];
 	return optind == argc ? 0 : (fprintf(stderr, "roomsim: unexpected '%s'\n", argv[optind]), -1);
 }
 
@@ -99,25 +119,47 @@ static int build(const struct scheme_opts *o, struct stn_stencil *s)
 	struct stn_shell sh[STN_MAX_SHELLS];
 	int n;
 
-	if (o->family == 0) {
+	if (o->family == CFG_STENCIL_LEGGY) {
 		if (o->order < 2 || o->order > 2 * STN_MAX_LEGGY || o->order % 2)
 			return fprintf(stderr, "roomsim: --order: valid: 2, 4, ..., %d\n",
 				       2 * STN_MAX_LEGGY), -1;
 		return stn_leggy(s, o->order / 2);
 	}
-	n = o->family == 1 ? stn_compact_shells(o->radius2, sh, STN_MAX_SHELLS)
-			   : stn_box_shells(o->q, sh, STN_MAX_SHELLS);
+	if (o->family == CFG_STENCIL_INTERPOLATED)
+		return stn_interpolated(s, o->variant);
+	n = o->family == CFG_STENCIL_COMPACT ? stn_compact_shells(o->radius2, sh, STN_MAX_SHELLS)
+					     : stn_box_shells(o->q, sh, STN_MAX_SHELLS);
 	if (n < 0)
-		return fprintf(stderr, "roomsim: %s\n", o->family == 1
+		return fprintf(stderr, "roomsim: %s\n", o->family == CFG_STENCIL_COMPACT
 			       ? "--radius2: valid: 1 to 22, a sum of three squares (not 7, 15)"
 			       : "--q: valid: Q1 >= Q2 >= Q3 >= 0, 1 <= Q1 <= 4"), -1;
 	if (o->nweights && o->nweights != n)
 		return fprintf(stderr, "roomsim: --weights: this stencil has %d shells, %d weights "
 			       "given\n", n, o->nweights), -1;
 	if (stn_from_shells(s, sh, n, o->nweights ? o->weights : NULL,
-			    o->family == 1 ? "compact-in-space" : "box-compact"))
+			    o->family == CFG_STENCIL_COMPACT ? "compact-in-space" : "box-compact"))
 		return fprintf(stderr, "roomsim: --weights: the shell weights must sum to 1\n"), -1;
 	return 0;
+}
+
+/* The scheme of a room file, at its grid.courant. */
+static int from_room(struct scheme_opts *o, struct stn_stencil *s)
+{
+	struct rs_error err = { 0 };
+	struct cfg_room *room = cfg_load(o->room, &err);
+	int rc = 0;
+
+	if (!room) {
+		fprintf(stderr, "roomsim: %s\n", err.msg);
+		return app_exit_status(err.code);
+	}
+	if (stn_from_config(room, s)) {
+		fprintf(stderr, "roomsim: %s: the scheme's stencil is not valid\n", o->room);
+		rc = EXIT_USAGE;
+	}
+	o->courant = room->courant;
+	cfg_free(room);
+	return rc;
 }
 
 /* Points per wavelength of the printed and written curves. */
@@ -130,8 +172,16 @@ int cmd_scheme(int argc, char **argv)
 	double limit, lambda;
 	FILE *csv = NULL;
 
-	if (parse(argc, argv, &o) || build(&o, &s))
+	if (parse(argc, argv, &o))
 		return EXIT_USAGE;
+	if (o.room) {
+		const int rc = from_room(&o, &s);
+
+		if (rc)
+			return rc;
+	} else if (build(&o, &s)) {
+		return EXIT_USAGE;
+	}
 	limit = stn_courant_limit(&s);
 	printf("stencil    %s, reach %d cells\n", s.name, s.reach);
 	if (limit <= 0) {
@@ -139,8 +189,14 @@ int cmd_scheme(int argc, char **argv)
 		       "somewhere)\n");
 		return EXIT_OK;
 	}
+	/* a named scheme at its published Courant number, any other at its limit */
+	if (o.courant < 0)
+		o.courant = s.courant > 0 ? fmin(1, s.courant / limit) : 1;
 	lambda = o.courant * limit;
-	printf("courant    limit %.6f; analysed at %.6f (%.4g of it)\n", limit, lambda, o.courant);
+	printf("courant    limit %.6f; analysed at %.6f (%.4g of it)", limit, lambda, o.courant);
+	if (s.courant > 0)
+		printf("; published %.6f", s.courant);
+	printf("\n");
 	printf("ppw        1 %% worst-case error: %.2f points per wavelength, 2 %%: %.2f\n",
 	       stn_ppw_for(&s, lambda, 0.01), stn_ppw_for(&s, lambda, 0.02));
 	if (o.csv && !(csv = fopen(o.csv, "w"))) {

@@ -499,27 +499,35 @@ static int parse_surfaces(struct yp *p, yaml_node_t *root)
  * grid.dispersion: the points per wavelength that keep the scheme's worst-case phase-velocity
  * error at fmax under the given value (docs/stencils.md), instead of grid.ppw.
  */
+static struct stn_stencil stencil;	/* large: the scheme's, for the grid keys */
+
+/* The configured stencil and its computed Courant limit, or an error at n for key. */
+static int scheme_limit(struct yp *p, yaml_node_t *n, const char *key, double *limit)
+{
+	if (stn_from_config(p->room, &stencil))
+		return bad(p, n, key, "the scheme's stencil is not valid (check scheme.weights)");
+	*limit = stn_is_seven_point(&stencil) ? 1 / sqrt(3.0) : stn_courant_limit(&stencil);
+	return 0;
+}
+
 static int dispersion_spacing(struct yp *p, yaml_node_t *g, yaml_node_t *n)
 {
-	static struct stn_stencil s;	/* large */
+	const struct stn_stencil *s = &stencil;
 	struct cfg_room *r = p->room;
-	double tol, limit;
+	double tol, limit = 0;
 
 	if (!get(p, g, "fmax") || get(p, g, "ppw"))
 		return bad(p, n, "grid.dispersion", "goes with grid.fmax and replaces grid.ppw "
 			   "(give fmax and dispersion, without ppw or spacing)");
-	if (num(p, n, "grid.dispersion", 0, 1, 0.5, 0, &tol))
+	if (num(p, n, "grid.dispersion", 0, 1, 0.5, 0, &tol) ||
+	    scheme_limit(p, n, "grid.dispersion", &limit))
 		return RS_EINPUT;
-	if (stn_from_config(r, &s))
-		return bad(p, n, "grid.dispersion", "the scheme's stencil is not valid (check "
-			   "scheme.weights)");
-	limit = stn_is_seven_point(&s) ? 1 / sqrt(3.0) : stn_courant_limit(&s);
 	if (limit <= 0 || r->courant > 1)
 		return bad(p, n, "grid.dispersion", "the scheme is not stable at grid.courant %g, so "
 			   "it has no dispersion to meet (see roomsim scheme)", r->courant);
-	r->ppw = stn_ppw_for(&s, r->courant * limit, tol);
+	r->ppw = stn_ppw_for(s, r->courant * limit, tol);
 	if (!isfinite(r->ppw))
-		return bad(p, n, "grid.dispersion", "%s cannot reach %g at any grid", s.name, tol);
+		return bad(p, n, "grid.dispersion", "%s cannot reach %g at any grid", s->name, tol);
 	r->spacing = r->c / (r->fmax * r->ppw);
 	return 0;
 }
@@ -565,6 +573,14 @@ static int parse_grid(struct yp *p, yaml_node_t *root)
 		if (num(p, n, "grid.courant", 0, 1, 100, 0, &r->courant))
 			return RS_EINPUT;
 		r->courant_at = mark_of(n);
+	} else if (r->stencil == CFG_STENCIL_INTERPOLATED) {
+		double limit = 0;
+
+		/* a named scheme runs at its published Courant number unless told otherwise */
+		if (scheme_limit(p, key_node(p, root, "grid"), "grid.courant", &limit))
+			return RS_EINPUT;
+		if (limit > 0)
+			r->courant = fmin(1, stencil.courant / limit);
 	}
 	return (n = get(p, g, "dispersion")) ? dispersion_spacing(p, g, n) : 0;
 }
@@ -603,20 +619,28 @@ static int three_squares(long R)
 static int parse_stencil_params(struct yp *p, yaml_node_t *s, struct cfg_room *r)
 {
 	/* Each parameter belongs to one family; weights to compact and box. */
-	static const char *const only[] = { "order", "radius2", "q" };
-	static const char *const family[] = { "leggy", "compact", "box" };
+	static const char *const only[] = { "order", "radius2", "q", "variant" };
+	static const char *const family[] = { "leggy", "compact", "box", "interpolated" };
 	yaml_node_t *n;
 	long v;
 	char k[48];
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if ((n = get(p, s, only[i])) && (int)r->stencil != i) {
 			snprintf(k, sizeof(k), "scheme.%s", only[i]);
 			return bad(p, n, k, "applies to the %s stencil only (this one is %s)",
 				   family[i], family[r->stencil]);
 		}
-	if ((n = get(p, s, "weights")) && r->stencil == CFG_STENCIL_LEGGY)
+	if ((n = get(p, s, "weights")) && r->stencil != CFG_STENCIL_COMPACT &&
+	    r->stencil != CFG_STENCIL_BOX)
 		return bad(p, n, "scheme.weights", "applies to compact and box stencils only");
+	if (r->stencil == CFG_STENCIL_INTERPOLATED) {
+		if (!(n = get(p, s, "variant")))
+			return missing(p, s, "scheme.variant", "give variant: IWB, IISO, IISO2, CCP, "
+				       "OCTA, IDWM or SRL (SLF)");
+		if (choice(p, n, "scheme.variant", stn_variant_names, &r->variant))
+			return RS_EINPUT;
+	}
 	if ((n = get(p, s, "order"))) {
 		if (integer(p, n, "scheme.order", 2, 16, &v))
 			return RS_EINPUT;
@@ -675,8 +699,8 @@ static int parse_stencil_params(struct yp *p, yaml_node_t *s, struct cfg_room *r
 static int parse_scheme(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "stencil", "order", "radius2", "q", "weights",
-					    "precision", "kernel", "block", NULL };
-	static const char *const stencils[] = { "leggy", "compact", "box", NULL };
+					    "variant", "precision", "kernel", "block", NULL };
+	static const char *const stencils[] = { "leggy", "compact", "box", "interpolated", NULL };
 	static const char *const precisions[] = { "float32", "float64", NULL };
 	struct cfg_room *r = p->room;
 	yaml_node_t *s = get(p, root, "scheme"), *n;
@@ -716,6 +740,8 @@ static int parse_scheme(struct yp *p, yaml_node_t *root)
 int cfg_stencil_reach(const struct cfg_room *r)
 {
 	switch (r->stencil) {
+	case CFG_STENCIL_INTERPOLATED:
+		return 1;
 	case CFG_STENCIL_COMPACT:
 		return (int)floor(sqrt((double)r->radius2));
 	case CFG_STENCIL_BOX:

@@ -36,7 +36,8 @@ enum cfg_wavfmt { CFG_WAV_FLOAT32, CFG_WAV_PCM24, CFG_WAV_PCM16 };
 
 enum cfg_backend { CFG_BACKEND_AUTO, CFG_BACKEND_CPU, CFG_BACKEND_CUDA };
 
-enum cfg_stencil { CFG_STENCIL_LEGGY, CFG_STENCIL_COMPACT, CFG_STENCIL_BOX };
+enum cfg_stencil { CFG_STENCIL_LEGGY, CFG_STENCIL_COMPACT, CFG_STENCIL_BOX,
+		   CFG_STENCIL_INTERPOLATED };
 
 #define CFG_MAX_WEIGHTS 64	/* shell weights of a compact or box stencil */
 
@@ -113,7 +114,8 @@ struct cfg_room {
 	int radius2;		/* compact: R, |q|^2 <= R */
 	int boxq[3];		/* box: shells up to (q1, q2, q3) */
 	double weights[CFG_MAX_WEIGHTS];	/* compact and box: per-shell weights */
-	int nweights;		/* 0: equal weights */
+	int nweights;		/* 0: the default weights */
+	int variant;		/* interpolated: index into stn_variant_names */
 	struct cfg_mark scheme_at;	/* of the scheme key, for stability errors */
 	struct cfg_mark courant_at;	/* of grid.courant, or of the grid key */
 	int precision;		/* bytes per value: 4 (float32) or 8 (float64) */

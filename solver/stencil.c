@@ -159,6 +159,8 @@ int stn_from_shells(struct stn_stencil *s, const struct stn_shell *shells, int n
 		if (s->K + np > STN_MAX_POINTS)
 			return -1;
 		sum += ap;
+		if (ap == 0)
+			continue;
 		s->w[0] -= ap * 6 / q2;
 		for (int i = 0; i < np; i++) {
 			memcpy(s->off[s->K], pts[i], sizeof(pts[i]));
@@ -301,6 +303,49 @@ double stn_ppw_for(const struct stn_stencil *s, double lambda, double tol)
 	return hi;
 }
 
+/*
+ * Kowalczyk and van Walstijn, "Room acoustics simulation using 3-D compact explicit FDTD
+ * schemes", IEEE TASLP 19(1), 2011: u+ = d1 S1 + d2 S2 + d3 S3 + d4 u - u- with
+ * d1 = l^2 (1 - 4a + 4b), d2 = l^2 (a - 2b), d3 = l^2 b over the 6 axial, 12 side-diagonal and
+ * 8 diagonal neighbours. Dividing each shell sum by its own second-order factor (1, 4, 4) gives
+ * the shell weights below. The parameters and Courant numbers are the published ones.
+ */
+const char *const stn_variant_names[] = { "SRL", "SLF", "CCP", "OCTA", "IWB", "IISO", "IISO2",
+					  "IDWM", NULL };
+static const struct {
+	double a, b, courant;
+} variants[] = {
+	{ 0, 0, 0.57735026918962576 },		/* SRL: standard rectilinear, 1/sqrt(3) */
+	{ 0, 0, 0.57735026918962576 },		/* SLF: standard leapfrog, the same scheme */
+	{ 0.25, 0, 1 },				/* CCP: cubic close-packed (the FCC lattice) */
+	{ 0.5, 0.25, 1 },			/* OCTA: octahedral */
+	{ 0.25, 0.0625, 1 },			/* IWB: interpolated wideband */
+	{ 1.0 / 6, 0, 0.86602540378443865 },	/* IISO: interpolated isotropic, sqrt(3/4) */
+	{ 1.0 / 6, 1.0 / 48, 0.86602540378443865 },	/* IISO2 */
+	{ 0.2034, 0.0438, 0.57735026918962576 },	/* IDWM: interpolated waveguide mesh */
+};
+
+int stn_interpolated(struct stn_stencil *s, int v)
+{
+	struct stn_shell sh[3];
+	double a[3];
+
+	if (v < 0 || v >= (int)(sizeof(variants) / sizeof(variants[0])) ||
+	    stn_compact_shells(3, sh, 3) != 3)
+		return -1;
+	a[0] = 1 - 4 * variants[v].a + 4 * variants[v].b;
+	a[1] = 4 * (variants[v].a - 2 * variants[v].b);
+	a[2] = 4 * variants[v].b;
+	/* sum a = 1 exactly in exact arithmetic; fold the rounding into the axial shell */
+	a[0] = 1 - a[1] - a[2];
+	if (stn_from_shells(s, sh, 3, a, "interpolated"))
+		return -1;
+	s->courant = variants[v].courant;
+	snprintf(s->name, sizeof(s->name), "interpolated %s (%d points)", stn_variant_names[v],
+		 s->K);
+	return 0;
+}
+
 int stn_from_config(const struct cfg_room *r, struct stn_stencil *s)
 {
 	struct stn_shell sh[STN_MAX_SHELLS];
@@ -308,6 +353,8 @@ int stn_from_config(const struct cfg_room *r, struct stn_stencil *s)
 
 	if (r->stencil == CFG_STENCIL_LEGGY)
 		return stn_leggy(s, r->order / 2);
+	if (r->stencil == CFG_STENCIL_INTERPOLATED)
+		return stn_interpolated(s, r->variant);
 	n = r->stencil == CFG_STENCIL_COMPACT ? stn_compact_shells(r->radius2, sh, STN_MAX_SHELLS)
 					       : stn_box_shells(r->boxq, sh, STN_MAX_SHELLS);
 	if (n < 0 || (r->nweights && r->nweights != n))

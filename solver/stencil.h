@@ -28,6 +28,7 @@ struct stn_stencil {
 	int reach;			/* largest |offset| along an axis: the halo it needs */
 	int off[STN_MAX_POINTS][3];	/* offsets l_k; off[0] is the centre */
 	double w[STN_MAX_POINTS];	/* Laplacian weights (per h^2) */
+	double courant;			/* a named scheme's published Courant number; 0: none */
 	char name[64];			/* e.g. "leggy order 4 (13 points)" */
 };
 
@@ -47,10 +48,20 @@ int stn_box_shells(const int q[3], struct stn_shell *shells, int max);
 /*
  * The stencil of the given shells with shell weights a[p] (their sum must be 1): each shell
  * alone is a second-order Laplacian, (6 / (|P| |q|^2)) sum over P of (u(x + p h) - u(x)),
- * so any weights summing to one keep second order. a = NULL: equal weights.
+ * so any weights summing to one keep second order. a = NULL: equal weights. Shells of weight 0
+ * contribute no points.
  */
 int stn_from_shells(struct stn_stencil *s, const struct stn_shell *shells, int n,
 		    const double *a, const char *family);
+
+/*
+ * The 27-point compact explicit schemes of Kowalczyk and van Walstijn (2011), by name
+ * (stn_variant_names, NULL-terminated; SLF is another name of SRL). Each is the compact R = 3
+ * stencil with shell weights (1 - 4a + 4b, 4a - 8b, 4b) from its published (a, b), and carries
+ * its published Courant number. Shells of weight 0 are left out (CCP has 13 points).
+ */
+extern const char *const stn_variant_names[];
+int stn_interpolated(struct stn_stencil *s, int variant);
 
 /* The stencil a room file configures (scheme.stencil and its parameters); -1 when its shell
  * weights do not match its shells. */

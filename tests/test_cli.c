@@ -114,6 +114,20 @@ static void scheme_command(void **state)
 	assert_int_equal(sh("%s scheme --stencil compact --radius2 7 2> /dev/null", roomsim), 2);
 	assert_int_equal(sh("%s scheme --stencil compact --radius2 2 --weights 0.5,0.7 "
 			    "2> /dev/null", roomsim), 2);
+	/* a named scheme is analysed at its published Courant number */
+	assert_int_equal(sh("%s scheme --stencil interpolated --variant IDWM | grep -q "
+			    "'analysed at 0.577350 .*published 0.577350'", roomsim), 0);
+	assert_int_equal(sh("%s scheme --stencil interpolated --variant XYZ 2> /dev/null", roomsim),
+			 2);
+	/* a room file's scheme at its grid.courant */
+	assert_int_equal(sh("printf 'grid: {fmax: 500, courant: 0.5}\\nscheme: {stencil: leggy, "
+			    "order: 4}\\nduration: 0.1\\ngeometry: {box: [2, 2, 2]}\\nsources: [{name: "
+			    "S, position: [1, 1, 1]}]\\nreceivers: [{name: R, position: [1.5, 1, 1]}]\\n' "
+			    "> %s/leggy.yaml", dir), 0);
+	assert_int_equal(sh("%s scheme %s/leggy.yaml | grep -q 'leggy order 4 .*' && %s scheme "
+			    "%s/leggy.yaml | grep -q 'analysed at 0.250000'", roomsim, dir, roomsim, dir),
+			 0);
+	assert_int_equal(sh("%s scheme %s/none.yaml 2> /dev/null", roomsim, dir), 2);
 }
 
 static void interrupted_run_keeps_its_work(void **state)

@@ -91,7 +91,9 @@ static void larger_stencils(void **state)
 	static const char *const schemes[] = { ", stencil: leggy, order: 4",
 					       ", stencil: leggy, order: 8",
 					       ", stencil: compact, radius2: 3",
-					       ", stencil: box, q: [2, 2, 2]" };
+					       ", stencil: box, q: [2, 2, 2]",
+					       ", stencil: interpolated, variant: IWB",
+					       ", stencil: interpolated, variant: CCP" };
 	char rigid[2048], lossy[2048];
 
 	(void)state;

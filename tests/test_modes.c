@@ -111,11 +111,25 @@ static void compact_27_point(void **state)
 	first_eight_modes(ROOM(", stencil: compact, radius2: 3"));
 }
 
+static void interpolated_iwb(void **state)
+{
+	(void)state;
+	first_eight_modes(ROOM(", stencil: interpolated, variant: IWB"));
+}
+
+static void interpolated_iiso(void **state)
+{
+	(void)state;
+	first_eight_modes(ROOM(", stencil: interpolated, variant: IISO"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(seven_point),
 					    cmocka_unit_test(leggy_order_4),
-					    cmocka_unit_test(compact_27_point) };
+					    cmocka_unit_test(compact_27_point),
+					    cmocka_unit_test(interpolated_iwb),
+					    cmocka_unit_test(interpolated_iiso) };
 
 	return cmocka_run_group_tests_name("modes", tests, NULL, NULL);
 }

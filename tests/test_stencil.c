@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../solver/stencil.h"
 
@@ -64,6 +65,27 @@ static void courant_limits(void **state)
 	stn_leggy(&st, 1);
 	print_message("# 7-point ppw for 1 %%: %.3f\n", stn_ppw_for(&st, 1 / sqrt(3.0), 0.01));
 	assert_true(fabs(stn_ppw_for(&st, 1 / sqrt(3.0), 0.01) - 10.5) < 0.1);
+}
+
+/* The named 27-point schemes: their computed limits are their published Courant numbers. */
+static void interpolated_variants(void **state)
+{
+	static const int points[] = { 7, 7, 13, 9, 27, 19, 27, 27 };
+
+	(void)state;
+	for (int v = 0; stn_variant_names[v]; v++) {
+		double limit;
+
+		assert_int_equal(stn_interpolated(&st, v), 0);
+		limit = stn_courant_limit(&st);
+		print_message("# %-30s limit %.6f, published %.6f\n", st.name, limit, st.courant);
+		assert_int_equal(st.K, points[v]);
+		if (!strcmp(stn_variant_names[v], "IDWM"))	/* published below its limit */
+			assert_true(limit > st.courant);
+		else
+			assert_true(fabs(limit - st.courant) < 1e-9);
+	}
+	assert_int_equal(stn_interpolated(&st, 99), -1);
 }
 
 static void unstable_weights_refused(void **state)
@@ -159,10 +181,12 @@ static void plane_waves_on_a_periodic_grid(void **state)
 	const int dirs[3][3] = { { 2, 0, 0 }, { 2, 2, 0 }, { 1, 1, 1 } };
 
 	(void)state;
-	for (int fam = 0; fam < 4; fam++) {
+	for (int fam = 0; fam < 7; fam++) {
 		int n;
 
-		if (fam == 0)
+		if (fam >= 4)	/* IWB, IISO, CCP */
+			stn_interpolated(&st, fam == 4 ? 4 : fam == 5 ? 5 : 2);
+		else if (fam == 0)
 			stn_leggy(&st, 1);
 		else if (fam == 1)
 			stn_leggy(&st, 3);
@@ -194,7 +218,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(leggy_weights),	   cmocka_unit_test(family_sizes),
-		cmocka_unit_test(courant_limits),	   cmocka_unit_test(unstable_weights_refused),
+		cmocka_unit_test(courant_limits),	   cmocka_unit_test(interpolated_variants),
+		cmocka_unit_test(unstable_weights_refused),
 		cmocka_unit_test(seven_point_dispersion), cmocka_unit_test(plane_waves_on_a_periodic_grid),
 	};
 
