@@ -66,6 +66,7 @@ static const char usage_run[] =
 	"                   tiled-global, tiled-shared, slice-naive, slice-texture,\n"
 	"                   slice-ldg, slice-shared, slice-shared-tex, slice-vec (7-point);\n"
 	"                   general (any other stencil), leggy, leggy-shared, leggy-shared2\n"
+	"                   (leggy stencils), shell-shared (reach 1 to 3)\n"
 	"  --threads N      CPU threads (default: all cores)\n"
 	"  -q, --quiet      no progress on stderr\n"
 	"\n"
@@ -462,7 +463,8 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 				return rs_fail(err, RS_EINPUT, "--kernel: '%s' is not valid (valid: "
 					       "auto, naive3d, tiled-global, tiled-shared, slice-naive, "
 					       "slice-texture, slice-ldg, slice-shared, slice-shared-tex, "
-					       "slice-vec, general, leggy, leggy-shared, leggy-shared2)",
+					       "slice-vec, general, leggy, leggy-shared, leggy-shared2, "
+					       "shell-shared)",
 					       optarg);
 			break;
 		case 'o':

@@ -38,6 +38,7 @@ const char *const cfg_kernel_names[CFG_NKERNELS + 1] = {
 	[CFG_KERNEL_LEGGY] = "leggy",
 	[CFG_KERNEL_LEGGY_SHARED] = "leggy-shared",
 	[CFG_KERNEL_LEGGY_SHARED2] = "leggy-shared2",
+	[CFG_KERNEL_SHELL_SHARED] = "shell-shared",
 	[CFG_NKERNELS] = NULL,
 };
 

@@ -334,7 +334,8 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 	if (!f->cur || !f->prev || !f->rows)
 		goto out_nomem;
 	row_bounds(f);
-	f->scratch = malloc((size_t)f->threads * (size_t)p->n[0] * (size_t)s->precision);
+	/* the general step sums in double whatever the precision (cpu_general.inc) */
+	f->scratch = malloc((size_t)f->threads * (size_t)p->n[0] * sizeof(double));
 	/* the row lists serve the 7-point step only; the general step walks the box itself */
 	if (!f->scratch || (!f->stencil && row_lists(f)) || partition(f))
 		goto out_nomem;

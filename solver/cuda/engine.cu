@@ -25,6 +25,7 @@
  *                      register queue of 2M + 1 values, 1 (2) cells per thread (seeds 001, 004)
  */
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -88,6 +89,15 @@ __constant__ KDims k_dims;
 __constant__ KStencil k_st;
 __constant__ float k_wf[STN_MAX_POINTS];
 __constant__ double k_wd[STN_MAX_POINTS];
+
+/*
+ * The shell kernels (k_shells) take a stencil whose weight depends only on the shell of the
+ * point, (|l1|, |l2|, |l3|) sorted, up to SH_MAX_REACH: the weight per point of shell
+ * (q1, q2, q3) is at [q1][q2][q3] (0 where the stencil has none).
+ */
+#define SH_MAX_REACH 3
+#define SH_N (SH_MAX_REACH + 1)
+__constant__ double k_shd[SH_N][SH_N][SH_N];
 
 /*
  * Slicing kernels march z in chunks of KCHUNK slabs, one chunk per grid z index: a block
@@ -500,18 +510,22 @@ __device__ __forceinline__ int kfold(int a, int x)
 	return x < lo ? 2 * lo - 1 - x : x > hi ? 2 * hi + 1 - x : x;
 }
 
-/* u+ = sc (2 u + lambda^2 S - cb u-) of a cell with S already summed (cpu_general.inc). */
+/*
+ * u+ = sc (2 u + lambda^2 S - cb u-) of a cell with S already summed in double and rounded to
+ * R once, as the CPU engine does (cpu_general.inc).
+ */
 template <typename R>
 __device__ __forceinline__ void update_general(R *__restrict__ b,
 					       const unsigned *__restrict__ mask,
-					       const uint8_t *__restrict__ cls, long long n, R u, R s)
+					       const uint8_t *__restrict__ cls, long long n, R u,
+					       double s)
 {
 	const KCoefs<R> &c = kc<R>();
 	const R two = 2;
 	unsigned t = ((__ldg(mask + (n >> 5)) >> (n & 31)) & 1u) ? VOX_AIR : cls[n];
 
 	if (t != VOX_PAD)
-		b[n] = c.sc[t] * (two * u + c.l2 * s - c.cb[t] * b[n]);
+		b[n] = c.sc[t] * (two * u + c.l2 * (R)s - c.cb[t] * b[n]);
 }
 
 /* Whether cell (i, j, k) reads past a wall with a stencil of the given reach. */
@@ -537,7 +551,7 @@ __global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
 	const int j = blockIdx.y * blockDim.y + threadIdx.y;
 	const int k = blockIdx.z;
 	const int K = k_st.K;
-	R s = 0;
+	double s = 0;
 
 	if (i < d.halo || i > d.hi[0] || j < d.halo || j > d.hi[1] || k < d.halo || k > d.hi[2])
 		return;
@@ -545,13 +559,13 @@ __global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
 
 	if (near_wall(i, j, k, k_st.reach)) {
 		for (int q = 0; q < K; q++)
-			s += kw<R>(q) * __ldg(a + kfold(0, i + k_st.off[q][0]) +
-					     d.sy * kfold(1, j + k_st.off[q][1]) +
-					     d.sz * kfold(2, k + k_st.off[q][2]));
+			s += kw<double>(q) * (double)__ldg(a + kfold(0, i + k_st.off[q][0]) +
+							     d.sy * kfold(1, j + k_st.off[q][1]) +
+							     d.sz * kfold(2, k + k_st.off[q][2]));
 	} else {
 		for (int q = 0; q < K; q++)
-			s += kw<R>(q) * __ldg(a + n + k_st.off[q][0] + d.sy * k_st.off[q][1] +
-					     d.sz * k_st.off[q][2]);
+			s += kw<double>(q) * (double)__ldg(a + n + k_st.off[q][0] +
+							     d.sy * k_st.off[q][1] + d.sz * k_st.off[q][2]);
 	}
 	update_general(b, mask, cls, n, __ldg(a + n), s);
 }
@@ -573,11 +587,11 @@ __global__ void k_leggy(const R *__restrict__ a, R *__restrict__ b,
 		return;
 	const long long n = i + d.sy * j + d.sz * k;
 	const bool edge = near_wall(i, j, k, M);
-	R s = 0 + kw<R>(0) * __ldg(a + n);
+	double s = 0 + kw<double>(0) * (double)__ldg(a + n);
 
 #pragma unroll
 	for (int m = 1; m <= M; m++) {
-		const R w = kw<R>(6 * m - 5);	/* every point of ring m has the same weight */
+		const double w = kw<double>(6 * m - 5);	/* every point of ring m: one weight */
 		long long o[6];
 
 		if (edge) {
@@ -597,7 +611,7 @@ __global__ void k_leggy(const R *__restrict__ a, R *__restrict__ b,
 		}
 #pragma unroll
 		for (int p = 0; p < 6; p++)
-			s += w * __ldg(a + o[p]);
+			s += w * (double)__ldg(a + o[p]);
 	}
 	update_general(b, mask, cls, n, __ldg(a + n), s);
 }
@@ -634,13 +648,14 @@ __global__ void k_leggy_shared(const R *__restrict__ a, R *__restrict__ b,
 	const int i = blockIdx.x * bx + threadIdx.x + d.halo;
 	const int j0 = blockIdx.y * C * by + d.halo;	/* the block's first row */
 	const int k0 = d.halo + blockIdx.z * LS_CHUNK, k1 = min(d.hi[2], k0 + LS_CHUNK - 1);
-	R w[M + 1], q[C][2 * M + 1];	/* q[c][M + t]: u^n of cell c at slab k + t */
+	double w[M + 1];
+	R q[C][2 * M + 1];	/* q[c][M + t]: u^n of cell c at slab k + t */
 
 	if (k0 > k1)	/* uniform over the block */
 		return;
 #pragma unroll
 	for (int m = 0; m <= M; m++)
-		w[m] = kw<R>(m ? 6 * m - 5 : 0);
+		w[m] = kw<double>(m ? 6 * m - 5 : 0);
 #pragma unroll
 	for (int c = 0; c < C; c++)
 #pragma unroll
@@ -668,18 +683,18 @@ __global__ void k_leggy_shared(const R *__restrict__ a, R *__restrict__ b,
 		for (int c = 0; c < C; c++) {
 			const int j = j0 + threadIdx.y + c * by, r = M + threadIdx.y + c * by;
 			const int x = M + threadIdx.x;
-			R s = 0 + w[0] * q[c][M];
+			double s = 0 + w[0] * (double)q[c][M];
 
 			if (i > d.hi[0] || j > d.hi[1])
 				continue;
 #pragma unroll
 			for (int m = 1; m <= M; m++) {
-				s += w[m] * tile[r * tw + x - m];
-				s += w[m] * tile[r * tw + x + m];
-				s += w[m] * tile[(r - m) * tw + x];
-				s += w[m] * tile[(r + m) * tw + x];
-				s += w[m] * q[c][M - m];
-				s += w[m] * q[c][M + m];
+				s += w[m] * (double)tile[r * tw + x - m];
+				s += w[m] * (double)tile[r * tw + x + m];
+				s += w[m] * (double)tile[(r - m) * tw + x];
+				s += w[m] * (double)tile[(r + m) * tw + x];
+				s += w[m] * (double)q[c][M - m];
+				s += w[m] * (double)q[c][M + m];
 			}
 			update_general(b, mask, cls, i + d.sy * j + d.sz * (long long)k, q[c][M], s);
 		}
@@ -690,6 +705,167 @@ __global__ void k_leggy_shared(const R *__restrict__ a, R *__restrict__ b,
 				q[c][t] = q[c][t + 1];
 			q[c][2 * M] = k < k1 ? mirrored(a, i, j0 + threadIdx.y + c * by, k + M + 1, M)
 					     : R(0);
+		}
+	}
+}
+
+/*
+ * Stencils of full shells (compact, box, interpolated; docs/kernels.md, "shell kernels"):
+ * what rolls up z in registers is each cell's plane sums: for every in-plane shell (p, q),
+ * p >= q, the sum of the slab's points at (+-p, +-q) and (+-q, +-p) around the cell. A 3-D
+ * shell (q1, q2, q3) is the union over its distinct components c of the plane shell of the
+ * other two components at the slabs k + c and k - c, so the whole stencil costs (2r + 1)^2
+ * reads per cell and slab, r the reach, instead of one per point (25, not 125, for box
+ * (2, 2, 2)). Sums are in double, as the CPU engine's (cpu_general.inc), in another order, so
+ * both round S to the same value but where the two doubles straddle a rounding boundary.
+ */
+#define SH_CHUNK 64	/* slabs per block: 2r slabs are summed again at each chunk's start */
+
+__device__ __forceinline__ double kshw(int q1, int q2, int q3)
+{
+	return k_shd[q1][q2][q3];
+}
+
+/* Index of the in-plane shell (p, q), p >= q >= 0. */
+__host__ __device__ constexpr int plane_shell(int p, int q)
+{
+	return p * (p + 1) / 2 + q;
+}
+
+/* A cell's plane sums at the slabs k - r .. k + r: t[shell][r + dz]. */
+template <int RR> struct Ring {
+	double t[plane_shell(RR, RR) + 1][2 * RR + 1];
+};
+
+/* Roll the ring up one slab; at(dx, dy) reads the new slab around the cell. */
+template <int RR, typename At>
+__device__ __forceinline__ void ring_push(Ring<RR> &g, At at)
+{
+#pragma unroll
+	for (int p = 0; p <= RR; p++)
+#pragma unroll
+		for (int q = 0; q <= p; q++) {
+			double v;
+
+			if (p == 0) {
+				v = at(0, 0);
+			} else if (q == 0) {
+				v = at(-p, 0) + at(p, 0) + at(0, -p) + at(0, p);
+			} else {
+				v = at(-p, -q) + at(p, -q) + at(-p, q) + at(p, q);
+				if (q != p)
+					v += at(-q, -p) + at(q, -p) + at(-q, p) + at(q, p);
+			}
+#pragma unroll
+			for (int dz = 0; dz < 2 * RR; dz++)
+				g.t[plane_shell(p, q)][dz] = g.t[plane_shell(p, q)][dz + 1];
+			g.t[plane_shell(p, q)][2 * RR] = v;
+		}
+}
+
+/* S of the cell at the ring's middle slab, shell by shell in lexicographic order. */
+template <int RR>
+__device__ __forceinline__ double shell_sum(const Ring<RR> &g)
+{
+	double s = 0 + kshw(0, 0, 0) * g.t[0][RR];
+
+#pragma unroll
+	for (int q1 = 1; q1 <= RR; q1++)
+#pragma unroll
+		for (int q2 = 0; q2 <= q1; q2++)
+#pragma unroll
+			for (int q3 = 0; q3 <= q2; q3++) {
+				const double w = kshw(q1, q2, q3);
+				/* z offset q1: the plane shell (q2, q3); q2 != q1: (q1, q3); q3 != q2:
+				 * (q1, q2); a zero offset is the slab itself */
+				double v = g.t[plane_shell(q2, q3)][RR + q1] +
+					   g.t[plane_shell(q2, q3)][RR - q1];
+
+				if (q2 != q1)
+					v += q2 ? g.t[plane_shell(q1, q3)][RR + q2] +
+						  g.t[plane_shell(q1, q3)][RR - q2]
+						: g.t[plane_shell(q1, q3)][RR];
+				if (q3 != q2)
+					v += q3 ? g.t[plane_shell(q1, q2)][RR + q3] +
+						  g.t[plane_shell(q1, q2)][RR - q3]
+						: g.t[plane_shell(q1, q2)][RR];
+				if (w != 0)
+					s += w * v;
+			}
+	return s;
+}
+
+/*
+ * `shell-shared`: one thread per column of a bx x by block, marching a chunk of SH_CHUNK
+ * slabs, the block's slab in shared memory with a halo of r, converted to double once as it
+ * is stored. The tile elements a thread fills are the same in every slab, so their in-slab
+ * offsets (mirrored at the x and y walls) are computed once; each thread fetches its share of
+ * slab z + 1 into registers before it sums slab z, so the loads are in flight during the
+ * arithmetic.
+ */
+#define SH_LOADS 6	/* tile elements per thread at most: (bx + 2r)(by + 2r) <= 6 bx by */
+
+template <typename R, int RR>
+__global__ void k_shell_shared(const R *__restrict__ a, R *__restrict__ b,
+			       const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+{
+	extern __shared__ unsigned char smem[];
+	double *tile = reinterpret_cast<double *>(smem);	/* (bx + 2r) x (by + 2r) */
+	const KDims d = k_dims;
+	const int bx = blockDim.x, by = blockDim.y, tw = bx + 2 * RR, nt = bx * by;
+	const int x0 = blockIdx.x * bx + d.halo, j0 = blockIdx.y * by + d.halo;
+	const int i = x0 + threadIdx.x, j = j0 + threadIdx.y, tid = threadIdx.y * bx + threadIdx.x;
+	const int k0 = d.halo + blockIdx.z * SH_CHUNK, k1 = min(d.hi[2], k0 + SH_CHUNK - 1);
+	const int cells = tw * (by + 2 * RR);
+	const double *own = tile + (RR + threadIdx.y) * tw + RR + threadIdx.x;
+	int off[SH_LOADS];	/* in-slab offset of element tid + e nt; -1: reads 0 */
+	R next[SH_LOADS];
+	Ring<RR> g;
+
+#pragma unroll
+	for (int e = 0; e < SH_LOADS; e++) {
+		const int n = tid + e * nt, ty = n / tw, x = x0 - RR + n - ty * tw, y = j0 - RR + ty;
+
+		off[e] = n >= cells || x > d.hi[0] + RR || y > d.hi[1] + RR
+				 ? -1 : kfold(0, x) + (int)d.sy * kfold(1, y);
+	}
+	const bool mine = i <= d.hi[0] && j <= d.hi[1];	/* the thread updates a cell */
+	R old = 0;		/* u^(n-1) of the cell to update next, and its class */
+	unsigned cl = VOX_PAD;
+	/* slab z + 1 into registers, and what the update of slab z + 1 - r needs */
+	auto fetch = [&](int z) {
+		const R *slab = a + d.sz * kfold(2, z);
+		const long long n = i + d.sy * j + d.sz * (long long)(z - RR);
+
+#pragma unroll
+		for (int e = 0; e < SH_LOADS; e++)
+			next[e] = off[e] >= 0 ? __ldg(slab + off[e]) : R(0);
+		if (mine && z - RR >= k0) {
+			old = b[n];
+			cl = ((__ldg(mask + (n >> 5)) >> (n & 31)) & 1u) ? VOX_AIR : __ldg(cls + n);
+		}
+	};
+	fetch(k0 - RR);
+	for (int z = k0 - RR; z <= k1 + RR; z++) {
+		const R prev = old;
+		const unsigned t = cl;
+
+		__syncthreads();	/* the previous slab's tile is no longer read */
+#pragma unroll
+		for (int e = 0; e < SH_LOADS; e++)
+			if (tid + e * nt < cells)
+				tile[tid + e * nt] = (double)next[e];
+		__syncthreads();
+		if (z < k1 + RR)
+			fetch(z + 1);
+		ring_push<RR>(g, [&](int dx, int dy) { return own[dx + tw * dy]; });
+		if (z >= k0 + RR && mine && t != VOX_PAD) {
+			const KCoefs<R> &c = kc<R>();
+
+			/* update_general's expression, with u^(n-1) and the class fetched early */
+			b[i + d.sy * j + d.sz * (long long)(z - RR)] =
+				c.sc[t] * (R(2) * (R)g.t[0][RR] + c.l2 * (R)shell_sum<RR>(g) -
+					   c.cb[t] * prev);
 		}
 	}
 }
@@ -779,6 +955,8 @@ struct cuda_engine {
 	float wf[STN_MAX_POINTS];
 	double wd[STN_MAX_POINTS];
 	int leggy_m;			/* M of a leggy stencil, 0 for others */
+	int shell_r;			/* reach of a stencil the shell kernels run, else 0 */
+	double shd[SH_N][SH_N][SH_N];	/* its weight per point of each shell */
 	int general;			/* 1: a stencil other than the 7-point one */
 	void *u[2];			/* the two levels */
 	int cur;			/* u[cur] is u^n */
@@ -857,6 +1035,7 @@ static int upload(struct cuda_engine *e, struct rs_error *err)
 	    CK(cudaMemcpyToSymbol(k_st, &e->st, sizeof(e->st))) ||
 	    CK(cudaMemcpyToSymbol(k_wf, e->wf, sizeof(e->wf))) ||
 	    CK(cudaMemcpyToSymbol(k_wd, e->wd, sizeof(e->wd))) ||
+	    CK(cudaMemcpyToSymbol(k_shd, e->shd, sizeof(e->shd))) ||
 	    CK(e->precision == 4 ? cudaMemcpyToSymbol(k_f32, &e->cf, sizeof(e->cf))
 				 : cudaMemcpyToSymbol(k_f64, &e->cd, sizeof(e->cd))))
 		return RS_EDEVICE;
@@ -1019,6 +1198,25 @@ static int launch_leggy_shared(const struct cuda_engine *e, int M, dim3 blk, con
 	}
 }
 
+/* The shell kernel of reach r; -1 past SH_MAX_REACH or for a block too flat for its tile. */
+template <typename R>
+static int launch_shell(const struct cuda_engine *e, int r, dim3 blk, const R *a, R *b)
+{
+	const dim3 g((e->plan.room[0] + blk.x - 1) / blk.x, (e->plan.room[1] + blk.y - 1) / blk.y,
+		     (e->plan.room[2] + SH_CHUNK - 1) / SH_CHUNK);
+	const size_t smem = sizeof(double) * (blk.x + 2 * r) * (blk.y + 2 * r);
+
+	if ((blk.x + 2 * r) * (blk.y + 2 * r) > SH_LOADS * blk.x * blk.y ||
+	    (long long)e->plan.n[0] * e->plan.n[1] > INT_MAX)	/* in-slab offsets are ints */
+		return -1;
+	switch (r) {
+	case 1: k_shell_shared<R, 1><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
+	case 2: k_shell_shared<R, 2><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
+	case 3: k_shell_shared<R, 3><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
+	default: return -1;
+	}
+}
+
 /* One update of the whole grid by kernel kern: u[cur] is read, u[1 - cur] written. */
 template <typename R>
 static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_error *err)
@@ -1052,6 +1250,12 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 						     : launch_leggy_shared<R, 2>(e, e->leggy_m, blk, a, b)))
 			return rs_fail(err, RS_EINPUT, "kernel %s runs leggy orders 4 to 16",
 				       cfg_kernel_names[kern]);
+		break;
+	case CFG_KERNEL_SHELL_SHARED:
+		if (launch_shell<R>(e, e->shell_r, blk, a, b))
+			return rs_fail(err, RS_EINPUT, "kernel %s runs stencils of reach 1 to %d "
+				       "with blocks of (x + 2 reach)(y + 2 reach) <= %d x y",
+				       cfg_kernel_names[kern], SH_MAX_REACH, SH_LOADS);
 		break;
 	case CFG_KERNEL_NAIVE3D:
 		k_naive3d<R><<<e->grid3, e->block3>>>(a, b, e->mask, e->cls, e->colk, e->blockk3);
@@ -1189,6 +1393,7 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 		case CFG_KERNEL_LEGGY: return (const void *)k_leggy<float, 2>;
 		case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<float, 4, 1>;
 		case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<float, 4, 2>;
+		case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared<float, 1>;
 		default: return NULL;
 		}
 	}
@@ -1207,6 +1412,7 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 	case CFG_KERNEL_LEGGY: return (const void *)k_leggy<double, 2>;
 	case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<double, 4, 1>;
 	case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<double, 4, 2>;
+	case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared<double, 1>;
 	default: return NULL;
 	}
 }
@@ -1236,6 +1442,8 @@ int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k)
 {
 	if (k == CFG_KERNEL_LEGGY || k == CFG_KERNEL_LEGGY_SHARED || k == CFG_KERNEL_LEGGY_SHARED2)
 		return e->general && e->leggy_m > 0;
+	if (k == CFG_KERNEL_SHELL_SHARED)
+		return e->general && e->shell_r > 0;
 	return (k == CFG_KERNEL_GENERAL) == (e->general != 0);
 }
 
@@ -1260,6 +1468,46 @@ static int choose_kernel(struct cuda_engine *e, struct rs_error *err)
 	return cuda_reset(e, err);
 }
 
+/*
+ * The weight per point of each shell (|l| sorted) of a stencil for the shell kernels, and its
+ * reach; 0 when the stencil reaches past SH_MAX_REACH, or when a shell is incomplete or its
+ * points differ in weight.
+ */
+static int shell_weights(const struct stn_stencil *s, double wd[SH_N][SH_N][SH_N])
+{
+	int count[SH_N][SH_N][SH_N] = { { { 0 } } };
+
+	memset(wd, 0, sizeof(double) * SH_N * SH_N * SH_N);
+	for (int k = 0; k < s->K; k++) {
+		int q[3] = { abs(s->off[k][0]), abs(s->off[k][1]), abs(s->off[k][2]) };
+
+		for (int x = 0; x < 2; x++)	/* sort descending */
+			for (int y = 0; y < 2 - x; y++)
+				if (q[y] < q[y + 1]) {
+					const int t = q[y];
+
+					q[y] = q[y + 1];
+					q[y + 1] = t;
+				}
+		if (q[0] > SH_MAX_REACH ||
+		    (count[q[0]][q[1]][q[2]] && wd[q[0]][q[1]][q[2]] != s->w[k]))
+			return 0;
+		wd[q[0]][q[1]][q[2]] = s->w[k];
+		count[q[0]][q[1]][q[2]]++;
+	}
+	for (int x = 0; x < SH_N; x++)
+		for (int y = 0; y <= x; y++)
+			for (int z = 0; z <= y; z++) {
+				/* |P(q)|: distinct orderings times the signs of non-zeros */
+				const int perms = x == y && y == z ? 1 : x == y || y == z ? 3 : 6;
+				const int full = perms << ((x > 0) + (y > 0) + (z > 0));
+
+				if (count[x][y][z] && count[x][y][z] != full)
+					return 0;
+			}
+	return s->reach >= 1 && s->reach <= SH_MAX_REACH ? s->reach : 0;
+}
+
 /* The stencil the general and leggy kernels run: the given one, or the 7-point one. */
 static int set_stencil(struct cuda_engine *e, const struct stn_stencil *st,
 		       const struct vox_grid *g, struct rs_error *err)
@@ -1282,6 +1530,7 @@ static int set_stencil(struct cuda_engine *e, const struct stn_stencil *st,
 		e->wf[q] = (float)s->w[q];
 		e->wd[q] = s->w[q];
 	}
+	e->shell_r = shell_weights(s, e->shd);
 	/* a leggy stencil: 6M + 1 points along the axes only */
 	e->leggy_m = (s->K - 1) % 6 == 0 && s->reach == (s->K - 1) / 6 ? s->reach : 0;
 	for (int q = 1; e->leggy_m && q < s->K; q++)

@@ -24,6 +24,8 @@
 #define ENERGY_TOL 1e-10
 
 static int quick;
+/* ROOMSIM_GPU_KERNELS=PREFIX: only the larger stencils, through kernels named PREFIX... */
+static const char *only_kernels;
 
 static const char *const rooms[] = {
 	/* rigid box */
@@ -181,19 +183,38 @@ CASE(lshaped_f64, 2, 8)
 
 /*
  * Stencils that reach further (docs/stencils.md) through the general kernel (seed 000
- * KernelA) and, for leggy ones, the leggy kernel (KernelB), against the CPU engine.
+ * KernelA), the leggy ones (KernelB and the tiles of seeds 001/004) for leggy stencils and the
+ * shell tiles for stencils of reach 1 to 3, against the CPU engine.
  */
 static void larger_stencils(void **state)
 {
-	static const char *const schemes[] = { "stencil: leggy, order: 4",
-					       "stencil: leggy, order: 8",
-					       "stencil: compact, radius2: 3",
-					       "stencil: box, q: [2, 2, 2]" };
+	static const struct {
+		const char *yaml;
+		int leggy, shells;	/* which kernel families run it */
+	} schemes[] = {
+		{ "stencil: leggy, order: 4", 1, 1 },
+		{ "stencil: leggy, order: 8", 1, 0 },
+		{ "stencil: compact, radius2: 3", 0, 1 },
+		{ "stencil: box, q: [2, 2, 2]", 0, 1 },
+		{ "stencil: interpolated, variant: IWB", 0, 1 },
+		{ "stencil: compact, radius2: 9", 0, 1 },
+	};
+	/* the last passes: the tile kernels with blocks shallower than the reach */
+	static const struct {
+		enum cfg_kernel k;
+		int bx, by;
+	} passes[] = {
+		{ CFG_KERNEL_GENERAL, 32, 8 },	     { CFG_KERNEL_LEGGY, 32, 8 },
+		{ CFG_KERNEL_LEGGY_SHARED, 32, 8 },  { CFG_KERNEL_LEGGY_SHARED2, 32, 8 },
+		{ CFG_KERNEL_SHELL_SHARED, 32, 8 },  { CFG_KERNEL_LEGGY_SHARED, 64, 4 },
+		{ CFG_KERNEL_LEGGY_SHARED2, 64, 4 }, { CFG_KERNEL_SHELL_SHARED, 64, 2 },
+	};
 	static const char *const walls[] = { "{admittance: 0}", "{absorption: 0.3}" };
+	const int nschemes = (int)(sizeof(schemes) / sizeof(schemes[0]));
 	char yaml[1024];
 
 	(void)state;
-	for (int sc = 0; sc < 4; sc++)
+	for (int sc = 0; sc < nschemes; sc++)
 		for (int wl = 0; wl < 2; wl++)
 			for (int prec = 4; prec <= 8; prec += 4) {
 				struct sim *s;
@@ -202,8 +223,9 @@ static void larger_stencils(void **state)
 				const long steps = quick ? 100 : STEPS;	/* the sound reaches A */
 				const double tol = prec == 4 ? TOL_F32 : TOL_F64;
 
-				/* quick (sanitizers): rigid float32 only, racecheck is slow */
-				if (quick && (wl || prec == 8))
+				/* quick (sanitizers): rigid float32 only, reach 1, 2 and 3 (racecheck
+				 * is slow) */
+				if (quick && (wl || prec == 8 || sc == 1 || sc == 3 || sc == 4))
 					continue;
 				snprintf(yaml, sizeof(yaml),
 					 "grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
@@ -213,27 +235,30 @@ static void larger_stencils(void **state)
 					 "sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
 					 "receivers: [{name: A, position: [2.41, 1.13, 0.77]}, "
 					 "{name: B, position: [0.3, 1.5, 1.1]}]\n",
-					 prec == 4 ? "float32" : "float64", schemes[sc], walls[wl]);
+					 prec == 4 ? "float32" : "float64", schemes[sc].yaml, walls[wl]);
 				s = sim_open(yaml);
 				cpu = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
 							   .lambda = s->lambda, .precision = prec };
 				run(s, &cpu, steps, &ref);
-				/* the last pass: the tile kernels with blocks shallower than M */
-				for (int v = CFG_KERNEL_GENERAL; v <= CFG_KERNEL_LEGGY_SHARED2 + 2; v++) {
-					const int k = v > CFG_KERNEL_LEGGY_SHARED2
-						? v - 2 : v;
+				for (size_t v = 0; v < sizeof(passes) / sizeof(passes[0]); v++) {
+					const enum cfg_kernel k = passes[v].k;
+					const int leggy = k == CFG_KERNEL_LEGGY ||
+							  k == CFG_KERNEL_LEGGY_SHARED ||
+							  k == CFG_KERNEL_LEGGY_SHARED2;
+					const int shells = k == CFG_KERNEL_SHELL_SHARED;
 					struct fdtd_setup gpu = cpu;
 					struct result got;
 					const size_t cells = s->grid->plan.cells;
 					double e_rec, e_field;
 
-					if ((k != CFG_KERNEL_GENERAL && sc >= 2) ||
-					    (v > CFG_KERNEL_LEGGY_SHARED2 && sc != 1))
+					if ((leggy && !schemes[sc].leggy) || (shells && !schemes[sc].shells) ||
+					    (only_kernels &&
+					     strncmp(cfg_kernel_names[k], only_kernels, strlen(only_kernels))))
 						continue;
 					gpu.cuda = 1;
-					gpu.kernel = (enum cfg_kernel)k;
-					gpu.block[0] = v > CFG_KERNEL_LEGGY_SHARED2 ? 64 : 32;
-					gpu.block[1] = v > CFG_KERNEL_LEGGY_SHARED2 ? 4 : 8;
+					gpu.kernel = k;
+					gpu.block[0] = passes[v].bx;
+					gpu.block[1] = passes[v].by;
 					run(s, &gpu, steps, &got);
 					e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
 						     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
@@ -357,7 +382,11 @@ int main(void)
 		fprintf(stderr, "test_gpu: no usable CUDA device\n");
 		return 1;
 	}
+	const struct CMUnitTest some[] = { cmocka_unit_test(larger_stencils) };
+
 	quick = getenv("ROOMSIM_GPU_QUICK") != NULL;
+	if ((only_kernels = getenv("ROOMSIM_GPU_KERNELS")))
+		return cmocka_run_group_tests_name("gpu-kernels", some, NULL, NULL);
 	return quick ? cmocka_run_group_tests_name("gpu-quick", few, NULL, NULL)
 		     : cmocka_run_group_tests_name("gpu", all, NULL, NULL);
 }
