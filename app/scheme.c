@@ -114,7 +114,7 @@ static int parse(int argc, char **argv, struct scheme_opts *o)
 	return optind == argc ? 0 : (fprintf(stderr, "roomsim: unexpected '%s'\n", argv[optind]), -1);
 }
 
-static int build(const struct scheme_opts *o, struct stn_stencil *s)
+static int build(struct scheme_opts *o, struct stn_stencil *s)
 {
 	struct stn_shell sh[STN_MAX_SHELLS];
 	int n;
@@ -136,9 +136,19 @@ static int build(const struct scheme_opts *o, struct stn_stencil *s)
 	if (o->nweights && o->nweights != n)
 		return fprintf(stderr, "roomsim: --weights: this stencil has %d shells, %d weights "
 			       "given\n", n, o->nweights), -1;
-	if (stn_from_shells(s, sh, n, o->nweights ? o->weights : NULL,
+	if (!o->nweights) {
+		printf("weights    %s\n", stn_default_weights(sh, n, o->weights)
+		       ? "default: fitted to the dispersion-free symbol (docs/stencils.md)"
+		       : "default: equal (no stable fit does better)");
+		o->nweights = n;
+	}
+	if (stn_from_shells(s, sh, n, o->weights,
 			    o->family == CFG_STENCIL_COMPACT ? "compact-in-space" : "box-compact"))
 		return fprintf(stderr, "roomsim: --weights: the shell weights must sum to 1\n"), -1;
+	printf("shells    ");
+	for (int p = 0; p < n; p++)
+		printf(" (%d,%d,%d) %.6g%s", sh[p].q[0], sh[p].q[1], sh[p].q[2], o->weights[p],
+		       p + 1 < n ? "," : "\n");
 	return 0;
 }
 

@@ -1,8 +1,10 @@
 /* stencil.c - stencil families and the von Neumann analysis of their schemes. */
 #include "stencil.h"
 
+#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /*
@@ -304,6 +306,119 @@ double stn_ppw_for(const struct stn_stencil *s, double lambda, double tol)
 }
 
 /*
+ * Default shell weights (docs/stencils.md, "Default weights"). For a given lambda, the weights
+ * a (sum 1) whose symbol is closest, least squares relative to |xi|^2, to the dispersion-free
+ * W*(xi) = 2 (cos(lambda |xi|) - 1) / lambda^2 over FIT_DIRS directions of the octant and
+ * FIT_RADII wavenumbers up to FIT_KH (4 points per wavelength) are a linear problem (LAPACK's
+ * dgels). A scheme runs at its own limit, which depends on the weights, so the fit is made at
+ * FIT_LAMBDAS values of lambda around the limit of equal weights, and the stable fit that does
+ * the least work for 1 % worst-case error at its own limit is kept, if it beats equal weights:
+ * at ppw points per wavelength and Courant number lambda, a room and duration cost
+ * ppw^3 cells times ppw / lambda steps, so the work is ppw^4 / lambda.
+ */
+#define FIT_DIRS 48
+#define FIT_RADII 12
+#define FIT_KH (M_PI / 2)
+#define FIT_LAMBDAS 10	/* 0.4 to 1.3 times the limit of equal weights */
+
+/* The symbol of shell q alone, normalised as in stn_from_shells(). */
+static double shell_symbol(const int q[3], const double xi[3])
+{
+	int pts[48][3];
+	const int np = shell_points(q, pts);
+	double w = 0;
+
+	for (int i = 0; i < np; i++)
+		w += cos(xi[0] * pts[i][0] + xi[1] * pts[i][1] + xi[2] * pts[i][2]) - 1;
+	return w * 6 / (np * norm2(q));
+}
+
+/* One least-squares fit at lambda into a[0..n); -1 when LAPACK fails. */
+static int fit_weights(const struct stn_shell *sh, int n, double lambda, double *a)
+{
+	const int rows = FIT_DIRS * FIT_RADII, cols = n - 1;
+	double *m = malloc(sizeof(double) * (size_t)rows * (size_t)cols);
+	double *rhs = malloc(sizeof(double) * (size_t)rows), wn, sum = 0;
+	int rc = -1;
+
+	if (!m || !rhs)
+		goto out;
+	for (int d = 0; d < FIT_DIRS; d++)
+		for (int r = 0; r < FIT_RADII; r++) {
+			const double z = (d + 0.5) / FIT_DIRS, rho = sqrt(1 - z * z);
+			const double phi = fmod(d * 2.39996322972865332, M_PI / 2);
+			const double kh = FIT_KH * (r + 1) / FIT_RADII, k2 = kh * kh;
+			const double xi[3] = { kh * rho * cos(phi), kh * rho * sin(phi), kh * z };
+			const double target = 2 * (cos(lambda * kh) - 1) / (lambda * lambda);
+			const int row = d * FIT_RADII + r;
+
+			/* a_n = 1 - sum of the others: W = W_n + sum_p a_p (W_p - W_n) */
+			wn = shell_symbol(sh[n - 1].q, xi);
+			for (int p = 0; p < cols; p++)
+				m[(size_t)p * rows + row] = (shell_symbol(sh[p].q, xi) - wn) / k2;
+			rhs[row] = (target - wn) / k2;
+		}
+	if (LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', rows, cols, 1, m, rows, rhs, rows))
+		goto out;
+	for (int p = 0; p < cols; p++)
+		sum += a[p] = rhs[p];
+	a[n - 1] = 1 - sum;
+	rc = 0;
+out:
+	free(m);
+	free(rhs);
+	return rc;
+}
+
+/* ppw^4 / lambda for 1 % worst-case error at lambda: the work of a run (see above). */
+static double work(const struct stn_stencil *s, double lambda)
+{
+	const double ppw = stn_ppw_for(s, lambda, 0.01);
+
+	return ppw * ppw * ppw * ppw / lambda;
+}
+
+int stn_default_weights(const struct stn_shell *sh, int n, double *a)
+{
+	static struct stn_stencil s;	/* large */
+	static struct {			/* the last answer: a room file asks more than once */
+		struct stn_shell sh[STN_MAX_SHELLS];
+		double a[STN_MAX_SHELLS];
+		int n, kept;
+	} memo;
+	double fit[STN_MAX_SHELLS], best, lambda0;
+	int kept = 0;
+
+	if (n == memo.n && !memcmp(sh, memo.sh, sizeof(*sh) * (size_t)n)) {
+		memcpy(a, memo.a, sizeof(double) * (size_t)n);
+		return memo.kept;
+	}
+	for (int p = 0; p < n; p++)
+		a[p] = 1.0 / n;
+	if (n < 2 || n > STN_MAX_SHELLS || stn_from_shells(&s, sh, n, a, "equal"))
+		return 0;
+	lambda0 = stn_courant_limit(&s);
+	best = work(&s, lambda0);
+	for (int c = 0; c < FIT_LAMBDAS; c++) {
+		double limit, w;
+
+		if (fit_weights(sh, n, lambda0 * (0.4 + 0.1 * c), fit) ||
+		    stn_from_shells(&s, sh, n, fit, "fit") || (limit = stn_courant_limit(&s)) <= 0)
+			continue;
+		if ((w = work(&s, limit)) < best) {
+			best = w;
+			memcpy(a, fit, sizeof(double) * (size_t)n);
+			kept = 1;
+		}
+	}
+	memo.n = n;
+	memo.kept = kept;
+	memcpy(memo.sh, sh, sizeof(*sh) * (size_t)n);
+	memcpy(memo.a, a, sizeof(double) * (size_t)n);
+	return kept;
+}
+
+/*
  * Kowalczyk and van Walstijn, "Room acoustics simulation using 3-D compact explicit FDTD
  * schemes", IEEE TASLP 19(1), 2011: u+ = d1 S1 + d2 S2 + d3 S3 + d4 u - u- with
  * d1 = l^2 (1 - 4a + 4b), d2 = l^2 (a - 2b), d3 = l^2 b over the 6 axial, 12 side-diagonal and
@@ -349,6 +464,7 @@ int stn_interpolated(struct stn_stencil *s, int v)
 int stn_from_config(const struct cfg_room *r, struct stn_stencil *s)
 {
 	struct stn_shell sh[STN_MAX_SHELLS];
+	double a[STN_MAX_SHELLS];
 	int n;
 
 	if (r->stencil == CFG_STENCIL_LEGGY)
@@ -359,7 +475,9 @@ int stn_from_config(const struct cfg_room *r, struct stn_stencil *s)
 					       : stn_box_shells(r->boxq, sh, STN_MAX_SHELLS);
 	if (n < 0 || (r->nweights && r->nweights != n))
 		return -1;
-	return stn_from_shells(s, sh, n, r->nweights ? r->weights : NULL,
+	if (!r->nweights)
+		stn_default_weights(sh, n, a);
+	return stn_from_shells(s, sh, n, r->nweights ? r->weights : a,
 			       r->stencil == CFG_STENCIL_COMPACT ? "compact-in-space" : "box-compact");
 }
 

@@ -48,11 +48,19 @@ int stn_box_shells(const int q[3], struct stn_shell *shells, int max);
 /*
  * The stencil of the given shells with shell weights a[p] (their sum must be 1): each shell
  * alone is a second-order Laplacian, (6 / (|P| |q|^2)) sum over P of (u(x + p h) - u(x)),
- * so any weights summing to one keep second order. a = NULL: equal weights. Shells of weight 0
- * contribute no points.
+ * so any weights summing to one keep second order. a = NULL: equal weights (the default of a
+ * room file is stn_default_weights()). Shells of weight 0 contribute no points.
  */
 int stn_from_shells(struct stn_stencil *s, const struct stn_shell *shells, int n,
 		    const double *a, const char *family);
+
+/*
+ * The default shell weights of a compact or box stencil (docs/stencils.md): a least-squares
+ * fit of the symbol to the dispersion-free one, kept when it is stable and a run at its limit
+ * does less work (ppw^4 / lambda for 1 % worst-case error) than with equal weights. Fills
+ * a[0..n); returns 1 when the fit was kept, 0 when a holds equal weights.
+ */
+int stn_default_weights(const struct stn_shell *shells, int n, double *a);
 
 /*
  * The 27-point compact explicit schemes of Kowalczyk and van Walstijn (2011), by name

@@ -88,6 +88,41 @@ static void interpolated_variants(void **state)
 	assert_int_equal(stn_interpolated(&st, 99), -1);
 }
 
+/* ppw^4 / lambda for 1 % worst-case error at the limit: what the default weights minimise. */
+static double work_at_limit(const struct stn_stencil *s)
+{
+	const double limit = stn_courant_limit(s), ppw = stn_ppw_for(s, limit, 0.01);
+
+	assert_true(limit > 0);
+	return ppw * ppw * ppw * ppw / limit;
+}
+
+/* The default (fitted) shell weights are stable, sum to 1 and do less work than equal ones. */
+static void default_weights(void **state)
+{
+	static const int radii[] = { 2, 3, 4, 5, 6, 9 };
+	struct stn_shell sh[STN_MAX_SHELLS];
+	double a[STN_MAX_SHELLS];
+
+	(void)state;
+	for (size_t r = 0; r < sizeof(radii) / sizeof(radii[0]); r++) {
+		const int n = stn_compact_shells(radii[r], sh, STN_MAX_SHELLS);
+		double sum = 0, fitted, equal;
+
+		assert_int_equal(stn_default_weights(sh, n, a), 1);
+		for (int p = 0; p < n; p++)
+			sum += a[p];
+		assert_true(fabs(sum - 1) < 1e-12);
+		assert_int_equal(stn_from_shells(&st, sh, n, a, "fit"), 0);
+		fitted = work_at_limit(&st);
+		assert_int_equal(stn_from_shells(&st, sh, n, NULL, "equal"), 0);
+		equal = work_at_limit(&st);
+		print_message("# compact R = %-2d work (ppw^4 / lambda for 1 %%): fitted %.0f, "
+			      "equal %.0f\n", radii[r], fitted, equal);
+		assert_true(fitted < equal);
+	}
+}
+
 static void unstable_weights_refused(void **state)
 {
 	struct stn_shell sh[STN_MAX_SHELLS];
@@ -219,6 +254,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(leggy_weights),	   cmocka_unit_test(family_sizes),
 		cmocka_unit_test(courant_limits),	   cmocka_unit_test(interpolated_variants),
+		cmocka_unit_test(default_weights),
 		cmocka_unit_test(unstable_weights_refused),
 		cmocka_unit_test(seven_point_dispersion), cmocka_unit_test(plane_waves_on_a_periodic_grid),
 	};
