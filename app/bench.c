@@ -324,7 +324,7 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 		struct cuda_setup cs = { g, &coefs, room->precision,
 					 stn_is_seven_point(&st) ? CFG_KERNEL_NAIVE3D
 								 : CFG_KERNEL_GENERAL,
-					 { room->block[0], room->block[1] }, 0, &st };
+					 { room->block[0], room->block[1] }, 0, &st, NULL, NULL };
 
 		if (!(e = cuda_create(&cs, &err)))
 			goto out;

@@ -52,6 +52,8 @@ struct fdtd {
 	struct cuda_engine *gpu;	/* when running on the GPU: it holds fields and samples */
 	struct stn_stencil *stencil;	/* owned copy; NULL for the 7-point scheme */
 	ptrdiff_t *goff;	/* linear offset of each stencil point */
+	uint32_t *fallback;	/* carved rooms: 1 bit per cell updated by the 7-point rule */
+	uint32_t *touch;	/* carved rooms: the other cells within reach of a fallback one */
 	struct rs_error err;	/* the last failure */
 };
 
@@ -76,6 +78,32 @@ static inline int fold(const struct vox_plan *p, int a, int x)
 	const int lo = p->halo, hi = p->halo + p->room[a] - 1;
 
 	return x < lo ? 2 * lo - 1 - x : x > hi ? 2 * hi + 1 - x : x;
+}
+
+/* Bit n of a per-cell bitmap (NULL: no cell). */
+static inline int fdtd_bit(const uint32_t *m, size_t n)
+{
+	return m && (m[n >> 5] >> (n & 31) & 1);
+}
+
+/*
+ * Stencil point q of touch cell n = (i, j, k) (set_fallback): where it reads (m, mirrored at
+ * the box's walls), and what becomes of it: kept, a 7-point edge of weight 1 (a unit axial
+ * step onto a fallback cell), or dropped (any other step onto a fallback cell).
+ */
+enum touch { TOUCH_KEEP, TOUCH_UNIT, TOUCH_DROP };
+
+static inline enum touch touch_edge(const struct fdtd *f, size_t n, int i, int j, int k, int q,
+				    size_t *m)
+{
+	const struct vox_plan *p = &f->grid->plan;
+	const int *o = f->stencil->off[q];
+
+	*m = vox_index(p, fold(p, 0, i + o[0]), fold(p, 1, j + o[1]), fold(p, 2, k + o[2]));
+	if (!fdtd_bit(f->fallback, *m))
+		return TOUCH_KEEP;
+	return abs(o[0]) + abs(o[1]) + abs(o[2]) == 1 && *m == (size_t)((ptrdiff_t)n + f->goff[q])
+		       ? TOUCH_UNIT : TOUCH_DROP;
 }
 
 #define REAL float
@@ -244,14 +272,90 @@ static int row_lists(struct fdtd *f)
 	return 0;
 }
 
+/* Dilate the bytes of `in` by r cells along axis a into `out` (a max filter), OpenMP. */
+static void dilate(const struct vox_plan *p, const uint8_t *in, uint8_t *out, int a, int r)
+{
+	const ptrdiff_t stride[3] = { 1, p->n[0], (ptrdiff_t)p->n[0] * p->n[1] };
+
+#pragma omp parallel for schedule(static)
+	for (int k = 0; k < p->n[2]; k++)
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = 0; i < p->n[0]; i++) {
+				const int at[3] = { i, j, k };
+				const size_t n = vox_index(p, i, j, k);
+				uint8_t v = 0;
+
+				for (int d = -r; d <= r && !v; d++)
+					if (at[a] + d >= 0 && at[a] + d < p->n[a])
+						v = in[(ptrdiff_t)n + d * stride[a]];
+				out[n] = v;
+			}
+}
+
+/*
+ * A room that is not a box (docs/physics.md, "Larger stencils"): the cells whose box of reach
+ * r holds padding inside the room (a carved solid) take the 7-point update with its
+ * K-neighbour walls (f->fallback). The other cells read their stencil as in a box, mirrored at
+ * the box's walls, except that in the cells within reach of a fallback cell (f->touch) the
+ * stencil's edges to fallback cells become the 7-point rule's: a unit axial edge of weight 1,
+ * the others dropped. Both directions of every edge then have one weight: the operator stays
+ * symmetric and the energy of docs/physics.md is conserved.
+ */
+static int set_fallback(struct fdtd *f, int r)
+{
+	const struct vox_plan *p = &f->grid->plan;
+	uint8_t *m = malloc(p->cells), *t = malloc(p->cells);
+	const int lo = p->halo;
+
+	f->fallback = calloc(p->cells / 32 + 1, sizeof(uint32_t));
+	f->touch = calloc(p->cells / 32 + 1, sizeof(uint32_t));
+	if (!m || !t || !f->fallback || !f->touch) {
+		free(m);
+		free(t);
+		return RS_ENOMEM;
+	}
+	for (int k = 0; k < p->n[2]; k++)
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = 0; i < p->n[0]; i++) {
+				const size_t n = vox_index(p, i, j, k);
+
+				m[n] = f->grid->cls[n] == VOX_PAD && i >= lo && j >= lo && k >= lo &&
+				       i < lo + p->room[0] && j < lo + p->room[1] &&
+				       k < lo + p->room[2];
+			}
+	dilate(p, m, t, 0, r);
+	dilate(p, t, m, 1, r);
+	dilate(p, m, t, 2, r);
+	for (size_t n = 0; n < p->cells; n++) {
+		t[n] = t[n] && f->grid->cls[n] != VOX_PAD;
+		if (t[n])
+			f->fallback[n >> 5] |= 1u << (n & 31);
+	}
+	dilate(p, t, m, 0, r);
+	dilate(p, m, t, 1, r);
+	dilate(p, t, m, 2, r);
+	for (size_t n = 0; n < p->cells; n++)
+		if (m[n] && f->grid->cls[n] != VOX_PAD && !fdtd_bit(f->fallback, n))
+			f->touch[n >> 5] |= 1u << (n & 31);
+	free(m);
+	free(t);
+	return 0;
+}
+
 /* A stencil reaching further than one cell: the general step, mirrored walls. */
 static int set_stencil(struct fdtd *f, const struct fdtd_setup *s, struct rs_error *err)
 {
 	const struct vox_plan *p = &s->grid->plan;
 
-	if (s->grid->carved)
-		return rs_fail(err, RS_EINPUT, "%s mirrors its reads at the walls of a box room; "
-			       "this room is not a box", s->stencil->name);
+	/* the 7-point rule of the fallback cells is stable up to 1/sqrt(3) only */
+	if (s->grid->carved && s->lambda > 1 / sqrt(3.0) * (1 + 1e-12))
+		return rs_fail(err, RS_EINPUT, "in a room that is not a box, the cells within "
+			       "reach of its carved walls take the 7-point update, stable up to a "
+			       "Courant number of 1/sqrt(3) = %.6f; %s would run at %.6f (multiply "
+			       "grid.courant by %.4f or less)", 1 / sqrt(3.0), s->stencil->name,
+			       s->lambda, 1 / sqrt(3.0) / s->lambda);
+	if (s->grid->carved && set_fallback(f, s->stencil->reach))
+		return rs_fail(err, RS_ENOMEM, "out of memory for the fallback cells");
 	if (p->halo < s->stencil->reach)
 		return rs_fail(err, RS_EINTERNAL, "the grid's halo %d is less than the stencil's "
 			       "reach %d", p->halo, s->stencil->reach);
@@ -271,7 +375,7 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 #ifdef ROOMSIM_CUDA
 	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
-				 s->tex_limit, f->stencil };
+				 s->tex_limit, f->stencil, f->fallback, f->touch };
 
 	f->gpu = cuda_create(&cs, err);
 	return f->gpu ? 0 : err ? err->code : RS_EDEVICE;
@@ -375,6 +479,8 @@ void fdtd_destroy(struct fdtd *f)
 	free(f->kpart);
 	free(f->stencil);
 	free(f->goff);
+	free(f->fallback);
+	free(f->touch);
 	free(f->scratch);
 	free_points(f->src, f->nsrc);
 	free_points(f->rec, f->nrec);
@@ -574,8 +680,25 @@ static double apply_general(const struct vox_plan *p, const struct stn_stencil *
 	return sum;
 }
 
-double fdtd_energy_of(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
-		      const double *cur, const double *prev)
+/* (L u)_n of a carved room's fallback cell: the 7-point rule, padding neighbours left out. */
+static double apply_seven(const struct vox_grid *g, const double *u, size_t n)
+{
+	const size_t st[3] = { 1, (size_t)g->plan.n[0], (size_t)g->plan.n[0] * g->plan.n[1] };
+	double sum = 0;
+
+	for (int a = 0; a < 3; a++)
+		for (int d = -1; d <= 1; d += 2) {
+			const size_t m = d < 0 ? n - st[a] : n + st[a];
+
+			if (g->cls[m] != VOX_PAD)
+				sum += u[m] - u[n];
+		}
+	return sum;
+}
+
+/* The energy of fdtd_energy_of(), with f's fallback and touch cells when f is given. */
+static double energy(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
+		     const struct fdtd *f, const double *cur, const double *prev)
 {
 	const struct vox_plan *p = &g->plan;
 	const uint8_t *cls = g->cls;
@@ -595,7 +718,10 @@ double fdtd_energy_of(const struct vox_grid *g, double lambda, const struct stn_
 			const int i = (int)(n % st[1]), j = (int)(n / st[1] % (size_t)p->n[1]),
 				  k = (int)(n / st[2]);
 
-			pot -= (long double)cur[n] * apply_general(p, s, prev, i, j, k);
+			pot -= (long double)cur[n] *
+			       (f && fdtd_bit(f->fallback, n) ? apply_seven(g, prev, n)
+				: f && fdtd_bit(f->touch, n) ? touch_sum_f64(f, prev, i, j, k)
+							    : apply_general(p, s, prev, i, j, k));
 			continue;
 		}
 		/* Each neighbour pair once: the +x, +y, +z neighbour, when it is not padding. */
@@ -610,6 +736,12 @@ double fdtd_energy_of(const struct vox_grid *g, double lambda, const struct stn_
 	return (double)(kin + (long double)(lambda * lambda) * pot);
 }
 
+double fdtd_energy_of(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
+		      const double *cur, const double *prev)
+{
+	return energy(g, lambda, s, NULL, cur, prev);
+}
+
 double fdtd_energy(const struct fdtd *f)
 {
 	size_t cells = f->grid->plan.cells;
@@ -619,7 +751,7 @@ double fdtd_energy(const struct fdtd *f)
 	if (cur && prev) {
 		fdtd_field(f, 0, cur);
 		fdtd_field(f, 1, prev);
-		e = fdtd_energy_of(f->grid, f->lambda, f->stencil, cur, prev);
+		e = energy(f->grid, f->lambda, f->stencil, f, cur, prev);
 	}
 	free(cur);
 	free(prev);

@@ -102,7 +102,8 @@ const double *fdtd_receiver(const struct fdtd *f, int r);
 double fdtd_energy(const struct fdtd *f);
 
 /* The same energy of two levels given as doubles over grid g (for any engine's fields);
- * s is the scheme's stencil (NULL: the 7-point scheme). */
+ * s is the scheme's stencil (NULL: the 7-point scheme). A larger stencil in a carved room
+ * needs the engine's fallback cells: use fdtd_energy() there. */
 double fdtd_energy_of(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
 		      const double *cur, const double *prev);
 

@@ -544,7 +544,8 @@ __device__ __forceinline__ bool near_wall(int i, int j, int k, int r)
  */
 template <typename R>
 __global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
-			  const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+			  const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
+			  const unsigned *__restrict__ fallback, const unsigned *__restrict__ touch)
 {
 	const KDims d = k_dims;
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -557,6 +558,44 @@ __global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
 		return;
 	const long long n = i + d.sy * j + d.sz * k;
 
+	if (fallback && ((__ldg(fallback + (n >> 5)) >> (n & 31)) & 1u)) {
+		/* a carved room's cell near its carved walls: the 7-point rule (cpu_general.inc) */
+		const KCoefs<R> &c = kc<R>();
+		const unsigned t = ((__ldg(mask + (n >> 5)) >> (n & 31)) & 1u) ? VOX_AIR : cls[n];
+		const R s7 = ((__ldg(a + n - 1) + __ldg(a + n + 1)) +
+			      (__ldg(a + n - d.sy) + __ldg(a + n + d.sy))) +
+			     (__ldg(a + n - d.sz) + __ldg(a + n + d.sz));
+
+		b[n] = c.sc[t] * (c.ca[t] * __ldg(a + n) + c.l2 * s7 - c.cb[t] * b[n]);
+		return;
+	}
+	if (touch && ((__ldg(touch + (n >> 5)) >> (n & 31)) & 1u)) {
+		/* its edges to fallback cells become 7-point ones (cpu_general.inc, touch_sum) */
+		double c0 = kw<double>(0);
+
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass)
+				s = 0 + c0 * (double)__ldg(a + n);
+			for (int q = 1; q < K; q++) {
+				const int *o = k_st.off[q];
+				const long long m = kfold(0, i + o[0]) + d.sy * kfold(1, j + o[1]) +
+						    d.sz * kfold(2, k + o[2]);
+				const bool unit = abs(o[0]) + abs(o[1]) + abs(o[2]) == 1 &&
+						  m == n + o[0] + d.sy * o[1] + d.sz * o[2];
+
+				if (!((__ldg(fallback + (m >> 5)) >> (m & 31)) & 1u)) {
+					if (pass)
+						s += kw<double>(q) * (double)__ldg(a + m);
+				} else if (!pass) {
+					c0 += unit ? kw<double>(q) - 1 : kw<double>(q);
+				} else if (unit) {
+					s += (double)__ldg(a + m);
+				}
+			}
+		}
+		update_general(b, mask, cls, n, __ldg(a + n), s);
+		return;
+	}
 	if (near_wall(i, j, k, k_st.reach)) {
 		for (int q = 0; q < K; q++)
 			s += kw<double>(q) * (double)__ldg(a + kfold(0, i + k_st.off[q][0]) +
@@ -962,6 +1001,8 @@ struct cuda_engine {
 	int cur;			/* u[cur] is u^n */
 	unsigned *mask;			/* air bit per cell */
 	uint8_t *cls;			/* class byte per cell */
+	unsigned *fallback;		/* carved rooms: cells taking the 7-point rule, or NULL */
+	unsigned *touch;		/* carved rooms: cells with edges to fallback cells */
 	int2 *colk;			/* per column (kstart, kstop) */
 	int2 *blockk;			/* per (bx, by) block of columns: min kstart, max kstop */
 	int2 *blockk3;			/* the same for naive3d's block footprint */
@@ -1238,7 +1279,7 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 			     e->plan.n[2]);
 
 		if (kern == CFG_KERNEL_GENERAL)
-			k_general<R><<<g, blk>>>(a, b, e->mask, e->cls);
+			k_general<R><<<g, blk>>>(a, b, e->mask, e->cls, e->fallback, e->touch);
 		else if (launch_leggy<R>(e->leggy_m, g, blk, a, b, e->mask, e->cls))
 			return rs_fail(err, RS_EINPUT, "kernel leggy runs leggy stencils of order 2 "
 				       "to 16 only");
@@ -1440,10 +1481,11 @@ void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *
  */
 int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k)
 {
+	/* in a carved room only `general` has the fallback cells */
 	if (k == CFG_KERNEL_LEGGY || k == CFG_KERNEL_LEGGY_SHARED || k == CFG_KERNEL_LEGGY_SHARED2)
-		return e->general && e->leggy_m > 0;
+		return e->general && e->leggy_m > 0 && !e->fallback;
 	if (k == CFG_KERNEL_SHELL_SHARED)
-		return e->general && e->shell_r > 0;
+		return e->general && e->shell_r > 0 && !e->fallback;
 	return (k == CFG_KERNEL_GENERAL) == (e->general != 0);
 }
 
@@ -1510,7 +1552,7 @@ static int shell_weights(const struct stn_stencil *s, double wd[SH_N][SH_N][SH_N
 
 /* The stencil the general and leggy kernels run: the given one, or the 7-point one. */
 static int set_stencil(struct cuda_engine *e, const struct stn_stencil *st,
-		       const struct vox_grid *g, struct rs_error *err)
+		       const struct vox_grid *g, const uint32_t *fallback, struct rs_error *err)
 {
 	static struct stn_stencil seven;
 	const struct stn_stencil *s = st;
@@ -1520,9 +1562,9 @@ static int set_stencil(struct cuda_engine *e, const struct stn_stencil *st,
 		s = &seven;
 	}
 	e->general = !stn_is_seven_point(s);
-	if (e->general && g->carved)
-		return rs_fail(err, RS_EINPUT, "%s mirrors its reads at the walls of a box room; "
-			       "this room is not a box", s->name);
+	if (e->general && g->carved && !fallback)
+		return rs_fail(err, RS_EINTERNAL, "%s in a room that is not a box needs the "
+			       "fallback cells of the CPU engine", s->name);
 	e->st.K = s->K;
 	e->st.reach = s->reach;
 	memcpy(e->st.off, s->off, sizeof(e->st.off));
@@ -1564,7 +1606,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->dims.halo = p->halo;
 	for (int d = 0; d < 3; d++)
 		e->dims.hi[d] = p->halo + p->room[d] - 1;
-	if (set_stencil(e, s->stencil, s->grid, err))
+	if (set_stencil(e, s->stencil, s->grid, s->fallback, err))
 		goto out_free;
 	fill_coefs(&e->cf, s->coefs);
 	fill_coefs(&e->cd, s->coefs);
@@ -1584,6 +1626,14 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	    block_heights(s->grid, s->block[0] * 16 / s->precision, s->block[1], &e->blockkv,
 			  &e->gridv, err) ||
 	    make_textures(e, s->tex_limit, err))
+		goto out_free;
+	if (e->general && s->fallback &&
+	    (CK(cudaMalloc(&e->fallback, (p->cells / 32 + 1) * sizeof(unsigned))) ||
+	     CK(cudaMalloc(&e->touch, (p->cells / 32 + 1) * sizeof(unsigned))) ||
+	     CK(cudaMemcpy(e->fallback, s->fallback, (p->cells / 32 + 1) * sizeof(unsigned),
+			   cudaMemcpyHostToDevice)) ||
+	     CK(cudaMemcpy(e->touch, s->touch, (p->cells / 32 + 1) * sizeof(unsigned),
+			   cudaMemcpyHostToDevice))))
 		goto out_free;
 	e->grid3.z = (p->n[2] + bz - 1) / bz;
 	e->grid2.z = e->gridv.z = (p->n[2] - 2 + KCHUNK - 1) / KCHUNK;
@@ -1618,6 +1668,8 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->u[1]);
 	cudaFree(e->mask);
 	cudaFree(e->cls);
+	cudaFree(e->fallback);
+	cudaFree(e->touch);
 	cudaFree(e->colk);
 	cudaFree(e->blockk);
 	cudaFree(e->blockk3);

@@ -33,6 +33,9 @@ struct cuda_setup {
 	size_t tex_limit;		/* texels per texture object; 0 = the device's limit */
 	const struct stn_stencil *stencil;	/* NULL: the 7-point scheme; else only the general
 						 * and leggy kernels run it */
+	const uint32_t *fallback;	/* a carved room's cells taking the 7-point rule (1 bit
+					 * each; NULL in a box): only `general` runs it */
+	const uint32_t *touch;		/* and the cells with edges to them (fdtd.c) */
 };
 
 /* 1 when a CUDA device is usable; name and total memory filled when not NULL. */

@@ -280,6 +280,65 @@ static void larger_stencils(void **state)
 			}
 }
 
+/*
+ * Larger stencils in the carved L-shaped room: fallback cells near the carved walls (fdtd.c,
+ * set_fallback) through the general kernel, and auto, which may choose only it.
+ */
+static void carved_larger_stencils(void **state)
+{
+	static const char *const schemes[] = { "stencil: leggy, order: 4",
+					       "stencil: compact, radius2: 3" };
+	char yaml[1024];
+
+	(void)state;
+	for (int sc = 0; sc < 2; sc++)
+		for (int prec = 4; prec <= 8; prec += 4)
+			for (int kern = 0; kern < 2; kern++) {
+				struct sim *s;
+				struct fdtd_setup cpu, gpu;
+				struct result ref, got;
+				const long steps = quick ? 100 : STEPS;
+				const double tol = prec == 4 ? TOL_F32 : TOL_F64;
+				double e_rec, e_field;
+
+				if (quick && (prec == 8 || kern))
+					continue;
+				snprintf(yaml, sizeof(yaml),
+					 "grid: {spacing: 0.05, courant: %s}\nduration: 1\n"
+					 "scheme: {precision: %s, %s}\n"
+					 "geometry: {box: [3.1, 1.7, 1.3]}\n"
+					 "materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
+					 "sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
+					 "receivers: [{name: A, position: [2.41, 0.43, 0.37]}, "
+					 "{name: B, position: [0.3, 1.5, 0.6]}]\n",
+					 sc ? "0.69" : "0.999", prec == 4 ? "float32" : "float64",
+					 schemes[sc]);
+				s = sim_open(yaml);
+				carve(s);
+				cpu = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
+							   .lambda = s->lambda, .precision = prec };
+				gpu = cpu;
+				gpu.cuda = 1;
+				gpu.kernel = kern ? CFG_KERNEL_AUTO : CFG_KERNEL_GENERAL;
+				run(s, &cpu, steps, &ref);
+				run(s, &gpu, steps, &got);
+				e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
+					     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
+				e_field = fmax(rel_diff(got.cur, ref.cur, s->grid->plan.cells),
+					       rel_diff(got.prev, ref.prev, s->grid->plan.cells));
+				print_message("# %-30s L-shaped %s %-8s: receivers %.2e, field %.2e%s\n",
+					      s->stencil.name, prec == 4 ? "f32" : "f64",
+					      kern ? "auto" : "general", e_rec, e_field,
+					      e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
+				if (e_rec > tol || e_field > tol)
+					fail_msg("%s L-shaped: error %.3e / %.3e", s->stencil.name, e_rec,
+						 e_field);
+				result_free(&ref);
+				result_free(&got);
+				sim_close(s);
+			}
+}
+
 /* Textures of 6 slabs force the stacked sub-volumes of seed 003 section 4.2.2. */
 static void texture_subvolumes(void **state)
 {
@@ -371,7 +430,7 @@ int main(void)
 		cmocka_unit_test(lshaped_f32),	 cmocka_unit_test(lshaped_f64),
 		cmocka_unit_test(texture_subvolumes), cmocka_unit_test(other_block_shape),
 		cmocka_unit_test(auto_kernel),	 cmocka_unit_test(energy_on_gpu),
-		cmocka_unit_test(larger_stencils),
+		cmocka_unit_test(larger_stencils), cmocka_unit_test(carved_larger_stencils),
 	};
 	const struct CMUnitTest few[] = {
 		cmocka_unit_test(lshaped_f32), cmocka_unit_test(texture_subvolumes),
@@ -382,7 +441,8 @@ int main(void)
 		fprintf(stderr, "test_gpu: no usable CUDA device\n");
 		return 1;
 	}
-	const struct CMUnitTest some[] = { cmocka_unit_test(larger_stencils) };
+	const struct CMUnitTest some[] = { cmocka_unit_test(larger_stencils),
+					   cmocka_unit_test(carved_larger_stencils) };
 
 	quick = getenv("ROOMSIM_GPU_QUICK") != NULL;
 	if ((only_kernels = getenv("ROOMSIM_GPU_KERNELS")))
