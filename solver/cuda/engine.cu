@@ -87,7 +87,6 @@ __constant__ KCoefs<float> k_f32;
 __constant__ KCoefs<double> k_f64;
 __constant__ KDims k_dims;
 __constant__ KStencil k_st;
-__constant__ float k_wf[STN_MAX_POINTS];
 __constant__ double k_wd[STN_MAX_POINTS];
 
 /*
@@ -498,9 +497,11 @@ __global__ void k_slice_vec(const R *__restrict__ a, R *__restrict__ b,
 	}
 }
 
-template <typename R> __device__ __forceinline__ R kw(int q);
-template <> __device__ __forceinline__ float kw<float>(int q) { return k_wf[q]; }
-template <> __device__ __forceinline__ double kw<double>(int q) { return k_wd[q]; }
+/* Weight q of the stencil: the sums are in double in every precision (cpu_general.inc). */
+__device__ __forceinline__ double kw(int q)
+{
+	return k_wd[q];
+}
 
 /* The mirror image of index x along axis a (docs/physics.md, "Larger stencils"). */
 __device__ __forceinline__ int kfold(int a, int x)
@@ -571,7 +572,7 @@ __global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
 	}
 	if (touch && ((__ldg(touch + (n >> 5)) >> (n & 31)) & 1u)) {
 		/* its edges to fallback cells become 7-point ones (cpu_general.inc, touch_sum) */
-		double c0 = kw<double>(0);
+		double c0 = kw(0);
 
 		for (int pass = 0; pass < 2; pass++) {
 			if (pass)
@@ -585,9 +586,9 @@ __global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
 
 				if (!((__ldg(fallback + (m >> 5)) >> (m & 31)) & 1u)) {
 					if (pass)
-						s += kw<double>(q) * (double)__ldg(a + m);
+						s += kw(q) * (double)__ldg(a + m);
 				} else if (!pass) {
-					c0 += unit ? kw<double>(q) - 1 : kw<double>(q);
+					c0 += unit ? kw(q) - 1 : kw(q);
 				} else if (unit) {
 					s += (double)__ldg(a + m);
 				}
@@ -598,12 +599,12 @@ __global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
 	}
 	if (near_wall(i, j, k, k_st.reach)) {
 		for (int q = 0; q < K; q++)
-			s += kw<double>(q) * (double)__ldg(a + kfold(0, i + k_st.off[q][0]) +
+			s += kw(q) * (double)__ldg(a + kfold(0, i + k_st.off[q][0]) +
 							     d.sy * kfold(1, j + k_st.off[q][1]) +
 							     d.sz * kfold(2, k + k_st.off[q][2]));
 	} else {
 		for (int q = 0; q < K; q++)
-			s += kw<double>(q) * (double)__ldg(a + n + k_st.off[q][0] +
+			s += kw(q) * (double)__ldg(a + n + k_st.off[q][0] +
 							     d.sy * k_st.off[q][1] + d.sz * k_st.off[q][2]);
 	}
 	update_general(b, mask, cls, n, __ldg(a + n), s);
@@ -626,11 +627,11 @@ __global__ void k_leggy(const R *__restrict__ a, R *__restrict__ b,
 		return;
 	const long long n = i + d.sy * j + d.sz * k;
 	const bool edge = near_wall(i, j, k, M);
-	double s = 0 + kw<double>(0) * (double)__ldg(a + n);
+	double s = 0 + kw(0) * (double)__ldg(a + n);
 
 #pragma unroll
 	for (int m = 1; m <= M; m++) {
-		const double w = kw<double>(6 * m - 5);	/* every point of ring m: one weight */
+		const double w = kw(6 * m - 5);	/* every point of ring m: one weight */
 		long long o[6];
 
 		if (edge) {
@@ -694,7 +695,7 @@ __global__ void k_leggy_shared(const R *__restrict__ a, R *__restrict__ b,
 		return;
 #pragma unroll
 	for (int m = 0; m <= M; m++)
-		w[m] = kw<double>(m ? 6 * m - 5 : 0);
+		w[m] = kw(m ? 6 * m - 5 : 0);
 #pragma unroll
 	for (int c = 0; c < C; c++)
 #pragma unroll
@@ -991,7 +992,6 @@ struct cuda_engine {
 	struct vox_plan plan;
 	KDims dims;
 	KStencil st;			/* the stencil of the general and leggy kernels */
-	float wf[STN_MAX_POINTS];
 	double wd[STN_MAX_POINTS];
 	int leggy_m;			/* M of a leggy stencil, 0 for others */
 	int shell_r;			/* reach of a stencil the shell kernels run, else 0 */
@@ -1074,7 +1074,6 @@ static int upload(struct cuda_engine *e, struct rs_error *err)
 		return 0;
 	if (CK(cudaMemcpyToSymbol(k_dims, &e->dims, sizeof(e->dims))) ||
 	    CK(cudaMemcpyToSymbol(k_st, &e->st, sizeof(e->st))) ||
-	    CK(cudaMemcpyToSymbol(k_wf, e->wf, sizeof(e->wf))) ||
 	    CK(cudaMemcpyToSymbol(k_wd, e->wd, sizeof(e->wd))) ||
 	    CK(cudaMemcpyToSymbol(k_shd, e->shd, sizeof(e->shd))) ||
 	    CK(e->precision == 4 ? cudaMemcpyToSymbol(k_f32, &e->cf, sizeof(e->cf))
@@ -1568,10 +1567,8 @@ static int set_stencil(struct cuda_engine *e, const struct stn_stencil *st,
 	e->st.K = s->K;
 	e->st.reach = s->reach;
 	memcpy(e->st.off, s->off, sizeof(e->st.off));
-	for (int q = 0; q < s->K; q++) {
-		e->wf[q] = (float)s->w[q];
+	for (int q = 0; q < s->K; q++)
 		e->wd[q] = s->w[q];
-	}
 	e->shell_r = shell_weights(s, e->shd);
 	/* a leggy stencil: 6M + 1 points along the axes only */
 	e->leggy_m = (s->K - 1) % 6 == 0 && s->reach == (s->K - 1) / 6 ? s->reach : 0;
