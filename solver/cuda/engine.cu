@@ -845,9 +845,23 @@ __device__ __forceinline__ double shell_sum(const Ring<RR> &g)
  */
 #define SH_LOADS 6	/* tile elements per thread at most: (bx + 2r)(by + 2r) <= 6 bx by */
 
+#define SH_THREADS 256	/* threads per block at most: the register budget below assumes it */
+
+/*
+ * Blocks per SM the float64 register budget aims at (measured on the H100,
+ * docs/performance.md): 5 blocks at reach 1 took the 27-point stencil from 61 to 72 Gvox/s and
+ * 2 at reach 2 the 125-point one from 25 to 42. In float32 any bound was slower or equal (93
+ * Gvox/s on the 27-point stencil unbounded, 87 with 5 blocks, 79 with 4): no bound there.
+ */
+__host__ __device__ constexpr int shell_blocks64(int r)
+{
+	return r == 1 ? 5 : r == 2 ? 2 : 1;
+}
+
 template <typename R, int RR>
-__global__ void k_shell_shared(const R *__restrict__ a, R *__restrict__ b,
-			       const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+__device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restrict__ b,
+					     const unsigned *__restrict__ mask,
+					     const uint8_t *__restrict__ cls)
 {
 	extern __shared__ unsigned char smem[];
 	double *tile = reinterpret_cast<double *>(smem);	/* (bx + 2r) x (by + 2r) */
@@ -908,6 +922,36 @@ __global__ void k_shell_shared(const R *__restrict__ a, R *__restrict__ b,
 					   c.cb[t] * prev);
 		}
 	}
+}
+
+template <int RR>
+__global__ void k_shell_shared32(const float *__restrict__ a, float *__restrict__ b,
+				 const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+{
+	shell_shared<float, RR>(a, b, mask, cls);
+}
+
+template <int RR>
+__global__ void __launch_bounds__(SH_THREADS, shell_blocks64(RR))
+k_shell_shared64(const double *__restrict__ a, double *__restrict__ b,
+		 const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+{
+	shell_shared<double, RR>(a, b, mask, cls);
+}
+
+/* The float and double instances, for the launcher. */
+template <int RR>
+static void shell_launch(dim3 g, dim3 blk, size_t smem, const float *a, float *b,
+			 const unsigned *mask, const uint8_t *cls)
+{
+	k_shell_shared32<RR><<<g, blk, smem>>>(a, b, mask, cls);
+}
+
+template <int RR>
+static void shell_launch(dim3 g, dim3 blk, size_t smem, const double *a, double *b,
+			 const unsigned *mask, const uint8_t *cls)
+{
+	k_shell_shared64<RR><<<g, blk, smem>>>(a, b, mask, cls);
 }
 
 /* After the update of a step: add the source's values, then record every receiver. */
@@ -1238,7 +1282,17 @@ static int launch_leggy_shared(const struct cuda_engine *e, int M, dim3 blk, con
 	}
 }
 
-/* The shell kernel of reach r; -1 past SH_MAX_REACH or for a block too flat for its tile. */
+/* Whether the shell kernel can run reach r with the engine's blocks and grid. */
+static bool shell_fits(const struct cuda_engine *e, int r)
+{
+	const int bx = e->block[0], by = e->block[1];
+
+	return r >= 1 && r <= SH_MAX_REACH && bx * by <= SH_THREADS &&
+	       (bx + 2 * r) * (by + 2 * r) <= SH_LOADS * bx * by &&
+	       (long long)e->plan.n[0] * e->plan.n[1] <= INT_MAX;	/* in-slab offsets are ints */
+}
+
+/* The shell kernel of reach r; -1 where it does not fit (shell_fits). */
 template <typename R>
 static int launch_shell(const struct cuda_engine *e, int r, dim3 blk, const R *a, R *b)
 {
@@ -1246,13 +1300,12 @@ static int launch_shell(const struct cuda_engine *e, int r, dim3 blk, const R *a
 		     (e->plan.room[2] + SH_CHUNK - 1) / SH_CHUNK);
 	const size_t smem = sizeof(double) * (blk.x + 2 * r) * (blk.y + 2 * r);
 
-	if ((blk.x + 2 * r) * (blk.y + 2 * r) > SH_LOADS * blk.x * blk.y ||
-	    (long long)e->plan.n[0] * e->plan.n[1] > INT_MAX)	/* in-slab offsets are ints */
+	if (!shell_fits(e, r))
 		return -1;
 	switch (r) {
-	case 1: k_shell_shared<R, 1><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
-	case 2: k_shell_shared<R, 2><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
-	case 3: k_shell_shared<R, 3><<<g, blk, smem>>>(a, b, e->mask, e->cls); return 0;
+	case 1: shell_launch<1>(g, blk, smem, a, b, e->mask, e->cls); return 0;
+	case 2: shell_launch<2>(g, blk, smem, a, b, e->mask, e->cls); return 0;
+	case 3: shell_launch<3>(g, blk, smem, a, b, e->mask, e->cls); return 0;
 	default: return -1;
 	}
 }
@@ -1294,8 +1347,9 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 	case CFG_KERNEL_SHELL_SHARED:
 		if (launch_shell<R>(e, e->shell_r, blk, a, b))
 			return rs_fail(err, RS_EINPUT, "kernel %s runs stencils of reach 1 to %d "
-				       "with blocks of (x + 2 reach)(y + 2 reach) <= %d x y",
-				       cfg_kernel_names[kern], SH_MAX_REACH, SH_LOADS);
+				       "with blocks of at most %d threads and (x + 2 reach)(y + 2 "
+				       "reach) <= %d x y", cfg_kernel_names[kern], SH_MAX_REACH,
+				       SH_THREADS, SH_LOADS);
 		break;
 	case CFG_KERNEL_NAIVE3D:
 		k_naive3d<R><<<e->grid3, e->block3>>>(a, b, e->mask, e->cls, e->colk, e->blockk3);
@@ -1433,7 +1487,7 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 		case CFG_KERNEL_LEGGY: return (const void *)k_leggy<float, 2>;
 		case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<float, 4, 1>;
 		case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<float, 4, 2>;
-		case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared<float, 1>;
+		case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared32<1>;
 		default: return NULL;
 		}
 	}
@@ -1452,7 +1506,7 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 	case CFG_KERNEL_LEGGY: return (const void *)k_leggy<double, 2>;
 	case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<double, 4, 1>;
 	case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<double, 4, 2>;
-	case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared<double, 1>;
+	case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared64<1>;
 	default: return NULL;
 	}
 }
@@ -1484,7 +1538,7 @@ int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k)
 	if (k == CFG_KERNEL_LEGGY || k == CFG_KERNEL_LEGGY_SHARED || k == CFG_KERNEL_LEGGY_SHARED2)
 		return e->general && e->leggy_m > 0 && !e->fallback;
 	if (k == CFG_KERNEL_SHELL_SHARED)
-		return e->general && e->shell_r > 0 && !e->fallback;
+		return e->general && shell_fits(e, e->shell_r) && !e->fallback;
 	return (k == CFG_KERNEL_GENERAL) == (e->general != 0);
 }
 
@@ -1638,10 +1692,13 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	if (cuda_reset(e, err))
 		goto out_free;
 	if (e->kernel != CFG_KERNEL_AUTO && !cuda_kernel_runs(e, e->kernel)) {
-		rs_fail(err, RS_EINPUT, "kernel %s cannot run %s (valid: %s)",
+		rs_fail(err, RS_EINPUT, "kernel %s cannot run %s here (valid: %s)",
 			cfg_kernel_names[e->kernel], s->stencil && e->general ? s->stencil->name :
-			"the 7-point stencil", e->general ? "general, or leggy for leggy stencils"
-							  : "naive3d ... slice-vec");
+			"the 7-point stencil", !e->general ? "naive3d ... slice-vec"
+			: e->fallback ? "general, the only one with the fallback cells of a room "
+					"that is not a box"
+			: "general; leggy, leggy-shared(2) for leggy stencils; shell-shared for "
+			  "whole shells of reach 1 to 3, blocks of at most 256 threads");
 		goto out_free;
 	}
 	if (e->kernel == CFG_KERNEL_AUTO && choose_kernel(e, err))
