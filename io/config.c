@@ -39,6 +39,7 @@ const char *const cfg_kernel_names[CFG_NKERNELS + 1] = {
 	[CFG_KERNEL_LEGGY_SHARED] = "leggy-shared",
 	[CFG_KERNEL_LEGGY_SHARED2] = "leggy-shared2",
 	[CFG_KERNEL_SHELL_SHARED] = "shell-shared",
+	[CFG_KERNEL_SHELL_VEC] = "shell-vec",
 	[CFG_NKERNELS] = NULL,
 };
 

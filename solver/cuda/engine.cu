@@ -954,6 +954,142 @@ static void shell_launch(dim3 g, dim3 blk, size_t smem, const double *a, double 
 	k_shell_shared64<RR><<<g, blk, smem>>>(a, b, mask, cls);
 }
 
+/*
+ * `shell-vec`: stencils of whole shells of reach 1 (the 27-point family: compact R <= 3, box
+ * (1, 1, 1), every interpolated variant) with slice-vec's front (docs/kernels.md): thread g of
+ * a row owns the 16 aligned bytes [g V, g V + V), reads the rows y - 1, y and y + 1 of each
+ * slab as single 16-byte loads (mirrored at the y and z walls by folding the row and slab
+ * indices), takes its x neighbours from the next lanes by warp shuffles (one extra load at each
+ * end of a warp; at the x walls a cell's outside neighbour is itself, the mirror of reach 1),
+ * and rolls its cells' three plane sums up z in registers, as shell-shared does.
+ */
+template <typename R, typename T>
+__device__ __forceinline__ void row_sides(const R *__restrict__ row, const T &v, int i0,
+					  unsigned lane, R &left, R &right)
+{
+	const int V = Vec<R>::N;
+	const KDims &d = k_dims;
+
+	left = __shfl_up_sync(0xffffffffu, elem<R>(const_cast<T &>(v), V - 1), 1);
+	right = __shfl_down_sync(0xffffffffu, elem<R>(const_cast<T &>(v), 0), 1);
+	if (lane == 0)
+		left = i0 > 0 ? __ldg(row + i0 - 1) : R(0);
+	if (lane == 31)
+		right = i0 + V < d.nx ? __ldg(row + i0 + V) : R(0);
+}
+
+template <typename R>
+__global__ void k_shell_vec(const R *__restrict__ a, R *__restrict__ b,
+			    const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+{
+	typedef typename Vec<R>::T T;
+	const int V = Vec<R>::N;
+	const KDims d = k_dims;
+	const KCoefs<R> &c = kc<R>();
+	const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
+	const int j = blockIdx.y * blockDim.y + threadIdx.y + d.halo;
+	const int k0 = d.halo + blockIdx.z * SH_CHUNK, k1 = min(d.hi[2], k0 + SH_CHUNK - 1);
+	const unsigned lane = threadIdx.x & 31;
+	const bool in = i0 < d.nx;
+	const T zero = {};
+	const double w0 = kshw(0, 0, 0), w1 = kshw(1, 0, 0), w2 = kshw(1, 1, 0),
+		     w3 = kshw(1, 1, 1);
+	const long long rm = d.sy * kfold(1, j - 1), rc = d.sy * j, rp = d.sy * kfold(1, j + 1);
+	R t00[V][3];		/* per cell: centre, then plane sums (1, 0) and (1, 1), slabs -1..1 */
+	double t10[V][3], t11[V][3];
+	T ym, yc, yp, old = zero;
+	unsigned word = 0;
+
+	if (j > d.hi[1])	/* uniform over each warp: blocks are whole warps in x */
+		return;
+	{
+		const long long s0 = d.sz * (long long)kfold(2, k0 - 1) + i0;
+
+		ym = in ? __ldg((const T *)(a + s0 + rm)) : zero;
+		yc = in ? __ldg((const T *)(a + s0 + rc)) : zero;
+		yp = in ? __ldg((const T *)(a + s0 + rp)) : zero;
+	}
+	for (int z = k0 - 1; z <= k1 + 1; z++) {
+		const long long sl = d.sz * (long long)kfold(2, z);
+		const long long sn = d.sz * (long long)kfold(2, min(z + 1, k1 + 1));
+		const long long n = i0 + rc + d.sz * (long long)(z - 1);	/* the cell updated */
+		T nm = zero, nc = zero, np = zero, nold = zero;
+		unsigned nword = 0;
+		R lm, rm_, lc, rc_, lp, rp_;
+
+		/* the next slab's rows, and the next update's u^(n-1) and air bits, ahead of use */
+		if (in && z < k1 + 1) {
+			nm = __ldg((const T *)(a + sn + i0 + rm));
+			nc = __ldg((const T *)(a + sn + i0 + rc));
+			np = __ldg((const T *)(a + sn + i0 + rp));
+		}
+		if (in && z >= k0 && z <= k1) {
+			nold = *(const T *)(b + n + d.sz);
+			nword = __ldg(mask + ((n + d.sz) >> 5));
+		}
+		row_sides<R>(a + sl + rm, ym, i0, lane, lm, rm_);
+		row_sides<R>(a + sl + rc, yc, i0, lane, lc, rc_);
+		row_sides<R>(a + sl + rp, yp, i0, lane, lp, rp_);
+#pragma unroll
+		for (int q = 0; q < V; q++) {
+			const int i = i0 + q;
+			/* x - 1 and x + 1 of each row; at the x walls the mirror is the cell itself */
+			const bool wl = i == d.halo, wr = i == d.hi[0];
+			const R cm = wl ? elem<R>(yc, q) : q ? elem<R>(yc, q - 1) : lc;
+			const R cp = wr ? elem<R>(yc, q) : q < V - 1 ? elem<R>(yc, q + 1) : rc_;
+			const R mm = wl ? elem<R>(ym, q) : q ? elem<R>(ym, q - 1) : lm;
+			const R mp = wr ? elem<R>(ym, q) : q < V - 1 ? elem<R>(ym, q + 1) : rm_;
+			const R pm = wl ? elem<R>(yp, q) : q ? elem<R>(yp, q - 1) : lp;
+			const R pp = wr ? elem<R>(yp, q) : q < V - 1 ? elem<R>(yp, q + 1) : rp_;
+
+			t00[q][0] = t00[q][1];
+			t00[q][1] = t00[q][2];
+			t00[q][2] = elem<R>(yc, q);
+			t10[q][0] = t10[q][1];
+			t10[q][1] = t10[q][2];
+			t10[q][2] = (double)cm + (double)cp + (double)elem<R>(ym, q) +
+				    (double)elem<R>(yp, q);
+			t11[q][0] = t11[q][1];
+			t11[q][1] = t11[q][2];
+			t11[q][2] = (double)mm + (double)mp + (double)pm + (double)pp;
+		}
+		if (z >= k0 + 1 && in) {
+			T out = old;
+
+#pragma unroll
+			for (int q = 0; q < V; q++) {
+				const int i = i0 + q;
+				/* shell_sum's order: centre, (1,0,0), (1,1,0), (1,1,1) */
+				double sum = 0 + w0 * (double)t00[q][1];
+
+				if (i < d.halo || i > d.hi[0])
+					continue;
+				if (w1 != 0)
+					sum += w1 * ((double)t00[q][2] + (double)t00[q][0] + t10[q][1]);
+				if (w2 != 0)
+					sum += w2 * (t10[q][2] + t10[q][0] + t11[q][1]);
+				if (w3 != 0)
+					sum += w3 * (t11[q][2] + t11[q][0]);
+				{
+					const unsigned t = ((word >> ((n + q) & 31)) & 1u) ? VOX_AIR
+											 : cls[n + q];
+
+					if (t != VOX_PAD)
+						elem<R>(out, q) = c.sc[t] * (R(2) * t00[q][1] +
+									     c.l2 * (R)sum -
+									     c.cb[t] * elem<R>(old, q));
+				}
+			}
+			*(T *)(b + n) = out;
+		}
+		ym = nm;
+		yc = nc;
+		yp = np;
+		old = nold;
+		word = nword;
+	}
+}
+
 /* After the update of a step: add the source's values, then record every receiver. */
 template <typename R>
 __global__ void k_inject_record(R *u, const long long *__restrict__ src, const double *inj,
@@ -1344,6 +1480,16 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 			return rs_fail(err, RS_EINPUT, "kernel %s runs leggy orders 4 to 16",
 				       cfg_kernel_names[kern]);
 		break;
+	case CFG_KERNEL_SHELL_VEC: {
+		const int span = (int)blk.x * Vec<R>::N;
+		const dim3 g((e->plan.n[0] + span - 1) / span, (e->plan.room[1] + blk.y - 1) / blk.y,
+			     (e->plan.room[2] + SH_CHUNK - 1) / SH_CHUNK);
+
+		if (e->shell_r != 1)
+			return rs_fail(err, RS_EINPUT, "kernel shell-vec runs stencils of reach 1");
+		k_shell_vec<R><<<g, blk>>>(a, b, e->mask, e->cls);
+		break;
+	}
 	case CFG_KERNEL_SHELL_SHARED:
 		if (launch_shell<R>(e, e->shell_r, blk, a, b))
 			return rs_fail(err, RS_EINPUT, "kernel %s runs stencils of reach 1 to %d "
@@ -1488,6 +1634,7 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 		case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<float, 4, 1>;
 		case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<float, 4, 2>;
 		case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared32<1>;
+		case CFG_KERNEL_SHELL_VEC: return (const void *)k_shell_vec<float>;
 		default: return NULL;
 		}
 	}
@@ -1507,6 +1654,7 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 	case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<double, 4, 1>;
 	case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<double, 4, 2>;
 	case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared64<1>;
+	case CFG_KERNEL_SHELL_VEC: return (const void *)k_shell_vec<double>;
 	default: return NULL;
 	}
 }
@@ -1539,6 +1687,8 @@ int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k)
 		return e->general && e->leggy_m > 0 && !e->fallback;
 	if (k == CFG_KERNEL_SHELL_SHARED)
 		return e->general && shell_fits(e, e->shell_r) && !e->fallback;
+	if (k == CFG_KERNEL_SHELL_VEC)
+		return e->general && e->shell_r == 1 && !e->fallback;
 	return (k == CFG_KERNEL_GENERAL) == (e->general != 0);
 }
 
@@ -1698,7 +1848,8 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 			: e->fallback ? "general, the only one with the fallback cells of a room "
 					"that is not a box"
 			: "general; leggy, leggy-shared(2) for leggy stencils; shell-shared for "
-			  "whole shells of reach 1 to 3, blocks of at most 256 threads");
+			  "whole shells of reach 1 to 3, blocks of at most 256 threads; shell-vec "
+			  "for reach 1");
 		goto out_free;
 	}
 	if (e->kernel == CFG_KERNEL_AUTO && choose_kernel(e, err))
