@@ -417,6 +417,17 @@ template <> struct Vec<double> {
 	static const int N = 2;
 };
 
+/* 8 bytes of a row: two float cells (shell-vec in float32, docs/kernels.md). */
+template <typename R> struct Vec8;
+template <> struct Vec8<float> {
+	typedef float2 T;
+	static const int N = 2;
+};
+template <> struct Vec8<double> {
+	typedef double2 T;	/* 16 bytes: a double pair is the narrowest pair */
+	static const int N = 2;
+};
+
 template <typename R, typename T> __device__ __forceinline__ R &elem(T &v, int q)
 {
 	return reinterpret_cast<R *>(&v)[q];	/* q is a constant after unrolling */
@@ -957,17 +968,19 @@ static void shell_launch(dim3 g, dim3 blk, size_t smem, const double *a, double 
 /*
  * `shell-vec`: stencils of whole shells of reach 1 (the 27-point family: compact R <= 3, box
  * (1, 1, 1), every interpolated variant) with slice-vec's front (docs/kernels.md): thread g of
- * a row owns the 16 aligned bytes [g V, g V + V), reads the rows y - 1, y and y + 1 of each
- * slab as single 16-byte loads (mirrored at the y and z walls by folding the row and slab
- * indices), takes its x neighbours from the next lanes by warp shuffles (one extra load at each
- * end of a warp; at the x walls a cell's outside neighbour is itself, the mirror of reach 1),
- * and rolls its cells' three plane sums up z in registers, as shell-shared does.
+ * a row owns the cell pair [2 g, 2 g + 2) and reads the rows y - 1, y and y + 1 of each slab
+ * as single 8-byte (float) or 16-byte (double) loads (pairs ran at 116 Gvox/s in float32,
+ * four cells per thread at 110: fewer registers), mirrored at the y and z walls by folding
+ * the row and slab indices. It takes its x neighbours from the next lanes by warp shuffles
+ * (one extra load at each end of a warp; at the x walls a cell's outside neighbour is itself,
+ * the mirror of reach 1), and rolls its cells' three plane sums up z in registers, as
+ * shell-shared does.
  */
-template <typename R, typename T>
+template <typename R, typename VT, typename T>
 __device__ __forceinline__ void row_sides(const R *__restrict__ row, const T &v, int i0,
 					  unsigned lane, R &left, R &right)
 {
-	const int V = Vec<R>::N;
+	const int V = VT::N;
 	const KDims &d = k_dims;
 
 	left = __shfl_up_sync(0xffffffffu, elem<R>(const_cast<T &>(v), V - 1), 1);
@@ -979,11 +992,13 @@ __device__ __forceinline__ void row_sides(const R *__restrict__ row, const T &v,
 }
 
 template <typename R>
-__global__ void k_shell_vec(const R *__restrict__ a, R *__restrict__ b,
-			    const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+__device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict__ b,
+					  const unsigned *__restrict__ mask,
+					  const uint8_t *__restrict__ cls)
 {
-	typedef typename Vec<R>::T T;
-	const int V = Vec<R>::N;
+	typedef Vec8<R> VT;
+	typedef typename VT::T T;
+	const int V = VT::N;
 	const KDims d = k_dims;
 	const KCoefs<R> &c = kc<R>();
 	const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
@@ -1027,9 +1042,9 @@ __global__ void k_shell_vec(const R *__restrict__ a, R *__restrict__ b,
 			nold = *(const T *)(b + n + d.sz);
 			nword = __ldg(mask + ((n + d.sz) >> 5));
 		}
-		row_sides<R>(a + sl + rm, ym, i0, lane, lm, rm_);
-		row_sides<R>(a + sl + rc, yc, i0, lane, lc, rc_);
-		row_sides<R>(a + sl + rp, yp, i0, lane, lp, rp_);
+		row_sides<R, VT>(a + sl + rm, ym, i0, lane, lm, rm_);
+		row_sides<R, VT>(a + sl + rc, yc, i0, lane, lc, rc_);
+		row_sides<R, VT>(a + sl + rp, yp, i0, lane, lp, rp_);
 #pragma unroll
 		for (int q = 0; q < V; q++) {
 			const int i = i0 + q;
@@ -1088,6 +1103,31 @@ __global__ void k_shell_vec(const R *__restrict__ a, R *__restrict__ b,
 		old = nold;
 		word = nword;
 	}
+}
+
+/* No register budget: 64 registers (4 blocks) in float32 spilled and ran 14 % slower than 72. */
+__global__ void k_shell_vec32(const float *__restrict__ a, float *__restrict__ b,
+			      const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+{
+	shell_vec<float>(a, b, mask, cls);
+}
+
+__global__ void k_shell_vec64(const double *__restrict__ a, double *__restrict__ b,
+			      const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+{
+	shell_vec<double>(a, b, mask, cls);
+}
+
+static void shell_vec_launch(dim3 g, dim3 blk, const float *a, float *b, const unsigned *mask,
+			     const uint8_t *cls)
+{
+	k_shell_vec32<<<g, blk>>>(a, b, mask, cls);
+}
+
+static void shell_vec_launch(dim3 g, dim3 blk, const double *a, double *b,
+			     const unsigned *mask, const uint8_t *cls)
+{
+	k_shell_vec64<<<g, blk>>>(a, b, mask, cls);
 }
 
 /* After the update of a step: add the source's values, then record every receiver. */
@@ -1481,13 +1521,13 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 				       cfg_kernel_names[kern]);
 		break;
 	case CFG_KERNEL_SHELL_VEC: {
-		const int span = (int)blk.x * Vec<R>::N;
+		const int span = (int)blk.x * Vec8<R>::N;
 		const dim3 g((e->plan.n[0] + span - 1) / span, (e->plan.room[1] + blk.y - 1) / blk.y,
 			     (e->plan.room[2] + SH_CHUNK - 1) / SH_CHUNK);
 
 		if (e->shell_r != 1)
 			return rs_fail(err, RS_EINPUT, "kernel shell-vec runs stencils of reach 1");
-		k_shell_vec<R><<<g, blk>>>(a, b, e->mask, e->cls);
+		shell_vec_launch(g, blk, a, b, e->mask, e->cls);
 		break;
 	}
 	case CFG_KERNEL_SHELL_SHARED:
@@ -1634,7 +1674,7 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 		case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<float, 4, 1>;
 		case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<float, 4, 2>;
 		case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared32<1>;
-		case CFG_KERNEL_SHELL_VEC: return (const void *)k_shell_vec<float>;
+		case CFG_KERNEL_SHELL_VEC: return (const void *)k_shell_vec32;
 		default: return NULL;
 		}
 	}
@@ -1654,7 +1694,7 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 	case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<double, 4, 1>;
 	case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<double, 4, 2>;
 	case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared64<1>;
-	case CFG_KERNEL_SHELL_VEC: return (const void *)k_shell_vec<double>;
+	case CFG_KERNEL_SHELL_VEC: return (const void *)k_shell_vec64;
 	default: return NULL;
 	}
 }
