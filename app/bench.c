@@ -317,7 +317,7 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 		rs_fail(&err, RS_EINPUT, "the room's stencil is not valid");
 		goto out;
 	}
-	lambda = room->courant * (stn_is_seven_point(&st) ? 1 / sqrt(3.0) : stn_courant_limit(&st));
+	lambda = room->courant * stn_courant_limit(&st);
 	fdtd_coefficients(g, lambda, &coefs);
 	printf("scheme     %s\n", st.name);
 	{

@@ -20,8 +20,7 @@ int app_plan(const struct cfg_room *room, struct app_plan *p, struct rs_error *e
 		return cfg_at(err, room, room->scheme_at, "scheme.weights", "%d weights given, but "
 			      "the stencil has a different number of shells (roomsim scheme lists "
 			      "them)", room->nweights);
-	/* The 7-point limit is 1/sqrt(3) exactly (seed 000 eq. 3); others from the symbol. */
-	p->limit = stn_is_seven_point(&p->stencil) ? 1 / sqrt(3.0) : stn_courant_limit(&p->stencil);
+	p->limit = stn_courant_limit(&p->stencil);
 	if (p->limit <= 0)
 		return cfg_at(err, room, room->scheme_at, "scheme", "%s is unstable for every "
 			      "Courant number: its symbol is positive somewhere (valid: shell weights "

@@ -508,7 +508,7 @@ static int scheme_limit(struct yp *p, yaml_node_t *n, const char *key, double *l
 {
 	if (stn_from_config(p->room, &stencil))
 		return bad(p, n, key, "the scheme's stencil is not valid (check scheme.weights)");
-	*limit = stn_is_seven_point(&stencil) ? 1 / sqrt(3.0) : stn_courant_limit(&stencil);
+	*limit = stn_courant_limit(&stencil);
 	return 0;
 }
 

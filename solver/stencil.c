@@ -224,6 +224,8 @@ double stn_courant_limit(const struct stn_stencil *s)
 {
 	double scale = 0, wmax, neg;
 
+	if (stn_is_seven_point(s))	/* exactly (seed 000 eq. 3), not to the search's precision */
+		return 1 / sqrt(3.0);
 	for (int k = 0; k < s->K; k++)
 		scale += fabs(s->w[k]);
 	wmax = zone_max(s, 1);

@@ -83,8 +83,8 @@ double stn_symbol(const struct stn_stencil *s, const double xi[3]);
 
 /*
  * The Courant limit of the scheme, 2 / sqrt(max over the Brillouin zone of -W(xi)) (von
- * Neumann: |z| = 1 needs -4 <= lambda^2 W <= 0). Returns 0 when W > 0 somewhere, i.e. the
- * scheme is unstable for every lambda.
+ * Neumann: |z| = 1 needs -4 <= lambda^2 W <= 0), 1/sqrt(3) exactly for the 7-point stencil.
+ * Returns 0 when W > 0 somewhere, i.e. the scheme is unstable for every lambda.
  */
 double stn_courant_limit(const struct stn_stencil *s);
 

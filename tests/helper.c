@@ -19,8 +19,7 @@ struct sim *sim_open(const char *yaml)
 	s->grid = vox_build(s->room, &err);
 	assert_non_null(s->grid);
 	assert_int_equal(stn_from_config(s->room, &s->stencil), 0);
-	s->lambda = s->room->courant * (stn_is_seven_point(&s->stencil) ? 1 / sqrt(3.0)
-								       : stn_courant_limit(&s->stencil));
+	s->lambda = s->room->courant * stn_courant_limit(&s->stencil);
 	s->dt = s->lambda * s->room->spacing / s->room->c;
 	s->steps = (long)ceil(s->room->duration / s->dt - 1e-9);
 	setup = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil, .lambda = s->lambda,
