@@ -99,23 +99,25 @@ static double median_rate(struct fdtd *f, double cells, int steps, int runs)
 static double rate_of(const struct cfg_room *room, int threads, int steps, int runs,
 		      double padding, double *air_fraction, double *cells)
 {
-	struct vox_grid *g = vox_build(room, NULL);
+	static struct stn_stencil st;	/* large: not on the stack */
+	struct vox_grid *g = stn_from_config(room, &st) ? NULL : vox_build(room, NULL);
 
 	if (g && pad_room(g, room, padding)) {
 		vox_free(g);
 		g = NULL;
 	}
-	struct fdtd_setup s = { .grid = g, .lambda = room->courant / sqrt(3.0),
+	struct fdtd_setup s = { .grid = g, .stencil = &st,
+				.lambda = room->courant * stn_courant_limit(&st),
 				.precision = room->precision, .threads = threads };
 	struct fdtd *f = g ? fdtd_create(&s, NULL) : NULL;
 	double rate = 0;
 
 	if (f) {
-		rate = median_rate(f, (double)g->plan.cells, steps, runs);
+		rate = median_rate(f, (double)vox_nodes(&g->plan), steps, runs);
 		if (air_fraction)
-			*air_fraction = (double)g->plan.air / (double)g->plan.cells;
+			*air_fraction = (double)g->plan.air / (double)vox_nodes(&g->plan);
 		if (cells)
-			*cells = (double)g->plan.cells;
+			*cells = (double)vox_nodes(&g->plan);
 	}
 	fdtd_destroy(f);
 	vox_free(g);
@@ -322,18 +324,19 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 	printf("scheme     %s\n", st.name);
 	{
 		struct cuda_setup cs = { g, &coefs, room->precision,
-					 stn_is_seven_point(&st) ? CFG_KERNEL_NAIVE3D
-								 : CFG_KERNEL_GENERAL,
+					 st.fcc ? CFG_KERNEL_FCC
+					 : stn_is_seven_point(&st) ? CFG_KERNEL_NAIVE3D
+								   : CFG_KERNEL_GENERAL,
 					 { room->block[0], room->block[1] }, 0, &st, NULL, NULL };
 
 		if (!(e = cuda_create(&cs, &err)))
 			goto out;
 	}
-	air = (double)g->plan.air / (double)g->plan.cells;
+	air = (double)g->plan.air / (double)vox_nodes(&g->plan);
 	printf("grid       %d x %d x %d cells, blocks %dx%d: air %.1f %%, boundary %.1f %%, "
 	       "padding %.1f %%\n", g->plan.n[0], g->plan.n[1], g->plan.n[2], room->block[0],
-	       room->block[1], 100 * air,
-	       100.0 * g->plan.boundary / g->plan.cells, 100.0 * g->plan.padding / g->plan.cells);
+	       room->block[1], 100 * air, 100.0 * g->plan.boundary / vox_nodes(&g->plan),
+	       100.0 * g->plan.padding / vox_nodes(&g->plan));
 	table_head();
 	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
 		double t;
@@ -345,8 +348,8 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 		if (cuda_time_kernel(e, (enum cfg_kernel)k, o->steps, BENCH_RUNS, &t, &err))
 			goto out;
 		cuda_kernel_resources(e, (enum cfg_kernel)k, &regs, &smem);
-		table_row(cfg_kernel_names[k], room->precision, (double)g->plan.cells, o->steps,
-			  (double)g->plan.cells * o->steps / t, air, add, regs, smem);
+		table_row(cfg_kernel_names[k], room->precision, (double)vox_nodes(&g->plan), o->steps,
+			  (double)vox_nodes(&g->plan) * o->steps / t, air, add, regs, smem);
 		fflush(stdout);
 	}
 	rc = EXIT_OK;

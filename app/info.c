@@ -31,15 +31,18 @@ static void print(const struct cfg_room *room, const struct app_plan *p, double 
 		  int threads)
 {
 	const struct vox_plan *g = &p->grid;
-	double total = (double)g->cells * (double)p->steps * room->nsources;
+	double total = (double)vox_nodes(g) * (double)p->steps * room->nsources;
 	char need[32], have[32];
 
 	printf("room       %s (%s)\n", room->name, room->file);
 	printf("grid       %d x %d x %d cells = %.3f M (room %d x %d x %d, a halo of %d each side, "
 	       "rows padded to 8)\n", g->n[0], g->n[1], g->n[2], mega(g->cells), g->room[0], g->room[1],
 	       g->room[2], g->halo);
-	printf("cells      air %.3f M, boundary %.3f M, padding %.3f M\n", mega(g->air),
-	       mega(g->boundary), mega(g->padding));
+	if (g->fcc)
+		printf("lattice    fcc: %.3f M nodes, the cells with i + j + k even, stored folded\n",
+		       mega(vox_nodes(g)));
+	printf("%s      air %.3f M, boundary %.3f M, padding %.3f M\n", g->fcc ? "nodes" : "cells",
+	       mega(g->air), mega(g->boundary), mega(g->padding));
 	printf("spacing    %.3f mm (fmax %.1f Hz at %.2f points per wavelength)\n", g->h * 1e3,
 	       room->fmax, room->ppw);
 	printf("box        %.3f x %.3f x %.3f m as given; simulated %.4f x %.4f x %.4f m\n",

@@ -93,13 +93,12 @@ static int mkdirs(const char *path, struct rs_error *err)
 	return 0;
 }
 
-/* Every source and receiver must sit where all eight interpolation cells are room cells. */
+/* Every source and receiver must sit where all eight interpolation nodes are room nodes. */
 static int check_points(struct run *r, struct rs_error *err)
 {
 	const struct cfg_room *room = r->room;
-	double lo = 0.5 * room->spacing, d;
-	int base[3];
-	double w[3];
+	double lo = 0.5 * room->spacing, d, w[8];
+	int node[8][3];
 
 	for (int i = 0; i < room->nsources + room->nreceivers; i++) {
 		int is_src = i < room->nsources;
@@ -107,10 +106,17 @@ static int check_points(struct run *r, struct rs_error *err)
 					   : room->receivers[i - room->nsources].pos;
 		char key[64];
 
-		if (!vox_locate(r->grid, pos, base, w, &d))
+		if (!vox_point(r->grid, pos, node, w, &d))
 			continue;
 		snprintf(key, sizeof(key), "%s[%d].position", is_src ? "sources" : "receivers",
 			 is_src ? i : i - room->nsources);
+		if (r->plan.grid.fcc)	/* the region depends on the position in the lattice */
+			return cfg_at(err, room, is_src ? room->sources[i].at
+							: room->receivers[i - room->nsources].at,
+				      key, "[%g, %g, %g] is too close to a wall: the fcc lattice nodes "
+				      "that interpolate it reach %.3g m beyond it (valid: every "
+				      "position at least 2 cells, %g m, inside the walls, and many "
+				      "closer)", pos[0], pos[1], pos[2], d, 2 * room->spacing);
 		return cfg_at(err, room, is_src ? room->sources[i].at
 						: room->receivers[i - room->nsources].at, key,
 			      "[%g, %g, %g] is outside the air by %.3g m (valid: within "
@@ -202,16 +208,18 @@ static struct snap_plane *make_planes(const struct run *r, int *index)
 		return NULL;
 	for (int i = 0; i < room->nplanes; i++) {
 		int a = room->planes[i].axis, u = a == 2 ? 1 : 2, v = a == 0 ? 1 : 0;
-		long m = lround(room->planes[i].at / g->h - 0.5);
+		/* room node m lies at (m + 1/2) h, or at m h where the walls pass through nodes */
+		const double first = g->fcc ? 0 : 0.5;
+		long m = lround(room->planes[i].at / g->h - first);
 
 		m = m < 0 ? 0 : m >= g->room[a] ? g->room[a] - 1 : m;
 		index[i] = (int)m + g->halo;	/* past the halo */
 		pl[i].axis = a;
-		pl[i].at = (m + 0.5) * g->h;
+		pl[i].at = (m + first) * g->h;
 		pl[i].n1 = g->room[u];
 		pl[i].n2 = g->room[v];
 		for (int d = 0; d < 3; d++)
-			pl[i].origin[d] = 0.5 * g->h;
+			pl[i].origin[d] = first * g->h;
 		pl[i].origin[a] = pl[i].at;
 		snprintf(pl[i].name, sizeof(pl[i].name), "%c_%.3f", axes[a], room->planes[i].at);
 	}
@@ -398,7 +406,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 		    (rc = snapper_queue(&writer, r, pl, index, err)))
 			goto out;
 	}
-	app_progress_begin(&prog, src->name, steps, (double)r->plan.grid.cells, r->quiet);
+	app_progress_begin(&prog, src->name, steps, (double)vox_nodes(&r->plan.grid), r->quiet);
 	while (fdtd_steps(r->engine) < steps) {
 		long done = fdtd_steps(r->engine), n = steps - done;
 
@@ -569,7 +577,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 static void summary(const struct run *r, double seconds)
 {
 	const struct cfg_room *room = r->room;
-	double vox = (double)r->plan.grid.cells * (double)r->plan.steps * r->nsources_done;
+	double vox = (double)vox_nodes(&r->plan.grid) * (double)r->plan.steps * r->nsources_done;
 
 	if (r->quiet && !r->wav_clipped)
 		return;

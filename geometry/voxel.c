@@ -4,7 +4,8 @@
  * Room cell m (0-based) along an axis spans [m h, (m + 1) h] and has its node at its centre,
  * (m + 1/2) h. The boundary update of docs/physics.md puts a rigid wall half a cell beyond
  * the outermost nodes, so the walls of the simulated room lie exactly at 0 and N h: a box
- * whose sides are whole multiples of h is simulated at its true size.
+ * whose sides are whole multiples of h is simulated at its true size. The fcc scheme puts its
+ * walls through the outermost nodes instead (voxel.h, vox_folded).
  */
 #include "voxel.h"
 
@@ -15,29 +16,53 @@
 #define ROW_ALIGN 8	/* cells per x-row rounded up to this: rows start on 32-byte boundaries
 			 * in float32 (16 in float64), so GPU kernels can load 16 bytes at once */
 
+/* Cells (i, j, k) with i + j + k even in the box lo + [0, n0) x [0, n1) x [0, n2). */
+static size_t even_cells(int lo, const int n[3])
+{
+	size_t count = 0;
+
+	if (n[0] <= 0 || n[1] <= 0 || n[2] <= 0)
+		return 0;
+	for (int k = lo; k < lo + n[2]; k++)
+		for (int j = lo; j < lo + n[1]; j++)	/* i = lo, lo + 1, ...: one in two */
+			count += (size_t)(n[0] + ((lo + j + k) % 2 == 0)) / 2;
+	return count;
+}
+
 void vox_plan(const struct cfg_room *room, struct vox_plan *p)
 {
 	size_t nonpad = 1, inner = 1;
+	int in[3];
 
 	memset(p, 0, sizeof(*p));
 	p->h = room->spacing;
 	p->cells = 1;
 	p->halo = cfg_stencil_reach(room);	/* padding cells each side: the stencil's reach */
+	p->fcc = room->stencil == CFG_STENCIL_FCC;
 	for (int d = 0; d < 3; d++) {
-		p->room[d] = (int)lround(room->box[d] / room->spacing);
-		if (p->room[d] < 2)
-			p->room[d] = 2;
+		const int align = p->fcc ? 2 * ROW_ALIGN : ROW_ALIGN;
+
+		p->room[d] = (int)lround(room->box[d] / room->spacing) + p->fcc;
+		if (p->room[d] < 2 + p->fcc)
+			p->room[d] = 2 + p->fcc;
 		p->n[d] = p->room[d] + 2 * p->halo;
 		if (d == 0)	/* the extra cells at the +x end are padding */
-			p->n[d] = (p->n[d] + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;
-		p->size[d] = p->room[d] * p->h;
+			p->n[d] = (p->n[d] + align - 1) / align * align;
+		p->size[d] = (p->room[d] - p->fcc) * p->h;
 		p->cells *= (size_t)p->n[d];
 		nonpad *= (size_t)p->room[d];
-		inner *= (size_t)(p->room[d] - 2);
+		in[d] = p->room[d] - 2;
+		inner *= (size_t)in[d];
+	}
+	if (p->fcc) {	/* count the lattice's nodes: half the cells of the array are */
+		nonpad = even_cells(p->halo, p->room);
+		inner = even_cells(p->halo + 1, in);
+		p->cells /= 2;	/* n[0] is even: exactly half, for the counts below */
 	}
 	p->air = inner;
 	p->boundary = nonpad - inner;
 	p->padding = p->cells - nonpad;
+	p->cells *= 1 + (size_t)p->fcc;
 }
 
 static int is_room(const struct vox_plan *p, int i, int j, int k)
@@ -110,6 +135,39 @@ static int classify(struct vox_grid *g, const struct cfg_room *room, int inner,
 	return 0;
 }
 
+/*
+ * The fcc grid's kinds: a room cell on a wall takes the sum of the admittances of the walls
+ * it lies on (an edge two, a corner three; docs/physics.md, "FCC walls"), the others are air.
+ */
+static int classify_nodes(struct vox_grid *g, const struct cfg_room *room, struct rs_error *err)
+{
+	const struct vox_plan *p = &g->plan;
+
+	for (int k = 0; k < p->n[2]; k++)
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = 0; i < p->n[0]; i++) {
+				const int at[3] = { i, j, k };
+				double beta = 0;
+				int walls = 0, t;
+
+				if (g->cls[vox_index(p, i, j, k)] == VOX_PAD)
+					continue;
+				for (int a = 0; a < 3; a++)
+					for (int s = 0; s < 2; s++)
+						if (at[a] == p->halo + s * (p->room[a] - 1)) {
+							beta += room->materials[
+								room->face_material[face_of(a, s)]].beta;
+							walls++;
+						}
+				t = walls ? kind_of(g, 12, beta) : VOX_AIR;
+				if (t < 0)
+					return rs_fail(err, RS_EINTERNAL, "more than %d boundary kinds",
+						       VOX_MAX_KINDS);
+				g->cls[vox_index(p, i, j, k)] = (uint8_t)t;
+			}
+	return 0;
+}
+
 /* Cells of the box room are non-padding (any kind but VOX_PAD), the halo is padding. */
 static void fill_box(struct vox_grid *g)
 {
@@ -171,13 +229,13 @@ struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err)
 	g->kstop = malloc(columns * sizeof(*g->kstop));
 	if (!g->cls || !g->kstart || !g->kstop)
 		goto out_nomem;
-	for (int d = 0; d < 3; d++)
-		g->origin[d] = (0.5 - g->plan.halo) * g->plan.h;
+	for (int d = 0; d < 3; d++)	/* the first room node: at h / 2, or on the wall */
+		g->origin[d] = ((g->plan.fcc ? 0 : 0.5) - g->plan.halo) * g->plan.h;
 	g->kinds[VOX_PAD] = (struct vox_kind){ 0, 0 };
-	g->kinds[VOX_AIR] = (struct vox_kind){ 6, 0 };
+	g->kinds[VOX_AIR] = (struct vox_kind){ g->plan.fcc ? 12 : 6, 0 };
 	g->nkinds = 2;
 	fill_box(g);
-	if (classify(g, room, -1, err))
+	if (g->plan.fcc ? classify_nodes(g, room, err) : classify(g, room, -1, err))
 		goto out_free;
 	column_heights(g);
 	return g;
@@ -194,6 +252,9 @@ int vox_carve(struct vox_grid *g, const struct cfg_room *room, const double lo[3
 {
 	const struct vox_plan *p = &g->plan;
 
+	if (p->fcc)
+		return rs_fail(err, RS_EINPUT, "the fcc scheme runs box rooms only: walls that are "
+			       "not the box's need the voxel walls of the geometry issue");
 	for (int k = 0; k < p->n[2]; k++)
 		for (int j = 0; j < p->n[1]; j++)
 			for (int i = 0; i < p->n[0]; i++) {
@@ -229,6 +290,68 @@ void vox_free(struct vox_grid *g)
 	free(g->kstart);
 	free(g->kstop);
 	free(g);
+}
+
+static int vox_point_fcc(const struct vox_grid *g, const double pos[3], int node[8][3],
+			 double w[8], double *distance)
+{
+	const struct vox_plan *p = &g->plan;
+	double x[3], c[3], t[3], out = 0;
+	int b[3];
+
+	for (int d = 0; d < 3; d++)
+		x[d] = (pos[d] - g->origin[d]) / p->h;
+	/* x = c0 (0, 1, 1) + c1 (1, 0, 1) + c2 (1, 1, 0) */
+	c[0] = 0.5 * (x[1] + x[2] - x[0]);
+	c[1] = 0.5 * (x[0] + x[2] - x[1]);
+	c[2] = 0.5 * (x[0] + x[1] - x[2]);
+	for (int d = 0; d < 3; d++) {
+		b[d] = (int)floor(c[d]);
+		t[d] = c[d] - b[d];
+	}
+	for (int q = 0; q < 8; q++) {
+		const int n0 = b[0] + (q & 1), n1 = b[1] + (q >> 1 & 1), n2 = b[2] + (q >> 2 & 1);
+
+		node[q][0] = n1 + n2;
+		node[q][1] = n0 + n2;
+		node[q][2] = n0 + n1;
+		w[q] = (q & 1 ? t[0] : 1 - t[0]) * (q & 2 ? t[1] : 1 - t[1]) *
+		       (q & 4 ? t[2] : 1 - t[2]);
+		if (w[q] == 0)
+			continue;
+		for (int d = 0; d < 3; d++) {
+			const int lo = p->halo, hi = p->halo + p->room[d] - 1;
+
+			if (node[q][d] < lo)
+				out = fmax(out, (lo - node[q][d]) * p->h);
+			if (node[q][d] > hi)
+				out = fmax(out, (node[q][d] - hi) * p->h);
+		}
+	}
+	if (distance)
+		*distance = out;
+	return out > 0 ? -1 : 0;
+}
+
+int vox_point(const struct vox_grid *g, const double pos[3], int node[8][3], double w[8],
+	      double *distance)
+{
+	int base[3];
+	double f[3];
+
+	if (g->plan.fcc)
+		return vox_point_fcc(g, pos, node, w, distance);
+	if (vox_locate(g, pos, base, f, distance))
+		return -1;
+	for (int c = 0; c < 8; c++) {
+		const int dx = c & 1, dy = c >> 1 & 1, dz = c >> 2 & 1;
+
+		node[c][0] = base[0] + dx;
+		node[c][1] = base[1] + dy;
+		node[c][2] = base[2] + dz;
+		w[c] = (dx ? f[0] : 1 - f[0]) * (dy ? f[1] : 1 - f[1]) * (dz ? f[2] : 1 - f[2]);
+	}
+	return 0;
 }
 
 int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], double w[3],

@@ -45,7 +45,9 @@ struct vox_plan {
 	double h;		/* spacing, m */
 	double size[3];		/* effective room extent room[d] * h, m */
 	size_t cells;		/* n[0] * n[1] * n[2] */
-	size_t air, boundary, padding;
+	size_t air, boundary, padding;	/* the scheme's nodes: with fcc, those of its lattice */
+	int fcc;		/* 1: the fcc scheme (see vox_folded): nodes on the walls,
+				 * fields folded to n[0] / 2 values per row */
 };
 
 struct vox_grid {
@@ -62,6 +64,26 @@ struct vox_grid {
 /* Fill plan for room without allocating anything. */
 void vox_plan(const struct cfg_room *room, struct vox_plan *plan);
 
+/* The scheme's nodes in the array, halo included: what its voxel updates per step count. */
+static inline size_t vox_nodes(const struct vox_plan *p)
+{
+	return p->fcc ? p->cells / 2 : p->cells;
+}
+
+/*
+ * The fcc scheme's grid (docs/physics.md, "FCC walls"): the walls pass through the outermost
+ * nodes, so a box of N h along an axis has N + 1 nodes there (room[d] = N + 1, size[d] = N h)
+ * and node (i, j, k) lies at origin + (i, j, k) h as before. Its nodes are the cells with
+ * i + j + k even; row (j, k) keeps them folded at i / 2 (n[0] is a multiple of 16, so a
+ * folded row of n[0] / 2 values stays 32-byte aligned). Cells with i + j + k odd belong to
+ * no node: the class bytes of the room's cells (both parities) still say which walls they
+ * lie on, and kinds[t].K is 12, the mirrored neighbours every node reads.
+ */
+static inline size_t vox_folded(const struct vox_plan *p, int i, int j, int k)
+{
+	return (size_t)(i >> 1) + (size_t)(p->n[0] / 2) * ((size_t)j + (size_t)p->n[1] * (size_t)k);
+}
+
 /* Voxelise room's box. NULL and err filled on failure. */
 struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err);
 
@@ -74,6 +96,16 @@ int vox_carve(struct vox_grid *g, const struct cfg_room *room, const double lo[3
 	      const double hi[3], int material, struct rs_error *err);
 
 void vox_free(struct vox_grid *g);
+
+/*
+ * The eight nodes (cell coordinates) and weights that interpolate a room position. On the
+ * cubic grid the trilinear stencil of vox_locate. On the fcc grid the trilinear stencil in
+ * the lattice's own basis (0, 1, 1), (1, 0, 1), (1, 1, 0): a parallelepiped of eight lattice
+ * nodes, exact for linear fields. Returns 0 when every node of non-zero weight is a room
+ * node, otherwise -1 and, in *distance, how far (m) the farthest of them lies outside.
+ */
+int vox_point(const struct vox_grid *g, const double pos[3], int node[8][3], double w[8],
+	      double *distance);
 
 static inline size_t vox_index(const struct vox_plan *p, int i, int j, int k)
 {

@@ -40,6 +40,7 @@ const char *const cfg_kernel_names[CFG_NKERNELS + 1] = {
 	[CFG_KERNEL_LEGGY_SHARED2] = "leggy-shared2",
 	[CFG_KERNEL_SHELL_SHARED] = "shell-shared",
 	[CFG_KERNEL_SHELL_VEC] = "shell-vec",
+	[CFG_KERNEL_FCC] = "fcc",
 	[CFG_NKERNELS] = NULL,
 };
 
@@ -575,7 +576,7 @@ static int parse_grid(struct yp *p, yaml_node_t *root)
 		if (num(p, n, "grid.courant", 0, 1, 100, 0, &r->courant))
 			return RS_EINPUT;
 		r->courant_at = mark_of(n);
-	} else if (r->stencil == CFG_STENCIL_INTERPOLATED) {
+	} else if (r->stencil == CFG_STENCIL_INTERPOLATED || r->stencil == CFG_STENCIL_FCC) {
 		double limit = 0;
 
 		/* a named scheme runs at its published Courant number unless told otherwise */
@@ -702,7 +703,8 @@ static int parse_scheme(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "stencil", "order", "radius2", "q", "weights",
 					    "variant", "precision", "kernel", "block", NULL };
-	static const char *const stencils[] = { "leggy", "compact", "box", "interpolated", NULL };
+	static const char *const stencils[] = { "leggy", "compact", "box", "interpolated", "fcc",
+						NULL };
 	static const char *const precisions[] = { "float32", "float64", NULL };
 	struct cfg_room *r = p->room;
 	yaml_node_t *s = get(p, root, "scheme"), *n;
@@ -743,6 +745,7 @@ int cfg_stencil_reach(const struct cfg_room *r)
 {
 	switch (r->stencil) {
 	case CFG_STENCIL_INTERPOLATED:
+	case CFG_STENCIL_FCC:
 		return 1;
 	case CFG_STENCIL_COMPACT:
 		return (int)floor(sqrt((double)r->radius2));

@@ -54,6 +54,7 @@ struct fdtd {
 	ptrdiff_t *goff;	/* linear offset of each stencil point */
 	uint32_t *fallback;	/* carved rooms: 1 bit per cell updated by the 7-point rule */
 	uint32_t *touch;	/* carved rooms: the other cells within reach of a fallback one */
+	size_t values;		/* entries of each field: plan.cells, or half of them folded */
 	struct rs_error err;	/* the last failure */
 };
 
@@ -106,26 +107,46 @@ static inline enum touch touch_edge(const struct fdtd *f, size_t n, int i, int j
 		       ? TOUCH_UNIT : TOUCH_DROP;
 }
 
+/* The fcc scheme's mirror about walls through the outermost nodes (docs/physics.md). */
+static inline int fcc_mirror(const struct vox_plan *p, int a, int x)
+{
+	const int lo = p->halo, hi = p->halo + p->room[a] - 1;
+
+	return x < lo ? 2 * lo - x : x > hi ? 2 * hi - x : x;
+}
+
+/* The twelve neighbours of an fcc node in the order S sums them (cpu_fcc.inc), which the
+ * GPU kernel follows too: four pairs in rows j -+ 1, four in rows k -+ 1, four diagonal. */
+static const int fcc_order[12][3] = {
+	{ -1, -1, 0 }, { 1, -1, 0 }, { -1, 1, 0 }, { 1, 1, 0 },
+	{ -1, 0, -1 }, { 1, 0, -1 }, { -1, 0, 1 }, { 1, 0, 1 },
+	{ 0, -1, -1 }, { 0, 1, 1 },  { 0, -1, 1 }, { 0, 1, -1 },
+};
+
 #define REAL float
 #define SFX _f32
 #include "cpu_step.inc"
 #include "cpu_general.inc"
+#include "cpu_fcc.inc"
 #undef REAL
 #undef SFX
 #define REAL double
 #define SFX _f64
 #include "cpu_step.inc"
 #include "cpu_general.inc"
+#include "cpu_fcc.inc"
 #undef REAL
 #undef SFX
 
 void fdtd_coefficients(const struct vox_grid *g, double lambda, struct fdtd_coefs *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->l2 = lambda * lambda;
+	/* fcc: weight 1/4 per neighbour, and a node on a wall holds half the volume
+	 * (physics.md "FCC walls") */
+	c->l2 = g->plan.fcc ? 0.25 * lambda * lambda : lambda * lambda;
 	for (int t = 0; t < g->nkinds; t++) {
 		/* Kowalczyk & van Walstijn (2008), the K-neighbour form: physics.md "Walls". */
-		double gl = 0.5 * lambda * g->kinds[t].beta_sum;
+		double gl = (g->plan.fcc ? 1 : 0.5) * lambda * g->kinds[t].beta_sum;
 
 		if (t == VOX_PAD)
 			continue;
@@ -139,6 +160,10 @@ size_t fdtd_memory(const struct vox_plan *p, int precision, int nrec, size_t nsa
 {
 	const size_t rows = (size_t)p->n[1] * (size_t)p->n[2];
 
+	if (p->fcc)	/* folded fields, class bytes, column heights, receivers */
+		return p->cells * (size_t)precision + p->cells +
+		       2 * sizeof(int32_t) * (size_t)p->n[0] * p->n[1] +
+		       (size_t)nrec * nsamples * sizeof(double);
 	/* fields, class bytes, column heights, receivers, row bounds, boundary lists and runs
 	 * (at most one more per row than boundary cells), one row of scratch per thread */
 	return 2 * p->cells * (size_t)precision + p->cells +
@@ -422,18 +447,24 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 			"1/sqrt(3) = %.6f", s->lambda, 1 / sqrt(3.0));
 		goto out_free;
 	}
+	if (p->fcc != (s->stencil && s->stencil->fcc)) {
+		rs_fail(err, RS_EINTERNAL, "the fcc scheme needs the fcc grid, and only it does");
+		goto out_free;
+	}
 	f->grid = s->grid;
+	f->values = p->fcc ? p->cells / 2 : p->cells;
 	f->lambda = s->lambda;
 	f->precision = s->precision;
 	f->threads = s->threads > 0 ? s->threads : omp_get_max_threads();
-	f->inject = 4 * M_PI * s->lambda * s->lambda / p->h;
+	/* delta -> 1 / (node volume): h^3, or 2 h^3 per node of the fcc lattice */
+	f->inject = 4 * M_PI * s->lambda * s->lambda / p->h / (p->fcc ? 2 : 1);
 	fdtd_coefficients(s->grid, s->lambda, &f->coefs);
 	if (s->stencil && !stn_is_seven_point(s->stencil) && set_stencil(f, s, err))
 		goto out_free;
 	if (s->cuda)
 		return create_gpu(f, s, err) ? (fdtd_destroy(f), NULL) : f;
-	f->cur = calloc(p->cells, (size_t)s->precision);
-	f->prev = calloc(p->cells, (size_t)s->precision);
+	f->cur = calloc(f->values, (size_t)s->precision);
+	f->prev = calloc(f->values, (size_t)s->precision);
 	f->rows = calloc((size_t)p->n[1], sizeof(*f->rows));
 	if (!f->cur || !f->prev || !f->rows)
 		goto out_nomem;
@@ -447,7 +478,7 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 
 out_nomem:
 	rs_fail(err, RS_ENOMEM, "out of memory allocating the CPU engine (%zu bytes of fields)",
-		2 * p->cells * (size_t)s->precision);
+		2 * f->values * (size_t)s->precision);
 out_free:
 	fdtd_destroy(f);
 	return NULL;
@@ -487,19 +518,21 @@ void fdtd_destroy(struct fdtd *f)
 	free(f);
 }
 
+/* The interpolation nodes of pos (vox_point) as indices into the fields. */
 static int locate(const struct fdtd *f, const double pos[3], struct fdtd_point *pt)
 {
 	const struct vox_plan *p = &f->grid->plan;
-	int base[3];
-	double w[3];
+	int node[8][3], some = 0;
 
-	if (vox_locate(f->grid, pos, base, w, NULL))
+	if (vox_point(f->grid, pos, node, pt->w, NULL))
 		return -1;
+	while (pt->w[some] == 0)	/* the weights sum to 1: some node has weight */
+		some++;
 	for (int c = 0; c < 8; c++) {
-		int dx = c & 1, dy = c >> 1 & 1, dz = c >> 2 & 1;
-
-		pt->cell[c] = vox_index(p, base[0] + dx, base[1] + dy, base[2] + dz);
-		pt->w[c] = (dx ? w[0] : 1 - w[0]) * (dy ? w[1] : 1 - w[1]) * (dz ? w[2] : 1 - w[2]);
+		if (pt->w[c] == 0)	/* an fcc node of weight 0 may lie beyond the walls */
+			memcpy(node[c], node[some], sizeof(node[c]));
+		pt->cell[c] = p->fcc ? vox_folded(p, node[c][0], node[c][1], node[c][2])
+				     : vox_index(p, node[c][0], node[c][1], node[c][2]);
 	}
 	return 0;
 }
@@ -589,7 +622,7 @@ int fdtd_reserve(struct fdtd *f, size_t nsamples)
 
 void fdtd_reset(struct fdtd *f)
 {
-	const size_t bytes = f->grid->plan.cells * (size_t)f->precision;
+	const size_t bytes = f->values * (size_t)f->precision;
 
 	if (f->gpu) {
 		(void)GPU_CALL(cuda_reset(f->gpu, &f->err));
@@ -642,7 +675,9 @@ int fdtd_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 
 		if (stop && *stop)
 			return RS_EINTR;
-		if (f->stencil)
+		if (f->grid->plan.fcc)
+			f->precision == 4 ? fcc_f32(f) : fcc_f64(f);
+		else if (f->stencil)
 			f->precision == 4 ? general_f32(f) : general_f64(f);
 		else if (f->precision == 4)
 			step_f32(f);
@@ -736,10 +771,41 @@ static double energy(const struct vox_grid *g, double lambda, const struct stn_s
 	return (double)(kin + (long double)(lambda * lambda) * pot);
 }
 
+/*
+ * The fcc scheme's energy over fields laid out as fdtd_field() gives them: the same form with
+ * the inner product weighted by each node's share of its dual cell, 1/2 per wall it lies on,
+ * under which the mirrored operator is symmetric (physics.md, "FCC walls").
+ */
+static double energy_fcc(const struct vox_grid *g, double lambda, const double *cur,
+			 const double *prev)
+{
+	const struct vox_plan *p = &g->plan;
+	const int lo = p->halo;
+	long double e = 0;
+
+	for (int k = lo; k < lo + p->room[2]; k++)
+		for (int j = lo; j < lo + p->room[1]; j++)
+			for (int i = lo + ((lo + j + k) & 1); i < lo + p->room[0]; i += 2) {
+				const size_t n = vox_index(p, i, j, k);
+				const int at[3] = { i, j, k };
+				double lu = -3 * prev[n], w = 1, d = cur[n] - prev[n];
+
+				for (int q = 0; q < 12; q++)
+					lu += 0.25 * prev[vox_index(p, fcc_mirror(p, 0, i + fcc_order[q][0]),
+								    fcc_mirror(p, 1, j + fcc_order[q][1]),
+								    fcc_mirror(p, 2, k + fcc_order[q][2]))];
+				for (int a = 0; a < 3; a++)
+					if (at[a] == lo || at[a] == lo + p->room[a] - 1)
+						w *= 0.5;
+				e += (long double)w * (d * d - lambda * lambda * cur[n] * lu);
+			}
+	return (double)e;
+}
+
 double fdtd_energy_of(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
 		      const double *cur, const double *prev)
 {
-	return energy(g, lambda, s, NULL, cur, prev);
+	return g->plan.fcc ? energy_fcc(g, lambda, cur, prev) : energy(g, lambda, s, NULL, cur, prev);
 }
 
 double fdtd_energy(const struct fdtd *f)
@@ -751,7 +817,8 @@ double fdtd_energy(const struct fdtd *f)
 	if (cur && prev) {
 		fdtd_field(f, 0, cur);
 		fdtd_field(f, 1, prev);
-		e = energy(f->grid, f->lambda, f->stencil, f, cur, prev);
+		e = f->grid->plan.fcc ? energy_fcc(f->grid, f->lambda, cur, prev)
+				      : energy(f->grid, f->lambda, f->stencil, f, cur, prev);
 	}
 	free(cur);
 	free(prev);
@@ -776,7 +843,9 @@ void fdtd_plane(const struct fdtd *f, int axis, int index, float *out)
 			ijk[axis] = index;
 			ijk[u] = b;
 			ijk[v] = c;
-			out[o++] = (float)get(f, f->cur, vox_index(p, ijk[0], ijk[1], ijk[2]));
+			out[o++] = p->fcc ? (float)(f->precision == 4 ? fcc_plane_f32(f, axis, ijk)
+								      : fcc_plane_f64(f, axis, ijk))
+					  : (float)get(f, f->cur, vox_index(p, ijk[0], ijk[1], ijk[2]));
 		}
 }
 
@@ -813,14 +882,35 @@ void fdtd_host_free(struct fdtd *f, float *p)
 #endif
 }
 
+/* Spread folded values over the cubic layout: the fcc nodes' cells, 0 in the others. */
+static void unfold(const struct fdtd *f, const double *in, double *out)
+{
+	const struct vox_plan *p = &f->grid->plan;
+
+	memset(out, 0, p->cells * sizeof(*out));
+	for (int k = 0; k < p->n[2]; k++)
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = (j + k) & 1; i < p->n[0]; i += 2)
+				out[vox_index(p, i, j, k)] = in[vox_folded(p, i, j, k)];
+}
+
 void fdtd_field(const struct fdtd *f, int older, double *out)
 {
 	const void *u = older ? f->prev : f->cur;
+	double *v = f->grid->plan.fcc ? malloc(f->values * sizeof(double)) : out;
 
-	if (f->gpu) {
-		(void)GPU_CALL(cuda_field(f->gpu, older, out, (struct rs_error *)&f->err));
+	if (!v) {	/* the callers' own allocation was far larger: say so, do not crash */
+		memset(out, 0, f->grid->plan.cells * sizeof(*out));
+		rs_fail((struct rs_error *)&f->err, RS_ENOMEM, "out of memory unfolding a field");
 		return;
 	}
-	for (size_t n = 0; n < f->grid->plan.cells; n++)
-		out[n] = get(f, u, n);
+	if (f->gpu)
+		(void)GPU_CALL(cuda_field(f->gpu, older, v, (struct rs_error *)&f->err));
+	else
+		for (size_t n = 0; n < f->values; n++)
+			v[n] = get(f, u, n);
+	if (v != out) {
+		unfold(f, v, out);
+		free(v);
+	}
 }

@@ -463,6 +463,15 @@ int stn_interpolated(struct stn_stencil *s, int v)
 	return 0;
 }
 
+int stn_fcc(struct stn_stencil *s)
+{
+	if (stn_interpolated(s, 2))	/* CCP: the twelve side diagonals */
+		return -1;
+	s->fcc = 1;
+	snprintf(s->name, sizeof(s->name), "fcc (13 points on the FCC lattice)");
+	return 0;
+}
+
 int stn_from_config(const struct cfg_room *r, struct stn_stencil *s)
 {
 	struct stn_shell sh[STN_MAX_SHELLS];
@@ -473,6 +482,8 @@ int stn_from_config(const struct cfg_room *r, struct stn_stencil *s)
 		return stn_leggy(s, r->order / 2);
 	if (r->stencil == CFG_STENCIL_INTERPOLATED)
 		return stn_interpolated(s, r->variant);
+	if (r->stencil == CFG_STENCIL_FCC)
+		return stn_fcc(s);
 	n = r->stencil == CFG_STENCIL_COMPACT ? stn_compact_shells(r->radius2, sh, STN_MAX_SHELLS)
 					       : stn_box_shells(r->boxq, sh, STN_MAX_SHELLS);
 	if (n < 0 || (r->nweights && r->nweights != n))

@@ -29,6 +29,7 @@ struct stn_stencil {
 	int off[STN_MAX_POINTS][3];	/* offsets l_k; off[0] is the centre */
 	double w[STN_MAX_POINTS];	/* Laplacian weights (per h^2) */
 	double courant;			/* a named scheme's published Courant number; 0: none */
+	int fcc;			/* 1: run on the FCC sub-lattice, stored folded (stn_fcc) */
 	char name[64];			/* e.g. "leggy order 4 (13 points)" */
 };
 
@@ -70,6 +71,15 @@ int stn_default_weights(const struct stn_shell *shells, int n, double *a);
  */
 extern const char *const stn_variant_names[];
 int stn_interpolated(struct stn_stencil *s, int variant);
+
+/*
+ * The 13-point scheme of the face-centred cubic lattice (docs/stencils.md, "FCC"): the nodes
+ * with i + j + k even, each coupled to its twelve nearest neighbours (the side diagonals) with
+ * weight 1/4 per h^2, Courant limit 1. It is CCP's stencil, whose side-diagonal steps never
+ * leave a sub-lattice, so the engines run one sub-lattice only, stored folded at half the
+ * memory (solver/fdtd.h), with walls through nodes (docs/physics.md, "FCC walls").
+ */
+int stn_fcc(struct stn_stencil *s);
 
 /* The stencil a room file configures (scheme.stencil and its parameters); -1 when its shell
  * weights do not match its shells. */

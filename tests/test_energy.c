@@ -105,7 +105,8 @@ static void rigid_box_float32_stays_close(void **state)
 /*
  * Stencils reaching further than one cell read mirrored values beyond rigid walls: the
  * operator is symmetric, so the same energy is conserved (docs/physics.md, "Larger
- * stencils"); absorbing walls only take energy away.
+ * stencils"); absorbing walls only take energy away. The fcc scheme mirrors about walls
+ * through its nodes, and its energy weighs wall nodes by their share (physics.md, "FCC").
  */
 static void larger_stencils(void **state)
 {
@@ -114,7 +115,8 @@ static void larger_stencils(void **state)
 					       ", stencil: compact, radius2: 3",
 					       ", stencil: box, q: [2, 2, 2]",
 					       ", stencil: interpolated, variant: IWB",
-					       ", stencil: interpolated, variant: CCP" };
+					       ", stencil: interpolated, variant: CCP",
+					       ", stencil: fcc" };
 	char rigid[2048], lossy[2048];
 
 	(void)state;

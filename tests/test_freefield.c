@@ -13,26 +13,25 @@
 #define LEAD (1.5 / FC)		/* the pulse peaks this long after t = 0 (signal.c) */
 
 /* The source sits off the grid nodes; receivers lie on rays through it. */
-static const char room[] =
-	"grid: {fmax: 1000, ppw: 10.5}\n"
-	"scheme: {precision: float64}\n"
-	"duration: 0.0125\n"
-	"geometry: {box: [4.0, 4.0, 4.0]}\n"
-	"sources: [{name: S, position: [1.513, 2.021, 1.987], signal: gaussian, fc: 400, "
-	"highpass: 0}]\n"
-	"receivers:\n"
-	"  - {name: A1, position: [2.013, 2.021, 1.987]}\n"	/* +x, 0.5 m */
-	"  - {name: A2, position: [2.513, 2.021, 1.987]}\n"	/* +x, 1.0 m */
-	"  - {name: D1, position: [1.913, 2.421, 2.387]}\n"	/* diagonal, 0.693 m */
-	"  - {name: D2, position: [2.213, 2.721, 2.687]}\n";	/* diagonal, 1.212 m */
+#define ROOM(scheme) \
+	"grid: {fmax: 1000, ppw: 10.5}\n" \
+	"scheme: {precision: float64" scheme "}\n" \
+	"duration: 0.0125\n" \
+	"geometry: {box: [4.0, 4.0, 4.0]}\n" \
+	"sources: [{name: S, position: [1.513, 2.021, 1.987], signal: gaussian, fc: 400, " \
+	"highpass: 0}]\n" \
+	"receivers:\n" \
+	"  - {name: A1, position: [2.013, 2.021, 1.987]}\n"	/* +x, 0.5 m */ \
+	"  - {name: A2, position: [2.513, 2.021, 1.987]}\n"	/* +x, 1.0 m */ \
+	"  - {name: D1, position: [1.913, 2.421, 2.387]}\n"	/* diagonal, 0.693 m */ \
+	"  - {name: D2, position: [2.213, 2.721, 2.687]}\n"	/* diagonal, 1.212 m */
 
-static void direct_sound(void **state)
+static void check_direct(const char *room)
 {
 	struct sim *s = sim_open(room);
 	const double c = s->room->c, *src = s->room->sources[0].pos;
 	double r[4], amp[4];
 
-	(void)state;
 	sim_run(s, 0, -1);
 	for (int q = 0; q < 4; q++) {
 		const double *pos = s->room->receivers[q].pos, *y = fdtd_receiver(s->engine, q);
@@ -58,6 +57,19 @@ static void direct_sound(void **state)
 		assert_true(fabs(ratio / want - 1) < 0.03);
 	}
 	sim_close(s);
+}
+
+static void direct_sound(void **state)
+{
+	(void)state;
+	check_direct(ROOM(""));
+}
+
+/* The fcc lattice interpolates its source and receivers in its own basis (voxel.h). */
+static void direct_sound_fcc(void **state)
+{
+	(void)state;
+	check_direct(ROOM(", stencil: fcc"));
 }
 
 /* The largest |x| over the samples of [t0, t1), with its sign. */
@@ -102,7 +114,7 @@ static double duct_echo(const char *scheme, const char *wall)
 static void wall_reflection(void **state)
 {
 	static const char *const schemes[] = { "", ", stencil: leggy, order: 4",
-					       ", stencil: compact, radius2: 3" };
+					       ", stencil: compact, radius2: 3", ", stencil: fcc" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
@@ -118,6 +130,7 @@ static void wall_reflection(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(direct_sound),
+					    cmocka_unit_test(direct_sound_fcc),
 					    cmocka_unit_test(wall_reflection) };
 
 	return cmocka_run_group_tests_name("freefield", tests, NULL, NULL);

@@ -123,13 +123,21 @@ static void interpolated_iiso(void **state)
 	first_eight_modes(ROOM(", stencil: interpolated, variant: IISO"));
 }
 
+/* The fcc lattice with its walls through the outermost nodes (physics.md, "FCC walls"). */
+static void fcc(void **state)
+{
+	(void)state;
+	first_eight_modes(ROOM(", stencil: fcc"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(seven_point),
 					    cmocka_unit_test(leggy_order_4),
 					    cmocka_unit_test(compact_27_point),
 					    cmocka_unit_test(interpolated_iwb),
-					    cmocka_unit_test(interpolated_iiso) };
+					    cmocka_unit_test(interpolated_iiso),
+					    cmocka_unit_test(fcc) };
 
 	return cmocka_run_group_tests_name("modes", tests, NULL, NULL);
 }

@@ -23,6 +23,9 @@
  *   leggy              leggy stencils of order 2M, offsets computed (seed 000 KernelB)
  *   leggy-shared(2)    leggy stencils: an x-y tile with a halo of M in shared memory, z by a
  *                      register queue of 2M + 1 values, 1 (2) cells per thread (seeds 001, 004)
+ *   shell-shared       stencils of whole shells of reach 1 to 3: shared slab, plane sums
+ *   shell-vec          stencils of reach 1: slice-vec's front with plane sums
+ *   fcc                the fcc scheme on its folded lattice, the only kernel that runs it
  */
 #include <cuda_runtime.h>
 #include <limits.h>
@@ -1166,6 +1169,112 @@ __global__ void k_plane(const R *__restrict__ u, float *__restrict__ out, int ax
 	out[(size_t)r * n2 + c] = (float)u[ijk[0] + d.sy * ijk[1] + d.sz * ijk[2]];
 }
 
+/*
+ * The fcc scheme (solver/cpu_fcc.inc, whose expression and order it follows): one thread per
+ * folded column (i', j), marching a chunk of slabs; node i = 2 i' + p with p = (j + k) & 1.
+ * Away from the walls the twelve reads are direct, through the read-only cache; the nodes on
+ * the walls mirror their reads about them. k_dims holds the folded strides.
+ */
+__constant__ int k_fcc_order[12][3] = {
+	{ -1, -1, 0 }, { 1, -1, 0 }, { -1, 1, 0 }, { 1, 1, 0 },
+	{ -1, 0, -1 }, { 1, 0, -1 }, { -1, 0, 1 }, { 1, 0, 1 },
+	{ 0, -1, -1 }, { 0, 1, 1 },  { 0, -1, 1 }, { 0, 1, -1 },
+};
+
+__device__ __forceinline__ int fcc_mirror(int x, int a)
+{
+	const int lo = k_dims.halo, hi = k_dims.hi[a];
+
+	return x < lo ? 2 * lo - x : x > hi ? 2 * hi - x : x;
+}
+
+__device__ __forceinline__ long long fcc_at(int i, int j, int k)
+{
+	return (i >> 1) + k_dims.sy * j + k_dims.sz * k;
+}
+
+template <typename R>
+__device__ R fcc_mirrored(const R *__restrict__ a, int i, int j, int k)
+{
+	R v[12];
+
+#pragma unroll
+	for (int q = 0; q < 12; q++)
+		v[q] = __ldg(a + fcc_at(fcc_mirror(i + k_fcc_order[q][0], 0),
+					fcc_mirror(j + k_fcc_order[q][1], 1),
+					fcc_mirror(k + k_fcc_order[q][2], 2)));
+	return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])) +
+	       ((v[8] + v[9]) + (v[10] + v[11]));
+}
+
+template <typename R>
+__global__ void k_fcc(const R *__restrict__ a, R *__restrict__ b, const uint8_t *__restrict__ cls)
+{
+	const KDims d = k_dims;
+	const KCoefs<R> &c = kc<R>();
+	const int ip = blockIdx.x * blockDim.x + threadIdx.x;
+	const int j = blockIdx.y * blockDim.y + threadIdx.y;
+	const int k0 = d.halo + (int)blockIdx.z * d.kc, k1 = min(d.hi[2], k0 + d.kc - 1);
+
+	if (j < d.halo || j > d.hi[1])
+		return;
+	for (int k = k0; k <= k1; k++) {
+		const int p = (j + k) & 1, i = 2 * ip + p;
+		const long long n = ip + d.sy * j + d.sz * k;
+
+		if (i < d.halo || i > d.hi[0])
+			continue;
+		if (i > d.halo && i < d.hi[0] && j > d.halo && j < d.hi[1] && k > d.halo &&
+		    k < d.hi[2]) {
+			const R *x = a + n + p - 1;	/* the (i - 1) reads of the other parity */
+			const R s = ((__ldg(x - d.sy) + __ldg(x + 1 - d.sy)) +
+				     (__ldg(x + d.sy) + __ldg(x + 1 + d.sy))) +
+				    ((__ldg(x - d.sz) + __ldg(x + 1 - d.sz)) +
+				     (__ldg(x + d.sz) + __ldg(x + 1 + d.sz))) +
+				    ((__ldg(a + n - d.sy - d.sz) + __ldg(a + n + d.sy + d.sz)) +
+				     (__ldg(a + n + d.sz - d.sy) + __ldg(a + n + d.sy - d.sz)));
+
+			b[n] = c.air * __ldg(a + n) + c.l2 * s - b[n];
+		} else {
+			const unsigned t = cls[n];
+
+			b[n] = c.sc[t] * (c.ca[t] * __ldg(a + n) + c.l2 * fcc_mirrored(a, i, j, k) -
+					  c.cb[t] * b[n]);
+		}
+	}
+}
+
+/* The fcc field at room cell (i, j, k) of a plane across axis (fdtd.c, fcc_plane). */
+template <typename R>
+__global__ void k_plane_fcc(const R *__restrict__ u, float *__restrict__ out, int axis,
+			    int index, int n2)
+{
+	const KDims d = k_dims;
+	const int uax = axis == 2 ? 1 : 2, vax = axis == 0 ? 1 : 0;
+	const int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
+	int ijk[3];
+	R v[4];
+	int q = 0;
+
+	if (c >= n2)
+		return;
+	ijk[axis] = index;
+	ijk[uax] = r + d.halo;
+	ijk[vax] = c + d.halo;
+	if (((ijk[0] + ijk[1] + ijk[2]) & 1) == 0) {
+		out[(size_t)r * n2 + c] = (float)u[fcc_at(ijk[0], ijk[1], ijk[2])];
+		return;
+	}
+	for (int a = 0; a < 3; a++)
+		for (int s = -1; s <= 1 && a != axis; s += 2) {
+			int at[3] = { ijk[0], ijk[1], ijk[2] };
+
+			at[a] = fcc_mirror(at[a] + s, a);
+			v[q++] = u[fcc_at(at[0], at[1], at[2])];
+		}
+	out[(size_t)r * n2 + c] = (float)(((v[0] + v[1]) + (v[2] + v[3])) * (R)0.25);
+}
+
 template <typename R> __global__ void k_noise(R *u, size_t n, unsigned seed)
 {
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -1217,6 +1326,8 @@ struct cuda_engine {
 	int shell_r;			/* reach of a stencil the shell kernels run, else 0 */
 	double shd[SH_N][SH_N][SH_N];	/* its weight per point of each shell */
 	int general;			/* 1: a stencil other than the 7-point one */
+	int fcc;			/* 1: the fcc scheme: folded fields, kernel fcc only */
+	size_t values;			/* entries of each field (folded: half the cells) */
 	void *u[2];			/* the two levels */
 	int cur;			/* u[cur] is u^n */
 	unsigned *mask;			/* air bit per cell */
@@ -1272,6 +1383,9 @@ int cuda_available(char *name, size_t len, size_t *memory)
 size_t cuda_memory(const struct vox_plan *p, int precision, int nrec, size_t nsamples,
 		   size_t nsteps)
 {
+	if (p->fcc)	/* folded fields and class bytes */
+		return (2 * (size_t)precision + 1) * (p->cells / 2) +
+		       (size_t)nrec * nsamples * sizeof(double) + nsteps * 8 * sizeof(double);
 	return 2 * p->cells * (size_t)precision + p->cells + (p->cells / 32 + 1) * 4 +
 	       2 * sizeof(int2) * (size_t)p->n[0] * p->n[1] +
 	       (size_t)nrec * nsamples * sizeof(double) + nsteps * 8 * sizeof(double);
@@ -1361,6 +1475,25 @@ out:
 		rs_fail(err, RS_ENOMEM, "out of host memory preparing the grid");
 	free(mask);
 	free(colk);
+	return rc;
+}
+
+/* The fcc grid: the class bytes of its nodes, folded like the fields (voxel.h). */
+static int upload_folded(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err)
+{
+	const struct vox_plan *p = &g->plan;
+	uint8_t *f = (uint8_t *)malloc(e->values);
+	int rc;
+
+	if (!f)
+		return rs_fail(err, RS_ENOMEM, "out of host memory preparing the grid");
+	for (int k = 0; k < p->n[2]; k++)
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = (j + k) & 1; i < p->n[0]; i += 2)
+				f[vox_folded(p, i, j, k)] = g->cls[vox_index(p, i, j, k)];
+	rc = CK(cudaMalloc(&e->cls, e->values)) ||
+	     CK(cudaMemcpy(e->cls, f, e->values, cudaMemcpyHostToDevice)) ? RS_EDEVICE : 0;
+	free(f);
 	return rc;
 }
 
@@ -1537,6 +1670,13 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 				       "reach) <= %d x y", cfg_kernel_names[kern], SH_MAX_REACH,
 				       SH_THREADS, SH_LOADS);
 		break;
+	case CFG_KERNEL_FCC: {
+		const dim3 g((e->dims.nx + blk.x - 1) / blk.x, (e->plan.n[1] + blk.y - 1) / blk.y,
+			     (e->plan.room[2] + KCHUNK - 1) / KCHUNK);
+
+		k_fcc<R><<<g, blk>>>(a, b, e->cls);
+		break;
+	}
 	case CFG_KERNEL_NAIVE3D:
 		k_naive3d<R><<<e->grid3, e->block3>>>(a, b, e->mask, e->cls, e->colk, e->blockk3);
 		break;
@@ -1600,9 +1740,9 @@ static int fill_noise(struct cuda_engine *e, struct rs_error *err)
 {
 	for (int b = 0; b < 2; b++) {
 		if (e->precision == 4)
-			k_noise<float><<<1024, 256>>>((float *)e->u[b], e->plan.cells, 17u + b);
+			k_noise<float><<<1024, 256>>>((float *)e->u[b], e->values, 17u + b);
 		else
-			k_noise<double><<<1024, 256>>>((double *)e->u[b], e->plan.cells, 17u + b);
+			k_noise<double><<<1024, 256>>>((double *)e->u[b], e->values, 17u + b);
 		if (CK_LAUNCH())
 			return RS_EDEVICE;
 	}
@@ -1675,6 +1815,7 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 		case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<float, 4, 2>;
 		case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared32<1>;
 		case CFG_KERNEL_SHELL_VEC: return (const void *)k_shell_vec32;
+		case CFG_KERNEL_FCC: return (const void *)k_fcc<float>;
 		default: return NULL;
 		}
 	}
@@ -1695,6 +1836,7 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 	case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<double, 4, 2>;
 	case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared64<1>;
 	case CFG_KERNEL_SHELL_VEC: return (const void *)k_shell_vec64;
+	case CFG_KERNEL_FCC: return (const void *)k_fcc<double>;
 	default: return NULL;
 	}
 }
@@ -1722,6 +1864,8 @@ void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *
  */
 int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k)
 {
+	if (e->fcc || k == CFG_KERNEL_FCC)	/* the folded lattice has its own kernel */
+		return e->fcc && k == CFG_KERNEL_FCC;
 	/* in a carved room only `general` has the fallback cells */
 	if (k == CFG_KERNEL_LEGGY || k == CFG_KERNEL_LEGGY_SHARED || k == CFG_KERNEL_LEGGY_SHARED2)
 		return e->general && e->leggy_m > 0 && !e->fallback;
@@ -1744,7 +1888,7 @@ static int choose_kernel(struct cuda_engine *e, struct rs_error *err)
 			continue;
 		if (cuda_time_kernel(e, (enum cfg_kernel)k, AUTO_STEPS, 3, &t, err))
 			return RS_EDEVICE;
-		e->auto_rate[k] = (double)e->plan.cells * AUTO_STEPS / t;
+		e->auto_rate[k] = (double)vox_nodes(&e->plan) * AUTO_STEPS / t;
 		if (t < best) {
 			best = t;
 			e->kernel = (enum cfg_kernel)k;
@@ -1838,11 +1982,13 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->block[0] = s->block[0];
 	e->block[1] = s->block[1];
 	e->plan = *p;
-	e->dims.nx = p->n[0];
+	e->fcc = p->fcc;
+	e->values = p->fcc ? p->cells / 2 : p->cells;
+	e->dims.nx = p->fcc ? p->n[0] / 2 : p->n[0];	/* the fcc kernels index folded rows */
 	e->dims.ny = p->n[1];
 	e->dims.nz = p->n[2];
-	e->dims.sy = p->n[0];
-	e->dims.sz = (long long)p->n[0] * p->n[1];
+	e->dims.sy = e->dims.nx;
+	e->dims.sz = (long long)e->dims.nx * p->n[1];
 	e->dims.kc = KCHUNK;
 	e->dims.halo = p->halo;
 	for (int d = 0; d < 3; d++)
@@ -1857,6 +2003,24 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 		rs_fail(err, RS_ENOMEM, "the grid needs %.2f GiB of device memory, %.2f GiB is free",
 			need / 1073741824.0, free_b / 1073741824.0);
 		goto out_free;
+	}
+	if (e->fcc != (s->stencil && s->stencil->fcc)) {
+		rs_fail(err, RS_EINTERNAL, "the fcc scheme needs the fcc grid, and only it does");
+		goto out_free;
+	}
+	if (e->fcc) {
+		if (CK(cudaMalloc(&e->u[0], e->values * (size_t)s->precision)) ||
+		    CK(cudaMalloc(&e->u[1], e->values * (size_t)s->precision)) ||
+		    upload_folded(e, s->grid, err) || cuda_reset(e, err))
+			goto out_free;
+		if (e->kernel == CFG_KERNEL_AUTO)
+			e->kernel = CFG_KERNEL_FCC;	/* the only one: nothing to time */
+		if (e->kernel != CFG_KERNEL_FCC) {
+			rs_fail(err, RS_EINPUT, "kernel %s cannot run the fcc scheme (valid: fcc, "
+				"auto)", cfg_kernel_names[e->kernel]);
+			goto out_free;
+		}
+		return e;
 	}
 	e->block3 = dim3(s->block[0], max(1, s->block[1] / bz), bz);
 	if (CK(cudaMalloc(&e->u[0], p->cells * (size_t)s->precision)) ||
@@ -2006,7 +2170,7 @@ int cuda_reserve(struct cuda_engine *e, size_t nsamples, struct rs_error *err)
 
 int cuda_reset(struct cuda_engine *e, struct rs_error *err)
 {
-	const size_t bytes = e->plan.cells * (size_t)e->precision;
+	const size_t bytes = e->values * (size_t)e->precision;
 
 	e->step = 0;
 	e->cur = 0;
@@ -2085,7 +2249,7 @@ const double *cuda_receiver(const struct cuda_engine *e, int r)
 
 int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_error *err)
 {
-	const size_t n = e->plan.cells;
+	const size_t n = e->values;
 	const void *src = e->u[older ? 1 - e->cur : e->cur];
 
 	if (e->precision == 8)
@@ -2105,6 +2269,22 @@ int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_er
 	return 0;
 }
 
+/* The plane kernel of the engine's lattice and precision, into device memory out. */
+static void plane_launch(const struct cuda_engine *e, dim3 g, float *out, int axis, int index,
+			 int n2)
+{
+	const void *u = e->u[e->cur];
+
+	if (e->precision == 4 && e->fcc)
+		k_plane_fcc<float><<<g, 128>>>((const float *)u, out, axis, index, n2);
+	else if (e->precision == 4)
+		k_plane<float><<<g, 128>>>((const float *)u, out, axis, index, n2);
+	else if (e->fcc)
+		k_plane_fcc<double><<<g, 128>>>((const double *)u, out, axis, index, n2);
+	else
+		k_plane<double><<<g, 128>>>((const double *)u, out, axis, index, n2);
+}
+
 int cuda_plane(struct cuda_engine *e, int axis, int index, float *out, struct rs_error *err)
 {
 	const int n1 = e->plan.room[axis == 2 ? 1 : 2], n2 = e->plan.room[axis == 0 ? 1 : 0];
@@ -2115,10 +2295,7 @@ int cuda_plane(struct cuda_engine *e, int axis, int index, float *out, struct rs
 
 	if (upload(e, err) || CK(cudaMalloc(&d, bytes)))
 		return RS_EDEVICE;
-	if (e->precision == 4)
-		k_plane<float><<<g, 128>>>((const float *)e->u[e->cur], d, axis, index, n2);
-	else
-		k_plane<double><<<g, 128>>>((const double *)e->u[e->cur], d, axis, index, n2);
+	plane_launch(e, g, d, axis, index, n2);
 	rc = CK_LAUNCH() || CK(cudaMemcpy(out, d, bytes, cudaMemcpyDeviceToHost)) ? RS_EDEVICE : 0;
 	cudaFree(d);
 	return rc;
@@ -2142,10 +2319,7 @@ int cuda_plane_start(struct cuda_engine *e, int axis, int index, float *out, voi
 	}
 	if (upload(e, err))
 		return RS_EDEVICE;
-	if (e->precision == 4)
-		k_plane<float><<<g, 128>>>((const float *)e->u[e->cur], e->stage, axis, index, n2);
-	else
-		k_plane<double><<<g, 128>>>((const double *)e->u[e->cur], e->stage, axis, index, n2);
+	plane_launch(e, g, e->stage, axis, index, n2);
 	if (CK_LAUNCH() || CK(cudaMemcpyAsync(out, e->stage, bytes, cudaMemcpyDeviceToHost, 0)) ||
 	    CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming)) || CK(cudaEventRecord(ev, 0)))
 		return RS_EDEVICE;

@@ -3,7 +3,8 @@
  * machine with a GPU). For each kernel, precision and room (rigid box, absorbing box, an
  * L-shaped room with a stepped ceiling built from the flags), the receivers and the whole
  * field after STEPS steps must match within the tolerances of docs/kernels.md; the energy
- * of a rigid room is conserved on the GPU as on the CPU.
+ * of a rigid room is conserved on the GPU as on the CPU. The fcc scheme runs on its own
+ * folded kernel (fcc_lattice).
  *
  * ROOMSIM_GPU_QUICK=1 runs a few short cases, for compute-sanitizer.
  */
@@ -294,6 +295,8 @@ static void carved_larger_stencils(void **state)
 	char yaml[1024];
 
 	(void)state;
+	if (only_kernels && strncmp("general", only_kernels, strlen(only_kernels)))
+		skip();
 	for (int sc = 0; sc < 2; sc++)
 		for (int prec = 4; prec <= 8; prec += 4)
 			for (int kern = 0; kern < 2; kern++) {
@@ -340,6 +343,124 @@ static void carved_larger_stencils(void **state)
 				result_free(&got);
 				sim_close(s);
 			}
+}
+
+/* Every room-cell value of the three mid planes of f's newest level, fdtd_plane's layout. */
+static float *mid_planes(struct fdtd *f, const struct vox_plan *p, size_t *n)
+{
+	size_t at = 0;
+	float *out;
+
+	*n = (size_t)p->room[1] * p->room[2] + (size_t)p->room[0] * p->room[2] +
+	     (size_t)p->room[0] * p->room[1];
+	out = malloc(*n * sizeof(float));
+	assert_non_null(out);
+	for (int a = 0; a < 3; a++) {
+		fdtd_plane(f, a, p->halo + p->room[a] / 2, out + at);
+		at += (size_t)p->room[a == 2 ? 1 : 2] * p->room[a == 0 ? 1 : 0];
+	}
+	return out;
+}
+
+/*
+ * The fcc scheme's folded kernel against the CPU engine: rigid and absorbing boxes, both
+ * precisions, two block shapes and auto; then the snapshot planes (the cells between the
+ * nodes are interpolated on the device) and the energy of the rigid box over 5000 steps.
+ */
+static void fcc_lattice(void **state)
+{
+	static const int blocks[3][2] = { { 32, 8 }, { 64, 2 }, { 0, 0 } };	/* 0: auto */
+	char yaml[2048];
+
+	(void)state;
+	if (only_kernels && strncmp("fcc", only_kernels, strlen(only_kernels)))
+		skip();
+	for (int r = 0; r < 2; r++)
+		for (int prec = 4; prec <= 8; prec += 4) {
+			struct sim *s;
+			struct fdtd_setup cpu;
+			struct result ref;
+			const long steps = quick ? 100 : STEPS;
+			const double tol = prec == 4 ? TOL_F32 : TOL_F64;
+
+			if (quick && (r || prec == 8))
+				continue;
+			snprintf(yaml, sizeof(yaml), "%sscheme: {stencil: fcc, precision: %s}\n",
+				 rooms[r], prec == 4 ? "float32" : "float64");
+			s = sim_open(yaml);
+			cpu = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
+						   .lambda = s->lambda, .precision = prec };
+			run(s, &cpu, steps, &ref);
+			for (int b = 0; b < 3; b++) {
+				struct fdtd_setup gpu = cpu;
+				struct result got;
+				double e_rec, e_field;
+
+				gpu.cuda = 1;
+				gpu.kernel = blocks[b][0] ? CFG_KERNEL_FCC : CFG_KERNEL_AUTO;
+				gpu.block[0] = blocks[b][0];
+				gpu.block[1] = blocks[b][1];
+				run(s, &gpu, steps, &got);
+				e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
+					     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
+				e_field = fmax(rel_diff(got.cur, ref.cur, s->grid->plan.cells),
+					       rel_diff(got.prev, ref.prev, s->grid->plan.cells));
+				print_message("# fcc %-9s %s %-4s block %dx%d: receivers %.2e, field "
+					      "%.2e%s\n", room_names[r], prec == 4 ? "f32" : "f64",
+					      b < 2 ? "fcc" : "auto", gpu.block[0], gpu.block[1], e_rec,
+					      e_field, e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
+				if (e_rec > tol || e_field > tol)
+					fail_msg("fcc on the %s room: error %.3e / %.3e", room_names[r],
+						 e_rec, e_field);
+				result_free(&got);
+			}
+			result_free(&ref);
+			sim_close(s);
+		}
+	/* planes and energy: the rigid box in float64 */
+	{
+		struct sim *s;
+		struct fdtd *f[2];
+		float *pl[2];
+		size_t n;
+		double sig[1] = { 1 }, e0 = 0, worst = 0, diff = 0, peak = 0;
+		struct rs_error err = { 0 };
+
+		snprintf(yaml, sizeof(yaml), "%sscheme: {stencil: fcc, precision: float64}\n",
+			 rooms[0]);
+		s = sim_open(yaml);
+		for (int g = 0; g < 2; g++) {
+			struct fdtd_setup st = { .grid = s->grid, .stencil = &s->stencil,
+						 .lambda = s->lambda, .precision = 8, .cuda = g,
+						 .kernel = CFG_KERNEL_FCC };
+
+			if (!(f[g] = fdtd_create(&st, &err)))
+				fail_msg("%s", err.msg);
+			assert_int_equal(fdtd_add_source(f[g], s->room->sources[0].pos, sig, 1), 0);
+			assert_int_equal(fdtd_advance(f[g], 300, NULL), 0);
+			pl[g] = mid_planes(f[g], &s->grid->plan, &n);
+		}
+		for (size_t i = 0; i < n; i++) {
+			diff = fmax(diff, fabs(pl[1][i] - pl[0][i]));
+			peak = fmax(peak, fabs(pl[0][i]));
+		}
+		print_message("# fcc planes: GPU against CPU, max difference %.2e of the peak\n",
+			      diff / peak);
+		assert_true(peak > 0 && diff <= TOL_F64 * peak);
+		e0 = fdtd_energy(f[1]);
+		for (int step = 0; step < (quick ? 100 : ENERGY_STEPS); step += 100) {
+			assert_int_equal(fdtd_advance(f[1], 100, NULL), 0);
+			worst = fmax(worst, fabs(fdtd_energy(f[1]) - e0) / e0);
+		}
+		print_message("# fcc energy drift on the GPU over %d steps: %.2e\n",
+			      quick ? 100 : ENERGY_STEPS, worst);
+		assert_true(e0 > 0 && worst < ENERGY_TOL);
+		for (int g = 0; g < 2; g++) {
+			free(pl[g]);
+			fdtd_destroy(f[g]);
+		}
+		sim_close(s);
+	}
 }
 
 /* Textures of 6 slabs force the stacked sub-volumes of seed 003 section 4.2.2. */
@@ -434,10 +555,11 @@ int main(void)
 		cmocka_unit_test(texture_subvolumes), cmocka_unit_test(other_block_shape),
 		cmocka_unit_test(auto_kernel),	 cmocka_unit_test(energy_on_gpu),
 		cmocka_unit_test(larger_stencils), cmocka_unit_test(carved_larger_stencils),
+		cmocka_unit_test(fcc_lattice),
 	};
 	const struct CMUnitTest few[] = {
 		cmocka_unit_test(lshaped_f32), cmocka_unit_test(texture_subvolumes),
-		cmocka_unit_test(larger_stencils),
+		cmocka_unit_test(larger_stencils), cmocka_unit_test(fcc_lattice),
 	};
 
 	if (!fdtd_cuda_available(NULL, 0)) {
@@ -445,7 +567,8 @@ int main(void)
 		return 1;
 	}
 	const struct CMUnitTest some[] = { cmocka_unit_test(larger_stencils),
-					   cmocka_unit_test(carved_larger_stencils) };
+					   cmocka_unit_test(carved_larger_stencils),
+					   cmocka_unit_test(fcc_lattice) };
 
 	quick = getenv("ROOMSIM_GPU_QUICK") != NULL;
 	if ((only_kernels = getenv("ROOMSIM_GPU_KERNELS")))
