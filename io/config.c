@@ -41,6 +41,7 @@ const char *const cfg_kernel_names[CFG_NKERNELS + 1] = {
 	[CFG_KERNEL_SHELL_SHARED] = "shell-shared",
 	[CFG_KERNEL_SHELL_VEC] = "shell-vec",
 	[CFG_KERNEL_FCC] = "fcc",
+	[CFG_KERNEL_FCC_VEC] = "fcc-vec",
 	[CFG_NKERNELS] = NULL,
 };
 

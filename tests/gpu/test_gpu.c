@@ -369,7 +369,12 @@ static float *mid_planes(struct fdtd *f, const struct vox_plan *p, size_t *n)
  */
 static void fcc_lattice(void **state)
 {
-	static const int blocks[3][2] = { { 32, 8 }, { 64, 2 }, { 0, 0 } };	/* 0: auto */
+	static const struct {
+		enum cfg_kernel k;
+		int bx, by;
+	} passes[] = { { CFG_KERNEL_FCC, 32, 8 }, { CFG_KERNEL_FCC, 64, 2 },
+		       { CFG_KERNEL_FCC_VEC, 32, 8 }, { CFG_KERNEL_FCC_VEC, 64, 2 },
+		       { CFG_KERNEL_AUTO, 32, 8 } };
 	char yaml[2048];
 
 	(void)state;
@@ -391,24 +396,25 @@ static void fcc_lattice(void **state)
 			cpu = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
 						   .lambda = s->lambda, .precision = prec };
 			run(s, &cpu, steps, &ref);
-			for (int b = 0; b < 3; b++) {
+			for (size_t v = 0; v < sizeof(passes) / sizeof(passes[0]); v++) {
 				struct fdtd_setup gpu = cpu;
 				struct result got;
 				double e_rec, e_field;
 
 				gpu.cuda = 1;
-				gpu.kernel = blocks[b][0] ? CFG_KERNEL_FCC : CFG_KERNEL_AUTO;
-				gpu.block[0] = blocks[b][0];
-				gpu.block[1] = blocks[b][1];
+				gpu.kernel = passes[v].k;
+				gpu.block[0] = passes[v].bx;
+				gpu.block[1] = passes[v].by;
 				run(s, &gpu, steps, &got);
 				e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
 					     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
 				e_field = fmax(rel_diff(got.cur, ref.cur, s->grid->plan.cells),
 					       rel_diff(got.prev, ref.prev, s->grid->plan.cells));
-				print_message("# fcc %-9s %s %-4s block %dx%d: receivers %.2e, field "
+				print_message("# fcc %-9s %s %-7s block %dx%d: receivers %.2e, field "
 					      "%.2e%s\n", room_names[r], prec == 4 ? "f32" : "f64",
-					      b < 2 ? "fcc" : "auto", gpu.block[0], gpu.block[1], e_rec,
-					      e_field, e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
+					      cfg_kernel_names[gpu.kernel], gpu.block[0], gpu.block[1],
+					      e_rec, e_field,
+					      e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
 				if (e_rec > tol || e_field > tol)
 					fail_msg("fcc on the %s room: error %.3e / %.3e", room_names[r],
 						 e_rec, e_field);
