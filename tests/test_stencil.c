@@ -88,6 +88,33 @@ static void interpolated_variants(void **state)
 	assert_int_equal(stn_interpolated(&st, 99), -1);
 }
 
+/*
+ * The fcc scheme: the twelve side diagonals at 1/4 each (the FCC lattice's neighbours, which
+ * keep i + j + k even), Courant limit 1, the folded engines' flag.
+ */
+static void fcc_stencil(void **state)
+{
+	double sum = 0;
+
+	(void)state;
+	assert_int_equal(stn_fcc(&st), 0);
+	assert_int_equal(st.fcc, 1);
+	assert_int_equal(st.K, 13);
+	assert_int_equal(st.reach, 1);
+	for (int q = 1; q < st.K; q++) {
+		const int *o = st.off[q];
+
+		assert_int_equal(abs(o[0]) + abs(o[1]) + abs(o[2]), 2);
+		assert_int_equal((o[0] + o[1] + o[2]) % 2, 0);
+		assert_true(fabs(st.w[q] - 0.25) < 1e-15);
+		sum += st.w[q];
+	}
+	assert_true(fabs(sum + st.w[0]) < 1e-14);	/* a Laplacian: the row sums to 0 */
+	assert_true(fabs(stn_courant_limit(&st) - 1) < 1e-9);
+	print_message("# fcc ppw for 1 %%: %.3f\n", stn_ppw_for(&st, 1, 0.01));
+	assert_true(fabs(stn_ppw_for(&st, 1, 0.01) - 7.65) < 0.05);
+}
+
 /* ppw^4 / lambda for 1 % worst-case error at the limit: what the default weights minimise. */
 static double work_at_limit(const struct stn_stencil *s)
 {
@@ -254,6 +281,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(leggy_weights),	   cmocka_unit_test(family_sizes),
 		cmocka_unit_test(courant_limits),	   cmocka_unit_test(interpolated_variants),
+		cmocka_unit_test(fcc_stencil),
 		cmocka_unit_test(default_weights),
 		cmocka_unit_test(unstable_weights_refused),
 		cmocka_unit_test(seven_point_dispersion), cmocka_unit_test(plane_waves_on_a_periodic_grid),
