@@ -114,9 +114,10 @@ static int check_points(struct run *r, struct rs_error *err)
 			return cfg_at(err, room, is_src ? room->sources[i].at
 							: room->receivers[i - room->nsources].at,
 				      key, "[%g, %g, %g] is too close to a wall: the fcc lattice nodes "
-				      "that interpolate it reach %.3g m beyond it (valid: every "
-				      "position at least 2 cells, %g m, inside the walls, and many "
-				      "closer)", pos[0], pos[1], pos[2], d, 2 * room->spacing);
+				      "that would interpolate it lie up to %.3g m beyond the walls "
+				      "(valid: any position at least 2 cells, %g m, inside every wall; "
+				      "many closer ones too)", pos[0], pos[1], pos[2], d,
+				      2 * room->spacing);
 		return cfg_at(err, room, is_src ? room->sources[i].at
 						: room->receivers[i - room->nsources].at, key,
 			      "[%g, %g, %g] is outside the air by %.3g m (valid: within "

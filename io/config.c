@@ -624,7 +624,7 @@ static int parse_stencil_params(struct yp *p, yaml_node_t *s, struct cfg_room *r
 {
 	/* Each parameter belongs to one family; weights to compact and box. */
 	static const char *const only[] = { "order", "radius2", "q", "variant" };
-	static const char *const family[] = { "leggy", "compact", "box", "interpolated" };
+	static const char *const family[] = { "leggy", "compact", "box", "interpolated", "fcc" };
 	yaml_node_t *n;
 	long v;
 	char k[48];
