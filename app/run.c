@@ -66,7 +66,8 @@ static const char usage_run[] =
 	"                   tiled-global, tiled-shared, slice-naive, slice-texture,\n"
 	"                   slice-ldg, slice-shared, slice-shared-tex, slice-vec (7-point);\n"
 	"                   general (any other stencil), leggy, leggy-shared, leggy-shared2\n"
-	"                   (leggy stencils), shell-shared (reach 1 to 3), shell-vec (reach 1)\n"
+	"                   (leggy stencils), shell-shared (reach 1 to 3), shell-vec (reach 1);\n"
+	"                   fcc, fcc-vec (the fcc scheme)\n"
 	"  --threads N      CPU threads (default: all cores)\n"
 	"  -q, --quiet      no progress on stderr\n"
 	"\n"
@@ -473,7 +474,7 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 					       "auto, naive3d, tiled-global, tiled-shared, slice-naive, "
 					       "slice-texture, slice-ldg, slice-shared, slice-shared-tex, "
 					       "slice-vec, general, leggy, leggy-shared, leggy-shared2, "
-					       "shell-shared, shell-vec)",
+					       "shell-shared, shell-vec, fcc, fcc-vec)",
 					       optarg);
 			break;
 		case 'o':

@@ -87,6 +87,27 @@ static void run_writes_every_output(void **state)
 	assert_int_equal(sh("ls %s/small | grep -c tmp > /dev/null", dir), 1);	/* none left */
 }
 
+/* The small room with the fcc scheme: the same outputs, planes of the node-centred grid. */
+static void fcc_room_runs(void **state)
+{
+	char path[512];
+	hsize_t dims[3];
+	int rate;
+
+	(void)state;
+	assert_int_equal(sh("sed 's#^output:#scheme: {stencil: fcc}\\noutput:#' tests/small.yaml > "
+			    "%s/fcc.yaml && grep -q 'stencil: fcc' %s/fcc.yaml", dir, dir), 0);
+	assert_int_equal(sh("%s info %s/fcc.yaml | grep -q '^lattice    fcc: '", roomsim, dir), 0);
+	assert_int_equal(sh("%s run %s/fcc.yaml --out %s/fcc -q", roomsim, dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/fcc/S1_R2.wav", dir);
+	assert_int_equal(wav_frames(path, &rate), 11025);
+	snprintf(path, sizeof(path), "%s/fcc/S2_snapshots.h5", dir);
+	assert_int_equal(h5_dims(path, "z_0.600", dims), 3);
+	/* 1.6 m by 2.0 m at h = 65.3 mm: round(L / h) + 1 nodes, the walls through nodes */
+	assert_int_equal(dims[1], 25);
+	assert_int_equal(dims[2], 32);
+}
+
 static void info_and_version(void **state)
 {
 	(void)state;
@@ -128,6 +149,8 @@ static void scheme_command(void **state)
 			    "%s/leggy.yaml | grep -q 'analysed at 0.250000'", roomsim, dir, roomsim, dir),
 			 0);
 	assert_int_equal(sh("%s scheme %s/none.yaml 2> /dev/null", roomsim, dir), 2);
+	assert_int_equal(sh("%s scheme --stencil fcc | grep -q 'limit 1.000000' && %s scheme "
+			    "--stencil fcc | grep -q '^nodes  .* 224.17 nodes'", roomsim, roomsim), 0);
 }
 
 static void interrupted_run_keeps_its_work(void **state)
@@ -188,6 +211,7 @@ int main(void)
 		cmocka_unit_test(run_writes_every_output),
 		cmocka_unit_test(info_and_version),
 		cmocka_unit_test(scheme_command),
+		cmocka_unit_test(fcc_room_runs),
 		cmocka_unit_test(interrupted_run_keeps_its_work),
 	};
 
