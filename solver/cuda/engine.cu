@@ -775,6 +775,7 @@ __global__ void k_leggy_shared(const R *__restrict__ a, R *__restrict__ b,
  * both round S to the same value but where the two doubles straddle a rounding boundary.
  */
 #define SH_CHUNK 64	/* slabs per block: 2r slabs are summed again at each chunk's start */
+#define SV_CHUNK 40	/* shell-vec: more blocks fill the chip better (docs/performance.md) */
 
 __device__ __forceinline__ double kshw(int q1, int q2, int q3)
 {
@@ -978,7 +979,11 @@ static void shell_launch(dim3 g, dim3 blk, size_t smem, const double *a, double 
  * the row and slab indices. It takes its x neighbours from the next lanes by warp shuffles
  * (one extra load at each end of a warp; at the x walls a cell's outside neighbour is itself,
  * the mirror of reach 1), and rolls its cells' three plane sums up z in registers, as
- * shell-shared does.
+ * shell-shared does. The plane sums have type A: double in float64; in float32 float (each
+ * adds four neighbours, without the centre, whose large weight is what cancels), and the
+ * shells are combined with the centre in double as the CPU does. That keeps float32 within
+ * 2·10⁻⁵ of the CPU after 600 steps (float throughout drifted 1.9·10⁻³ from it) and runs at
+ * 148 Gvox/s where double plane sums ran at 117 (docs/performance.md).
  */
 template <typename R, typename VT, typename T>
 __device__ __forceinline__ void row_sides(const R *__restrict__ row, const T &v, int i0,
@@ -995,10 +1000,10 @@ __device__ __forceinline__ void row_sides(const R *__restrict__ row, const T &v,
 		right = i0 + V < d.nx ? __ldg(row + i0 + V) : R(0);
 }
 
-template <typename R>
+template <typename R, typename A>
 __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict__ b,
 					  const unsigned *__restrict__ mask,
-					  const uint8_t *__restrict__ cls)
+					  const uint8_t *__restrict__ cls, int chunk)
 {
 	typedef Vec8<R> VT;
 	typedef typename VT::T T;
@@ -1007,7 +1012,7 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 	const KCoefs<R> &c = kc<R>();
 	const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
 	const int j = blockIdx.y * blockDim.y + threadIdx.y + d.halo;
-	const int k0 = d.halo + blockIdx.z * SH_CHUNK, k1 = min(d.hi[2], k0 + SH_CHUNK - 1);
+	const int k0 = d.halo + blockIdx.z * chunk, k1 = min(d.hi[2], k0 + chunk - 1);
 	const unsigned lane = threadIdx.x & 31;
 	const bool in = i0 < d.nx;
 	const T zero = {};
@@ -1015,7 +1020,7 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 		     w3 = kshw(1, 1, 1);
 	const long long rm = d.sy * kfold(1, j - 1), rc = d.sy * j, rp = d.sy * kfold(1, j + 1);
 	R t00[V][3];		/* per cell: centre, then plane sums (1, 0) and (1, 1), slabs -1..1 */
-	double t10[V][3], t11[V][3];
+	A t10[V][3], t11[V][3];
 	T ym, yc, yp, old = zero;
 	unsigned word = 0;
 
@@ -1066,11 +1071,10 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 			t00[q][2] = elem<R>(yc, q);
 			t10[q][0] = t10[q][1];
 			t10[q][1] = t10[q][2];
-			t10[q][2] = (double)cm + (double)cp + (double)elem<R>(ym, q) +
-				    (double)elem<R>(yp, q);
+			t10[q][2] = (A)cm + (A)cp + (A)elem<R>(ym, q) + (A)elem<R>(yp, q);
 			t11[q][0] = t11[q][1];
 			t11[q][1] = t11[q][2];
-			t11[q][2] = (double)mm + (double)mp + (double)pm + (double)pp;
+			t11[q][2] = (A)mm + (A)mp + (A)pm + (A)pp;
 		}
 		if (z >= k0 + 1 && in) {
 			T out = old;
@@ -1084,11 +1088,11 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 				if (i < d.halo || i > d.hi[0])
 					continue;
 				if (w1 != 0)
-					sum += w1 * ((double)t00[q][2] + (double)t00[q][0] + t10[q][1]);
+					sum += w1 * (double)((A)t00[q][2] + (A)t00[q][0] + t10[q][1]);
 				if (w2 != 0)
-					sum += w2 * (t10[q][2] + t10[q][0] + t11[q][1]);
+					sum += w2 * (double)(t10[q][2] + t10[q][0] + t11[q][1]);
 				if (w3 != 0)
-					sum += w3 * (t11[q][2] + t11[q][0]);
+					sum += w3 * (double)(t11[q][2] + t11[q][0]);
 				{
 					const unsigned t = ((word >> ((n + q) & 31)) & 1u) ? VOX_AIR
 											 : cls[n + q];
@@ -1109,29 +1113,31 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 	}
 }
 
-/* No register budget: 64 registers (4 blocks) in float32 spilled and ran 14 % slower than 72. */
+/* No register budget: with 64 registers (4 blocks) it ran 2 % slower in float32 than with 72. */
 __global__ void k_shell_vec32(const float *__restrict__ a, float *__restrict__ b,
-			      const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+			      const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
+			      int chunk)
 {
-	shell_vec<float>(a, b, mask, cls);
+	shell_vec<float, float>(a, b, mask, cls, chunk);
 }
 
 __global__ void k_shell_vec64(const double *__restrict__ a, double *__restrict__ b,
-			      const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+			      const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
+			      int chunk)
 {
-	shell_vec<double>(a, b, mask, cls);
+	shell_vec<double, double>(a, b, mask, cls, chunk);
 }
 
 static void shell_vec_launch(dim3 g, dim3 blk, const float *a, float *b, const unsigned *mask,
-			     const uint8_t *cls)
+			     const uint8_t *cls, int chunk)
 {
-	k_shell_vec32<<<g, blk>>>(a, b, mask, cls);
+	k_shell_vec32<<<g, blk>>>(a, b, mask, cls, chunk);
 }
 
 static void shell_vec_launch(dim3 g, dim3 blk, const double *a, double *b,
-			     const unsigned *mask, const uint8_t *cls)
+			     const unsigned *mask, const uint8_t *cls, int chunk)
 {
-	k_shell_vec64<<<g, blk>>>(a, b, mask, cls);
+	k_shell_vec64<<<g, blk>>>(a, b, mask, cls, chunk);
 }
 
 /* After the update of a step: add the source's values, then record every receiver. */
@@ -1726,12 +1732,15 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 		break;
 	case CFG_KERNEL_SHELL_VEC: {
 		const int span = (int)blk.x * Vec8<R>::N;
+		/* chunks of at most SV_CHUNK slabs, as equal as they can be */
+		const int nchunk = (e->plan.room[2] + SV_CHUNK - 1) / SV_CHUNK;
+		const int chunk = (e->plan.room[2] + nchunk - 1) / nchunk;
 		const dim3 g((e->plan.n[0] + span - 1) / span, (e->plan.room[1] + blk.y - 1) / blk.y,
-			     (e->plan.room[2] + SH_CHUNK - 1) / SH_CHUNK);
+			     (e->plan.room[2] + chunk - 1) / chunk);
 
 		if (e->shell_r != 1)
 			return rs_fail(err, RS_EINPUT, "kernel shell-vec runs stencils of reach 1");
-		shell_vec_launch(g, blk, a, b, e->mask, e->cls);
+		shell_vec_launch(g, blk, a, b, e->mask, e->cls, chunk);
 		break;
 	}
 	case CFG_KERNEL_SHELL_SHARED:
