@@ -788,20 +788,20 @@ __host__ __device__ constexpr int plane_shell(int p, int q)
 	return p * (p + 1) / 2 + q;
 }
 
-/* A cell's plane sums at the slabs k - r .. k + r: t[shell][r + dz]. */
-template <int RR> struct Ring {
-	double t[plane_shell(RR, RR) + 1][2 * RR + 1];
+/* A cell's plane sums at the slabs k - r .. k + r: t[shell][r + dz], of type A. */
+template <int RR, typename A> struct Ring {
+	A t[plane_shell(RR, RR) + 1][2 * RR + 1];
 };
 
 /* Roll the ring up one slab; at(dx, dy) reads the new slab around the cell. */
-template <int RR, typename At>
-__device__ __forceinline__ void ring_push(Ring<RR> &g, At at)
+template <int RR, typename A, typename At>
+__device__ __forceinline__ void ring_push(Ring<RR, A> &g, At at)
 {
 #pragma unroll
 	for (int p = 0; p <= RR; p++)
 #pragma unroll
 		for (int q = 0; q <= p; q++) {
-			double v;
+			A v;
 
 			if (p == 0) {
 				v = at(0, 0);
@@ -819,11 +819,14 @@ __device__ __forceinline__ void ring_push(Ring<RR> &g, At at)
 		}
 }
 
-/* S of the cell at the ring's middle slab, shell by shell in lexicographic order. */
-template <int RR>
-__device__ __forceinline__ double shell_sum(const Ring<RR> &g)
+/*
+ * S of the cell at the ring's middle slab, shell by shell in lexicographic order: each shell's
+ * points summed in A, then weighted and added with the centre in double.
+ */
+template <int RR, typename A>
+__device__ __forceinline__ double shell_sum(const Ring<RR, A> &g)
 {
-	double s = 0 + kshw(0, 0, 0) * g.t[0][RR];
+	double s = 0 + kshw(0, 0, 0) * (double)g.t[0][RR];
 
 #pragma unroll
 	for (int q1 = 1; q1 <= RR; q1++)
@@ -834,8 +837,8 @@ __device__ __forceinline__ double shell_sum(const Ring<RR> &g)
 				const double w = kshw(q1, q2, q3);
 				/* z offset q1: the plane shell (q2, q3); q2 != q1: (q1, q3); q3 != q2:
 				 * (q1, q2); a zero offset is the slab itself */
-				double v = g.t[plane_shell(q2, q3)][RR + q1] +
-					   g.t[plane_shell(q2, q3)][RR - q1];
+				A v = g.t[plane_shell(q2, q3)][RR + q1] +
+				      g.t[plane_shell(q2, q3)][RR - q1];
 
 				if (q2 != q1)
 					v += q2 ? g.t[plane_shell(q1, q3)][RR + q2] +
@@ -846,15 +849,16 @@ __device__ __forceinline__ double shell_sum(const Ring<RR> &g)
 						  g.t[plane_shell(q1, q2)][RR - q3]
 						: g.t[plane_shell(q1, q2)][RR];
 				if (w != 0)
-					s += w * v;
+					s += w * (double)v;
 			}
 	return s;
 }
 
 /*
  * `shell-shared`: one thread per column of a bx x by block, marching a chunk of SH_CHUNK
- * slabs, the block's slab in shared memory with a halo of r, converted to double once as it
- * is stored. The tile elements a thread fills are the same in every slab, so their in-slab
+ * slabs, the block's slab in shared memory with a halo of r. The tile and the plane sums have
+ * the field's type (float plane sums hold no centre, so nothing cancels in them; shell_sum
+ * weights them in double, as shell-vec does). The tile elements a thread fills are the same in every slab, so their in-slab
  * offsets (mirrored at the x and y walls) are computed once; each thread fetches its share of
  * slab z + 1 into registers before it sums slab z, so the loads are in flight during the
  * arithmetic.
@@ -866,8 +870,9 @@ __device__ __forceinline__ double shell_sum(const Ring<RR> &g)
 /*
  * Blocks per SM the float64 register budget aims at (measured on the H100,
  * docs/performance.md): 5 blocks at reach 1 took the 27-point stencil from 61 to 72 Gvox/s and
- * 2 at reach 2 the 125-point one from 25 to 42. In float32 any bound was slower or equal (93
- * Gvox/s on the 27-point stencil unbounded, 87 with 5 blocks, 79 with 4): no bound there.
+ * 2 at reach 2 the 125-point one from 25 to 42. In float32 any bound was slower or equal, with
+ * double plane sums and again with float ones (125 points: 71.4 Gvox/s unbounded, 68.8 with 4
+ * blocks of 256 threads, which spills): no bound there.
  */
 __host__ __device__ constexpr int shell_blocks64(int r)
 {
@@ -880,17 +885,17 @@ __device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restr
 					     const uint8_t *__restrict__ cls)
 {
 	extern __shared__ unsigned char smem[];
-	double *tile = reinterpret_cast<double *>(smem);	/* (bx + 2r) x (by + 2r) */
+	R *tile = reinterpret_cast<R *>(smem);	/* (bx + 2r) x (by + 2r) */
 	const KDims d = k_dims;
 	const int bx = blockDim.x, by = blockDim.y, tw = bx + 2 * RR, nt = bx * by;
 	const int x0 = blockIdx.x * bx + d.halo, j0 = blockIdx.y * by + d.halo;
 	const int i = x0 + threadIdx.x, j = j0 + threadIdx.y, tid = threadIdx.y * bx + threadIdx.x;
 	const int k0 = d.halo + blockIdx.z * SH_CHUNK, k1 = min(d.hi[2], k0 + SH_CHUNK - 1);
 	const int cells = tw * (by + 2 * RR);
-	const double *own = tile + (RR + threadIdx.y) * tw + RR + threadIdx.x;
+	const R *own = tile + (RR + threadIdx.y) * tw + RR + threadIdx.x;
 	int off[SH_LOADS];	/* in-slab offset of element tid + e nt; -1: reads 0 */
 	R next[SH_LOADS];
-	Ring<RR> g;
+	Ring<RR, R> g;
 
 #pragma unroll
 	for (int e = 0; e < SH_LOADS; e++) {
@@ -924,7 +929,7 @@ __device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restr
 #pragma unroll
 		for (int e = 0; e < SH_LOADS; e++)
 			if (tid + e * nt < cells)
-				tile[tid + e * nt] = (double)next[e];
+				tile[tid + e * nt] = next[e];
 		__syncthreads();
 		if (z < k1 + RR)
 			fetch(z + 1);
@@ -934,7 +939,7 @@ __device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restr
 
 			/* update_general's expression, with u^(n-1) and the class fetched early */
 			b[i + d.sy * j + d.sz * (long long)(z - RR)] =
-				c.sc[t] * (R(2) * (R)g.t[0][RR] + c.l2 * (R)shell_sum<RR>(g) -
+				c.sc[t] * (R(2) * g.t[0][RR] + c.l2 * (R)shell_sum<RR, R>(g) -
 					   c.cb[t] * prev);
 		}
 	}
@@ -1684,7 +1689,7 @@ static int launch_shell(const struct cuda_engine *e, int r, dim3 blk, const R *a
 {
 	const dim3 g((e->plan.room[0] + blk.x - 1) / blk.x, (e->plan.room[1] + blk.y - 1) / blk.y,
 		     (e->plan.room[2] + SH_CHUNK - 1) / SH_CHUNK);
-	const size_t smem = sizeof(double) * (blk.x + 2 * r) * (blk.y + 2 * r);
+	const size_t smem = sizeof(R) * (blk.x + 2 * r) * (blk.y + 2 * r);
 
 	if (!shell_fits(e, r))
 		return -1;
