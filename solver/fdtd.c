@@ -20,7 +20,7 @@ struct fdtd_row {
 	int i0, i1;		/* cells outside [i0, i1] of such a row are padding */
 };
 
-/* A point source or receiver: the eight cells around it and their trilinear weights. */
+/* A point source or receiver: its eight interpolation nodes (vox_point) and their weights. */
 struct fdtd_point {
 	size_t cell[8];
 	double w[8];
@@ -638,7 +638,7 @@ void fdtd_reset(struct fdtd *f)
 	f->step = 0;
 }
 
-/* u^(n+1) += inject * s^n at the eight cells around each source (physics.md "Sources"). */
+/* u^(n+1) += inject * s^n at the eight nodes of each source (physics.md "Sources"). */
 static void inject(struct fdtd *f)
 {
 	for (int s = 0; s < f->nsrc; s++) {
@@ -651,7 +651,7 @@ static void inject(struct fdtd *f)
 	}
 }
 
-/* Sample n of every receiver: the trilinear interpolation of u^n. */
+/* Sample n of every receiver: the interpolation of u^n at its eight nodes. */
 static void record(struct fdtd *f)
 {
 	for (int r = 0; r < f->nrec; r++) {

@@ -7,7 +7,8 @@
  * with S the sum of the six neighbours evaluated as ((x- + x+) + (y- + y+)) + (z- + z+) and
  * t the cell's kind (docs/physics.md). This engine is the oracle of every other one: a GPU
  * kernel must evaluate the same expression in the same order. Stencils that reach further
- * than one cell (solver/stencil.h) take a general step with mirrored walls (cpu_general.inc).
+ * than one cell (solver/stencil.h) take a general step with mirrored walls (cpu_general.inc),
+ * and the fcc scheme its own step on folded fields, half the cells (cpu_fcc.inc).
  *
  * fdtd_create() returns an engine that borrows the voxel grid (which must outlive it);
  * fdtd_destroy() releases everything the engine allocated.
@@ -42,10 +43,10 @@ struct fdtd;
 
 /* The per-kind coefficients of the update above, for any engine that implements it. */
 struct fdtd_coefs {
-	double ca[VOX_MAX_KINDS];	/* 2 - K lambda^2 */
-	double cb[VOX_MAX_KINDS];	/* 1 - g, g = (lambda / 2) * beta_sum */
+	double ca[VOX_MAX_KINDS];	/* 2 - K lambda^2 (fcc: 2 - 3 lambda^2) */
+	double cb[VOX_MAX_KINDS];	/* 1 - g, g = (lambda / 2) beta_sum (fcc: lambda beta_sum) */
 	double sc[VOX_MAX_KINDS];	/* 1 / (1 + g); 0 for padding, which stays 0 */
-	double l2;			/* lambda^2 */
+	double l2;			/* lambda^2 (fcc: lambda^2 / 4, its neighbours' weight) */
 };
 void fdtd_coefficients(const struct vox_grid *g, double lambda, struct fdtd_coefs *c);
 
@@ -69,11 +70,11 @@ const char *fdtd_error(const struct fdtd *f);
 
 /*
  * Point source at pos, driven by signal[0..n) (Pa at 1 m, one value per step; copied).
- * Injected with trilinear weights at the eight cells around pos. -1 if pos is not in air.
+ * Injected at the eight nodes of vox_point() with its weights. -1 if pos is not in air.
  */
 int fdtd_add_source(struct fdtd *f, const double pos[3], const double *signal, size_t n);
 
-/* Receiver at pos, read by trilinear interpolation; returns its index, -1 if not in air. */
+/* Receiver at pos, read from the eight nodes of vox_point(); its index, -1 if not in air. */
 int fdtd_add_receiver(struct fdtd *f, const double pos[3]);
 
 /* Room for nsamples samples per receiver (sample n is the pressure at t = n k). */
@@ -103,7 +104,8 @@ double fdtd_energy(const struct fdtd *f);
 
 /* The same energy of two levels given as doubles over grid g (for any engine's fields);
  * s is the scheme's stencil (NULL: the 7-point scheme). A larger stencil in a carved room
- * needs the engine's fallback cells: use fdtd_energy() there. */
+ * needs the engine's fallback cells: use fdtd_energy() there. On the fcc grid, the fcc
+ * scheme's energy, each node weighted by its share of its dual cell (physics.md). */
 double fdtd_energy_of(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
 		      const double *cur, const double *prev);
 
@@ -124,7 +126,8 @@ int fdtd_plane_finish(struct fdtd *f, struct fdtd_copy *c);
 float *fdtd_host_alloc(struct fdtd *f, size_t n);	/* pinned memory on the GPU */
 void fdtd_host_free(struct fdtd *f, float *p);
 
-/* Copy the newest level of the whole grid (or, with older = 1, the level before) as doubles. */
+/* Copy the newest level of the whole grid (or, with older = 1, the level before) as doubles,
+ * plan.cells of them; with the fcc scheme the nodes' cells hold their values, the others 0. */
 void fdtd_field(const struct fdtd *f, int older, double *out);
 
 #ifdef __cplusplus
