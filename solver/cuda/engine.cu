@@ -856,7 +856,8 @@ __device__ __forceinline__ double shell_sum(const Ring<RR, A> &g)
 
 /*
  * `shell-shared`: one thread per column of a bx x by block, marching a chunk of SH_CHUNK
- * slabs, the block's slab in shared memory with a halo of r. The tile and the plane sums have
+ * slabs, the block's slab in shared memory with a halo of r (two tiles, alternating, so that
+ * one barrier per slab suffices). The tile and the plane sums have
  * the field's type (float plane sums hold no centre, so nothing cancels in them; shell_sum
  * weights them in double, as shell-vec does). The tile elements a thread fills are the same in every slab, so their in-slab
  * offsets (mirrored at the x and y walls) are computed once; each thread fetches its share of
@@ -885,7 +886,7 @@ __device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restr
 					     const uint8_t *__restrict__ cls)
 {
 	extern __shared__ unsigned char smem[];
-	R *tile = reinterpret_cast<R *>(smem);	/* (bx + 2r) x (by + 2r) */
+	R *tile = reinterpret_cast<R *>(smem);	/* two of (bx + 2r) x (by + 2r), alternating */
 	const KDims d = k_dims;
 	const int bx = blockDim.x, by = blockDim.y, tw = bx + 2 * RR, nt = bx * by;
 	const int x0 = blockIdx.x * bx + d.halo, j0 = blockIdx.y * by + d.halo;
@@ -893,6 +894,7 @@ __device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restr
 	const int k0 = d.halo + blockIdx.z * SH_CHUNK, k1 = min(d.hi[2], k0 + SH_CHUNK - 1);
 	const int cells = tw * (by + 2 * RR);
 	const R *own = tile + (RR + threadIdx.y) * tw + RR + threadIdx.x;
+	int buf = 0;		/* the tile this slab goes into: 0 or cells */
 	int off[SH_LOADS];	/* in-slab offset of element tid + e nt; -1: reads 0 */
 	R next[SH_LOADS];
 	Ring<RR, R> g;
@@ -925,15 +927,17 @@ __device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restr
 		const R prev = old;
 		const unsigned t = cl;
 
-		__syncthreads();	/* the previous slab's tile is no longer read */
+		/* one barrier per slab: this tile was last read two slabs ago, before the barrier
+		 * of the slab in between */
 #pragma unroll
 		for (int e = 0; e < SH_LOADS; e++)
 			if (tid + e * nt < cells)
-				tile[tid + e * nt] = next[e];
+				tile[buf + tid + e * nt] = next[e];
 		__syncthreads();
 		if (z < k1 + RR)
 			fetch(z + 1);
-		ring_push<RR>(g, [&](int dx, int dy) { return own[dx + tw * dy]; });
+		ring_push<RR>(g, [&](int dx, int dy) { return own[buf + dx + tw * dy]; });
+		buf = cells - buf;
 		if (z >= k0 + RR && mine && t != VOX_PAD) {
 			const KCoefs<R> &c = kc<R>();
 
@@ -1689,7 +1693,7 @@ static int launch_shell(const struct cuda_engine *e, int r, dim3 blk, const R *a
 {
 	const dim3 g((e->plan.room[0] + blk.x - 1) / blk.x, (e->plan.room[1] + blk.y - 1) / blk.y,
 		     (e->plan.room[2] + SH_CHUNK - 1) / SH_CHUNK);
-	const size_t smem = sizeof(R) * (blk.x + 2 * r) * (blk.y + 2 * r);
+	const size_t smem = 2 * sizeof(R) * (blk.x + 2 * r) * (blk.y + 2 * r);
 
 	if (!shell_fits(e, r))
 		return -1;
