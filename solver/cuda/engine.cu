@@ -857,12 +857,12 @@ __device__ __forceinline__ double shell_sum(const Ring<RR, A> &g)
 /*
  * `shell-shared`: one thread per column of a bx x by block, marching a chunk of SH_CHUNK
  * slabs, the block's slab in shared memory with a halo of r (two tiles, alternating, so that
- * one barrier per slab suffices). The tile and the plane sums have
- * the field's type (float plane sums hold no centre, so nothing cancels in them; shell_sum
- * weights them in double, as shell-vec does). The tile elements a thread fills are the same in every slab, so their in-slab
- * offsets (mirrored at the x and y walls) are computed once; each thread fetches its share of
- * slab z + 1 into registers before it sums slab z, so the loads are in flight during the
- * arithmetic.
+ * one barrier per slab suffices). The tile and the plane sums have the field's type (float
+ * plane sums hold no centre, so nothing cancels in them; shell_sum weights them in double, as
+ * shell-vec does). The tile elements a thread fills are the same in every slab, so their
+ * in-slab offsets (mirrored at the x and y walls) are computed once; each thread fetches its
+ * share of slab z + 1 into registers before it sums slab z, so the loads are in flight during
+ * the arithmetic.
  */
 #define SH_LOADS 6	/* tile elements per thread at most: (bx + 2r)(by + 2r) <= 6 bx by */
 
@@ -992,7 +992,7 @@ static void shell_launch(dim3 g, dim3 blk, size_t smem, const double *a, double 
  * adds four neighbours, without the centre, whose large weight is what cancels), and the
  * shells are combined with the centre in double as the CPU does. That keeps float32 within
  * 2·10⁻⁵ of the CPU after 600 steps (float throughout drifted 1.9·10⁻³ from it) and runs at
- * 148 Gvox/s where double plane sums ran at 117 (docs/performance.md).
+ * 147 Gvox/s where double plane sums ran at 117 (docs/performance.md).
  */
 template <typename R, typename VT, typename T>
 __device__ __forceinline__ void row_sides(const R *__restrict__ row, const T &v, int i0,
