@@ -1,7 +1,8 @@
 /*
  * test_modes - a rigid box whose sides are whole multiples of the spacing rings at its
  * analytic mode frequencies f = (c/2) sqrt((l/Lx)^2 + (m/Ly)^2 + (n/Lz)^2): the walls lie
- * half a cell beyond the boundary nodes, exactly where geometry.box puts them.
+ * half a cell beyond the boundary nodes (for fcc, through them), exactly where geometry.box
+ * puts them.
  */
 #include "helper.h"
 
