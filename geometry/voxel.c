@@ -54,15 +54,13 @@ void vox_plan(const struct cfg_room *room, struct vox_plan *p)
 		in[d] = p->room[d] - 2;
 		inner *= (size_t)in[d];
 	}
-	if (p->fcc) {	/* count the lattice's nodes: half the cells of the array are */
+	if (p->fcc) {	/* count the lattice's nodes, half the cells of the array (n[0] even) */
 		nonpad = even_cells(p->halo, p->room);
 		inner = even_cells(p->halo + 1, in);
-		p->cells /= 2;	/* n[0] is even: exactly half, for the counts below */
 	}
 	p->air = inner;
 	p->boundary = nonpad - inner;
-	p->padding = p->cells - nonpad;
-	p->cells *= 1 + (size_t)p->fcc;
+	p->padding = vox_nodes(p) - nonpad;
 }
 
 static int is_room(const struct vox_plan *p, int i, int j, int k)

@@ -469,10 +469,13 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 	if (!f->cur || !f->prev || !f->rows)
 		goto out_nomem;
 	row_bounds(f);
-	/* the general step sums in double whatever the precision (cpu_general.inc) */
-	f->scratch = malloc((size_t)f->threads * (size_t)p->n[0] * sizeof(double));
-	/* the row lists serve the 7-point step only; the general step walks the box itself */
-	if (!f->scratch || (!f->stencil && row_lists(f)) || partition(f))
+	/* scratch rows: the general step sums in double whatever the precision
+	 * (cpu_general.inc); the row lists serve the 7-point step only, the general step walks
+	 * the box itself; the fcc step needs neither */
+	if (!p->fcc &&
+	    !(f->scratch = malloc((size_t)f->threads * (size_t)p->n[0] * sizeof(double))))
+		goto out_nomem;
+	if ((!f->stencil && row_lists(f)) || partition(f))
 		goto out_nomem;
 	return f;
 
@@ -731,46 +734,6 @@ static double apply_seven(const struct vox_grid *g, const double *u, size_t n)
 	return sum;
 }
 
-/* The energy of fdtd_energy_of(), with f's fallback and touch cells when f is given. */
-static double energy(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
-		     const struct fdtd *f, const double *cur, const double *prev)
-{
-	const struct vox_plan *p = &g->plan;
-	const uint8_t *cls = g->cls;
-	const size_t st[3] = { 1, (size_t)p->n[0], (size_t)p->n[0] * p->n[1] };
-	long double kin = 0, pot = 0;
-	const int general = s && !stn_is_seven_point(s);
-
-	for (size_t n = 0; n < p->cells; n++) {
-		double d;
-
-		if (cls[n] == VOX_PAD)
-			continue;
-		d = cur[n] - prev[n];
-		kin += (long double)d * d;
-		if (general) {
-			/* -<u^n, L u^(n-1)>: L is symmetric (mirrored reads), physics.md "Energy" */
-			const int i = (int)(n % st[1]), j = (int)(n / st[1] % (size_t)p->n[1]),
-				  k = (int)(n / st[2]);
-
-			pot -= (long double)cur[n] *
-			       (f && fdtd_bit(f->fallback, n) ? apply_seven(g, prev, n)
-				: f && fdtd_bit(f->touch, n) ? touch_sum_f64(f, prev, i, j, k)
-							    : apply_general(p, s, prev, i, j, k));
-			continue;
-		}
-		/* Each neighbour pair once: the +x, +y, +z neighbour, when it is not padding. */
-		for (int a = 0; a < 3; a++) {
-			size_t m = n + st[a];
-
-			if (m >= p->cells || cls[m] == VOX_PAD)
-				continue;
-			pot += (long double)(cur[n] - cur[m]) * (prev[n] - prev[m]);
-		}
-	}
-	return (double)(kin + (long double)(lambda * lambda) * pot);
-}
-
 /*
  * The fcc scheme's energy over fields laid out as fdtd_field() gives them: the same form with
  * the inner product weighted by each node's share of its dual cell, 1/2 per wall it lies on,
@@ -802,10 +765,52 @@ static double energy_fcc(const struct vox_grid *g, double lambda, const double *
 	return (double)e;
 }
 
+/* The energy of fdtd_energy_of(), with f's fallback and touch cells when f is given. */
+static double energy(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
+		     const struct fdtd *f, const double *cur, const double *prev)
+{
+	const struct vox_plan *p = &g->plan;
+	const uint8_t *cls = g->cls;
+	const size_t st[3] = { 1, (size_t)p->n[0], (size_t)p->n[0] * p->n[1] };
+	long double kin = 0, pot = 0;
+	const int general = s && !stn_is_seven_point(s);
+
+	if (p->fcc)
+		return energy_fcc(g, lambda, cur, prev);
+	for (size_t n = 0; n < p->cells; n++) {
+		double d;
+
+		if (cls[n] == VOX_PAD)
+			continue;
+		d = cur[n] - prev[n];
+		kin += (long double)d * d;
+		if (general) {
+			/* -<u^n, L u^(n-1)>: L is symmetric (mirrored reads), physics.md "Energy" */
+			const int i = (int)(n % st[1]), j = (int)(n / st[1] % (size_t)p->n[1]),
+				  k = (int)(n / st[2]);
+
+			pot -= (long double)cur[n] *
+			       (f && fdtd_bit(f->fallback, n) ? apply_seven(g, prev, n)
+				: f && fdtd_bit(f->touch, n) ? touch_sum_f64(f, prev, i, j, k)
+							    : apply_general(p, s, prev, i, j, k));
+			continue;
+		}
+		/* Each neighbour pair once: the +x, +y, +z neighbour, when it is not padding. */
+		for (int a = 0; a < 3; a++) {
+			size_t m = n + st[a];
+
+			if (m >= p->cells || cls[m] == VOX_PAD)
+				continue;
+			pot += (long double)(cur[n] - cur[m]) * (prev[n] - prev[m]);
+		}
+	}
+	return (double)(kin + (long double)(lambda * lambda) * pot);
+}
+
 double fdtd_energy_of(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
 		      const double *cur, const double *prev)
 {
-	return g->plan.fcc ? energy_fcc(g, lambda, cur, prev) : energy(g, lambda, s, NULL, cur, prev);
+	return energy(g, lambda, s, NULL, cur, prev);
 }
 
 double fdtd_energy(const struct fdtd *f)
@@ -817,8 +822,7 @@ double fdtd_energy(const struct fdtd *f)
 	if (cur && prev) {
 		fdtd_field(f, 0, cur);
 		fdtd_field(f, 1, prev);
-		e = f->grid->plan.fcc ? energy_fcc(f->grid, f->lambda, cur, prev)
-				      : energy(f->grid, f->lambda, f->stencil, f, cur, prev);
+		e = energy(f->grid, f->lambda, f->stencil, f, cur, prev);
 	}
 	free(cur);
 	free(prev);
