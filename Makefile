@@ -19,9 +19,10 @@ EXAMPLE   ?= examples/shoebox.yaml
 
 # pkg-config module:Debian package, and cmd/NAME:package for programs.
 DEPS_BUILD := cmd/pkg-config:pkg-config yaml-0.1:libyaml-dev sndfile:libsndfile1-dev \
-              soxr:libsoxr-dev hdf5:libhdf5-dev lapacke:liblapacke-dev
+              soxr:libsoxr-dev hdf5:libhdf5-dev lapacke:liblapacke-dev \
+              assimp:libassimp-dev libpng:libpng-dev
 DEPS_TEST  := cmocka:libcmocka-dev fftw3:libfftw3-dev cmd/h5dump:hdf5-tools
-BUILD_MODULES := yaml-0.1 sndfile soxr hdf5 lapacke
+BUILD_MODULES := yaml-0.1 sndfile soxr hdf5 lapacke assimp libpng
 
 GIT_HASH := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \
               git diff --quiet HEAD 2>/dev/null || echo -dirty)

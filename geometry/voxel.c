@@ -10,8 +10,11 @@
 #include "voxel.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "build.h"
 
 #define ROW_ALIGN 8	/* cells per x-row rounded up to this: rows start on 32-byte boundaries
 			 * in float32 (16 in float64), so GPU kernels can load 16 bytes at once */
@@ -42,7 +45,9 @@ void vox_plan(const struct cfg_room *room, struct vox_plan *p)
 	for (int d = 0; d < 3; d++) {
 		const int align = p->fcc ? 2 * ROW_ALIGN : ROW_ALIGN;
 
-		p->room[d] = (int)lround(room->box[d] / room->spacing) + p->fcc;
+		/* a shaped room's bounds are covered whole: cells beyond them are padding */
+		p->room[d] = room->shaped ? (int)ceil(room->box[d] / room->spacing - 1e-9)
+					  : (int)lround(room->box[d] / room->spacing) + p->fcc;
 		if (p->room[d] < 2 + p->fcc)
 			p->room[d] = 2 + p->fcc;
 		p->n[d] = p->room[d] + 2 * p->halo;
@@ -79,7 +84,7 @@ static int face_of(int axis, int side)
 	return faces[axis][side];
 }
 
-/* The kind index for (K, beta_sum), added to the table when new. */
+/* The kind index for (K, beta_sum), added to the table when new (fcc grids). */
 static int kind_of(struct vox_grid *g, int K, double beta_sum)
 {
 	for (int t = 0; t < g->nkinds; t++)
@@ -93,44 +98,128 @@ static int kind_of(struct vox_grid *g, int K, double beta_sum)
 }
 
 /*
- * Give every non-padding cell its kind from its padding neighbours: a missing neighbour
+ * The walls of every non-padding cell from its padding neighbours: a missing neighbour
  * outside the box is behind that face's material, one inside the box (a carved obstacle)
- * behind material `inner`.
+ * behind material `inner`. Aligned with the grid, every wall has area correction 1.
  */
-static int classify(struct vox_grid *g, const struct cfg_room *room, int inner,
-		    struct rs_error *err)
+static int box_walls(struct vox_grid *g, const struct cfg_room *room, int inner,
+		     struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
-	static const int step[3][3] = { { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+	size_t cap = 0;
 
+	free(g->walls);
+	g->walls = NULL;
+	g->nwalls = 0;
 	for (int k = 0; k < p->n[2]; k++)
 		for (int j = 0; j < p->n[1]; j++)
 			for (int i = 0; i < p->n[0]; i++) {
-				int K = 0, t;
-				double beta = 0;
+				const size_t n = vox_index(p, i, j, k);
+				struct vox_wall w = { .cell = n };
+				int walls = 0;
 
-				if (g->cls[vox_index(p, i, j, k)] == VOX_PAD)
+				if (g->cls[n] == VOX_PAD)
 					continue;
-				for (int a = 0; a < 3; a++)
-					for (int s = 0; s < 2; s++) {
-						int o = s ? 1 : -1, ni = i + o * step[a][0],
-						    nj = j + o * step[a][1], nk = k + o * step[a][2];
+				for (int f = 0; f < 6; f++) {
+					const int a = f / 2, o = f % 2 ? 1 : -1;
+					const int at[3] = { i + o * (a == 0), j + o * (a == 1),
+							    k + o * (a == 2) };
 
-						if (g->cls[vox_index(p, ni, nj, nk)] != VOX_PAD)
-							K++;
-						else if (!is_room(p, ni, nj, nk))
-							beta += room->materials[
-								room->face_material[face_of(a, s)]].beta;
-						else
-							beta += room->materials[inner].beta;
-					}
-				t = K == 6 ? VOX_AIR : kind_of(g, K, beta);
-				if (t < 0)
-					return rs_fail(err, RS_EINTERNAL, "more than %d boundary kinds",
-						       VOX_MAX_KINDS);
-				g->cls[vox_index(p, i, j, k)] = (uint8_t)t;
+					w.material[f] = VOX_NO_WALL;
+					if (g->cls[vox_index(p, at[0], at[1], at[2])] != VOX_PAD)
+						continue;
+					w.material[f] = (uint8_t)(is_room(p, at[0], at[1], at[2]) ? inner
+						: room->face_material[face_of(a, f % 2)]);
+					w.area[f] = 1;
+					walls++;
+				}
+				if (!walls)
+					continue;
+				if (g->nwalls == cap) {
+					struct vox_wall *grown;
+
+					cap = cap ? 2 * cap : 4096;
+					if (!(grown = realloc(g->walls, cap * sizeof(*grown))))
+						return rs_fail(err, RS_ENOMEM, "out of memory for %zu "
+							       "boundary cells", cap);
+					g->walls = grown;
+				}
+				g->walls[g->nwalls++] = w;
 			}
 	return 0;
+}
+
+/* Open-addressing table of the kinds of vox_set_kinds: (K, beta_sum) to a kind index. */
+#define KIND_SLOTS 1024	/* a power of two, well above VOX_MAX_KINDS */
+
+static uint64_t kind_hash(int K, double b)
+{
+	uint64_t x;
+
+	memcpy(&x, &b, sizeof(x));
+	x ^= (uint64_t)K * 0x9e3779b97f4a7c15ull;
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ull;
+	return x ^ (x >> 32);
+}
+
+/* beta_sum rounded to a relative step q (0: kept). */
+static double quantise(double b, double q)
+{
+	return q > 0 && b > 0 ? exp(q * round(log(b) / q)) : b;
+}
+
+/* Give every wall's cell its kind with admittance sums rounded to step q; -1 if they overflow. */
+static int assign_kinds(struct vox_grid *g, const struct cfg_room *room, double q)
+{
+	int slot_kind[KIND_SLOTS];
+
+	for (int s = 0; s < KIND_SLOTS; s++)
+		slot_kind[s] = -1;
+	g->nkinds = 2;
+	g->kind_error = 0;
+	for (size_t w = 0; w < g->nwalls; w++) {
+		const struct vox_wall *wl = &g->walls[w];
+		double b = 0, bq;
+		int K = 6;
+		uint64_t s;
+
+		for (int f = 0; f < 6; f++)
+			if (wl->material[f] != VOX_NO_WALL) {
+				b += room->materials[wl->material[f]].beta * wl->area[f];
+				K--;
+			}
+		bq = quantise(b, q);
+		if (b > 0)
+			g->kind_error = fmax(g->kind_error, fabs(bq - b) / b);
+		for (s = kind_hash(K, bq) & (KIND_SLOTS - 1); slot_kind[s] >= 0;
+		     s = (s + 1) & (KIND_SLOTS - 1)) {
+			const struct vox_kind *kd = &g->kinds[slot_kind[s]];
+
+			if (kd->K == K && kd->beta_sum == bq)
+				break;
+		}
+		if (slot_kind[s] < 0) {
+			if (g->nkinds == VOX_MAX_KINDS)
+				return -1;
+			g->kinds[g->nkinds] = (struct vox_kind){ K, bq };
+			slot_kind[s] = g->nkinds++;
+		}
+		g->cls[wl->cell] = (uint8_t)slot_kind[s];
+	}
+	return 0;
+}
+
+/* Relative steps tried for the admittance sums, exact first (docs/physics.md, "Kinds"). */
+static const double kind_steps[] = { 0, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1 };
+
+int vox_set_kinds(struct vox_grid *g, const struct cfg_room *room, struct rs_error *err)
+{
+	for (size_t s = 0; s < sizeof(kind_steps) / sizeof(kind_steps[0]); s++)
+		if (!assign_kinds(g, room, kind_steps[s]))
+			return 0;
+	return rs_fail(err, RS_EINTERNAL, "the boundary cells need more than %d kinds even with "
+		       "admittance sums rounded to a factor e", VOX_MAX_KINDS);
 }
 
 /*
@@ -178,7 +267,7 @@ static void fill_box(struct vox_grid *g)
 }
 
 /* Recount air, boundary and padding cells after the grid changed. */
-static void count_cells(struct vox_grid *g)
+void vox_count_cells(struct vox_grid *g)
 {
 	struct vox_plan *p = &g->plan;
 
@@ -194,7 +283,7 @@ static void count_cells(struct vox_grid *g)
 }
 
 /* Per-column first and last non-padding k (seed 003 section 4.3.3). */
-static void column_heights(struct vox_grid *g)
+void vox_column_heights(struct vox_grid *g)
 {
 	const struct vox_plan *p = &g->plan;
 
@@ -213,7 +302,7 @@ static void column_heights(struct vox_grid *g)
 		}
 }
 
-struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err)
+struct vox_grid *vox_alloc(const struct cfg_room *room, struct rs_error *err)
 {
 	struct vox_grid *g = calloc(1, sizeof(*g));
 	size_t columns;
@@ -228,21 +317,35 @@ struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err)
 	if (!g->cls || !g->kstart || !g->kstop)
 		goto out_nomem;
 	for (int d = 0; d < 3; d++)	/* the first room node: at h / 2, or on the wall */
-		g->origin[d] = ((g->plan.fcc ? 0 : 0.5) - g->plan.halo) * g->plan.h;
+		g->origin[d] = room->origin[d] +
+			       ((g->plan.fcc ? 0 : 0.5) - g->plan.halo) * g->plan.h;
 	g->kinds[VOX_PAD] = (struct vox_kind){ 0, 0 };
 	g->kinds[VOX_AIR] = (struct vox_kind){ g->plan.fcc ? 12 : 6, 0 };
 	g->nkinds = 2;
-	fill_box(g);
-	if (g->plan.fcc ? classify_nodes(g, room, err) : classify(g, room, -1, err))
-		goto out_free;
-	column_heights(g);
 	return g;
 
 out_nomem:
-	rs_fail(err, RS_ENOMEM, "out of memory building the voxel grid");
-out_free:
+	rs_fail(err, RS_ENOMEM, "out of memory for the voxel grid (%zu cells)", g ? g->plan.cells : 0);
 	vox_free(g);
 	return NULL;
+}
+
+struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err)
+{
+	struct vox_grid *g;
+
+	if (room->shaped)
+		return vox_build_shaped(room, err);
+	if (!(g = vox_alloc(room, err)))
+		return NULL;
+	fill_box(g);
+	if (g->plan.fcc ? classify_nodes(g, room, err)
+			: box_walls(g, room, -1, err) || vox_set_kinds(g, room, err)) {
+		vox_free(g);
+		return NULL;
+	}
+	vox_column_heights(g);
+	return g;
 }
 
 int vox_carve(struct vox_grid *g, const struct cfg_room *room, const double lo[3],
@@ -269,14 +372,13 @@ int vox_carve(struct vox_grid *g, const struct cfg_room *room, const double lo[3
 			}
 	g->carved = 1;
 	/* Kinds are recomputed from scratch; the table restarts with padding and air. */
-	g->nkinds = 2;
 	for (size_t n = 0; n < p->cells; n++)
 		if (g->cls[n] != VOX_PAD)
 			g->cls[n] = VOX_AIR;
-	if (classify(g, room, material, err))
+	if (box_walls(g, room, material, err) || vox_set_kinds(g, room, err))
 		return err ? err->code : RS_EINTERNAL;
-	column_heights(g);
-	count_cells(g);
+	vox_column_heights(g);
+	vox_count_cells(g);
 	return 0;
 }
 
@@ -287,6 +389,7 @@ void vox_free(struct vox_grid *g)
 	free(g->cls);
 	free(g->kstart);
 	free(g->kstop);
+	free(g->walls);
 	free(g);
 }
 
@@ -384,4 +487,57 @@ int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], doubl
 	if (distance)
 		*distance = out;
 	return ok ? 0 : -1;
+}
+
+void vox_measure(const struct vox_grid *g, double *volume, double *area)
+{
+	const struct vox_plan *p = &g->plan;
+	double a = 0;
+
+	for (size_t w = 0; w < g->nwalls; w++)
+		for (int f = 0; f < 6; f++)
+			a += g->walls[w].material[f] == VOX_NO_WALL ? 0 : g->walls[w].area[f];
+	*volume = (double)(p->air + p->boundary) * p->h * p->h * p->h;
+	*area = a * p->h * p->h;
+}
+
+int vox_nearest_point(const struct vox_grid *g, const double pos[3], double reach,
+		      double near[3], double *distance)
+{
+	const struct vox_plan *p = &g->plan;
+	const int r = (int)ceil(reach / p->h) + 1;
+	double best = INFINITY;
+	int c[3];
+
+	for (int d = 0; d < 3; d++)
+		c[d] = (int)floor((pos[d] - g->origin[d]) / p->h);
+	/* every base cell b near pos whose eight cells are room nodes: the nearest point of
+	 * the cube between its nodes */
+	for (int k = c[2] - r; k <= c[2] + r; k++)
+		for (int j = c[1] - r; j <= c[1] + r; j++)
+			for (int i = c[0] - r; i <= c[0] + r; i++) {
+				const int b[3] = { i, j, k };
+				double q[3], d2 = 0;
+				int ok = 1;
+
+				for (int d = 0; d < 3; d++)
+					ok &= b[d] >= 0 && b[d] + 1 < p->n[d];
+				for (int q8 = 0; ok && q8 < 8; q8++)
+					ok = g->cls[vox_index(p, i + (q8 & 1), j + (q8 >> 1 & 1),
+							      k + (q8 >> 2 & 1))] != VOX_PAD;
+				if (!ok)
+					continue;
+				for (int d = 0; d < 3; d++) {
+					const double lo = g->origin[d] + b[d] * p->h;
+
+					q[d] = fmin(fmax(pos[d], lo), lo + p->h);
+					d2 += (q[d] - pos[d]) * (q[d] - pos[d]);
+				}
+				if (d2 < best) {
+					best = d2;
+					memcpy(near, q, sizeof(q));
+				}
+			}
+	*distance = sqrt(best);
+	return best <= reach * reach ? 0 : -1;
 }

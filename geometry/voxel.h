@@ -50,6 +50,20 @@ struct vox_plan {
 				 * fields folded to n[0] / 2 values per row */
 };
 
+#define VOX_NO_WALL 255	/* vox_wall.material of a face whose neighbour is not padding */
+
+/*
+ * A boundary cell's walls, one per face in the order -x, +x, -y, +y, -z, +z: the material
+ * behind the face and the surface-area correction of docs/physics.md, "Staircase walls":
+ * the real surface's area per h^2 of face, 1 / (|nx| + |ny| + |nz|) for a surface of unit
+ * normal n (1 on walls aligned with the grid).
+ */
+struct vox_wall {
+	size_t cell;		/* index of the cell in the grid */
+	uint8_t material[6];	/* index into the room's materials, or VOX_NO_WALL */
+	float area[6];		/* the correction; 0 where there is no wall */
+};
+
 struct vox_grid {
 	struct vox_plan plan;
 	double origin[3];	/* room coordinates of the node of cell (0, 0, 0) */
@@ -58,7 +72,11 @@ struct vox_grid {
 	int32_t *kstop;		/* per column: last non-padding k; kstop < kstart for none */
 	struct vox_kind kinds[VOX_MAX_KINDS];
 	int nkinds;
-	int carved;		/* 1 after vox_carve(): not a plain box any more */
+	int carved;		/* 1: not a plain box (vox_carve, a mesh, shapes, a voxel file) */
+	struct vox_wall *walls;	/* every boundary cell, in cell order; owned (cubic grid only) */
+	size_t nwalls;
+	double kind_error;	/* largest relative change of a boundary's admittance sum made
+				 * to fit the kinds into the class byte (0: none) */
 };
 
 /* Fill plan for room without allocating anything. */
@@ -84,8 +102,23 @@ static inline size_t vox_folded(const struct vox_plan *p, int i, int j, int k)
 	return (size_t)(i >> 1) + (size_t)(p->n[0] / 2) * ((size_t)j + (size_t)p->n[1] * (size_t)k);
 }
 
-/* Voxelise room's box. NULL and err filled on failure. */
+/*
+ * Voxelise room: its box, or its mesh, voxel file and shapes (geometry/voxelise.c). A cell is
+ * air when its node is inside. NULL and err filled on failure; a mesh whose inside reaches
+ * its outside through a gap wider than a cell is an RS_EINPUT error that says where.
+ */
 struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err);
+
+/* The air volume (m^3) and the corrected wall area (m^2) of a grid. */
+void vox_measure(const struct vox_grid *g, double *volume, double *area);
+
+/*
+ * The nearest position to pos (room coordinates) where a point source or receiver can sit
+ * (its eight interpolation nodes all room nodes) into near, and its distance; -1 when there
+ * is none within `reach` metres.
+ */
+int vox_nearest_point(const struct vox_grid *g, const double pos[3], double reach,
+		      double near[3], double *distance);
 
 /*
  * Turn the cells whose nodes lie in the box [lo, hi] (room coordinates) into padding: an

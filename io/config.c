@@ -17,6 +17,7 @@
 #include <yaml.h>
 
 #include "../solver/stencil.h"	/* grid.dispersion needs the scheme's dispersion */
+#include "voxfile.h"
 
 const char *const cfg_face_names[CFG_NFACES] = {
 	[CFG_X0] = "x0", [CFG_X1] = "x1", [CFG_Y0] = "y0",
@@ -72,6 +73,7 @@ struct yp {
 	yaml_document_t doc;
 	struct cfg_room *room;
 	struct rs_error *err;
+	int from_string;	/* cfg_load_string: paths in the file are relative to the cwd */
 };
 
 static struct cfg_mark mark_of(const yaml_node_t *n)
@@ -438,63 +440,187 @@ static int parse_materials(struct yp *p, yaml_node_t *root)
 	return 0;
 }
 
+/* An unknown material name at n: the error lists the defined ones. */
+static int unknown_material(struct yp *p, yaml_node_t *n, const char *key)
+{
+	const struct cfg_room *r = p->room;
+	char list[512];
+	size_t len = 0;
+
+	list[0] = 0;
+	for (int i = 0; i < r->nmaterials && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+					r->materials[i].name);
+	return bad(p, n, key, "no material named '%s' (defined under materials: %s)", scalar(n),
+		   r->nmaterials ? list : "none");
+}
+
+/* The material named by scalar n at key. */
+static int material_of(struct yp *p, yaml_node_t *n, const char *key, int *out)
+{
+	if (n->type != YAML_SCALAR_NODE)
+		return bad(p, n, key, "expected a material name, got %s", node_kind(n));
+	if ((*out = find_material(p->room, scalar(n))) < 0)
+		return unknown_material(p, n, key);
+	return 0;
+}
+
+/* The material named rigid, the implicit one (beta = 0) unless the file defines it. */
+static int rigid_material(struct yp *p, yaml_node_t *at, int *out)
+{
+	struct cfg_room *r = p->room;
+	int i = find_material(r, "rigid");
+
+	if (i < 0) {
+		if (r->nmaterials == CFG_MAX_MATERIALS)
+			return bad(p, at, "surfaces", "no room for the implicit rigid material "
+				   "(valid: at most %d materials with it)", CFG_MAX_MATERIALS - 1);
+		i = r->nmaterials++;
+		strcpy(r->materials[i].name, "rigid");
+		r->materials[i].beta = 0;
+		r->materials[i].absorption = 0;
+	}
+	*out = i;
+	return 0;
+}
+
+/* The material of a surface given none: surfaces.default, else the rigid material. */
+static int default_material(struct yp *p, yaml_node_t *at, int *out)
+{
+	struct cfg_geometry *geo = &p->room->geo;
+
+	if (geo->default_material < 0 && rigid_material(p, at, &geo->default_material))
+		return RS_EINPUT;
+	*out = geo->default_material;
+	return 0;
+}
+
+/*
+ * surfaces for a voxel file: its walls' material names map to the surfaces key of that name,
+ * else to the material of that name; `default` is for the walls of shapes.
+ */
+static int voxel_surfaces(struct yp *p, yaml_node_t *s, yaml_node_t *at)
+{
+	struct cfg_geometry *geo = &p->room->geo;
+	char key[CFG_NAME_MAX + 16], list[512];
+	size_t len = 0;
+
+	int dflt;
+
+	if (default_material(p, at, &dflt))	/* for faces the file has no wall on */
+		return RS_EINPUT;
+	list[0] = 0;
+	for (int i = 0; i < geo->nvoxel_names; i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+					geo->voxel_names[i]);
+	for (yaml_node_pair_t *a = s ? s->data.mapping.pairs.start : NULL;
+	     s && a < s->data.mapping.pairs.top; a++) {
+		const char *k = scalar(node(p, a->key));
+		int i = 0;
+
+		while (i < geo->nvoxel_names && strcmp(geo->voxel_names[i], k))
+			i++;
+		if (strcmp(k, "default") && i == geo->nvoxel_names)
+			return bad(p, node(p, a->key), "surfaces", "the voxel file has no material "
+				   "named '%s' (its materials: %s)", k, list);
+	}
+	for (int i = 0; i < geo->nvoxel_names; i++) {
+		const char *name = geo->voxel_names[i];
+		yaml_node_t *n = s ? get(p, s, name) : NULL;
+
+		snprintf(key, sizeof(key), "surfaces.%s", name);
+		if (n ? material_of(p, n, key, &geo->voxel_material[i]) :
+		    (geo->voxel_material[i] = find_material(p->room, name)) >= 0 ? 0 :
+		    !strcmp(name, "rigid") ? rigid_material(p, at, &geo->voxel_material[i]) :
+		    bad(p, at, "surfaces", "the voxel file's walls use material '%s': define it "
+			"under materials, or map it to one with surfaces.%s", name, name))
+			return RS_EINPUT;
+	}
+	return 0;
+}
+
+/*
+ * surfaces for a mesh: default and the mesh's own names (groups, objects, materials). A part
+ * takes the material of the first of its names (docs/input.md, "Meshes") given here.
+ */
+static int mesh_surfaces(struct yp *p, yaml_node_t *s, yaml_node_t *at)
+{
+	struct mesh *m = &p->room->geo.mesh;
+	int *given = calloc((size_t)m->nnames + 1, sizeof(int));
+	char key[MESH_NAME_MAX + 16], list[400];
+	int rc = 0;
+
+	if (!given)
+		return rs_fail(p->err, RS_ENOMEM, "out of memory reading surfaces");
+	for (int i = 0; i < m->nnames; i++)
+		given[i] = -1;
+	for (yaml_node_pair_t *a = s ? s->data.mapping.pairs.start : NULL;
+	     s && !rc && a < s->data.mapping.pairs.top; a++) {
+		yaml_node_t *k = node(p, a->key);
+		int idx, mat;
+
+		snprintf(key, sizeof(key), "surfaces.%s", scalar(k));
+		if (!strcmp(scalar(k), "default"))
+			continue;
+		if ((idx = mesh_name(m, scalar(k))) < 0) {
+			size_t len = 0;
+
+			list[0] = 0;
+			for (int i = 0; i < m->nnames && len < sizeof(list); i++)
+				len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+							i ? ", " : "", m->names[i]);
+			rc = bad(p, k, key, "the mesh has no group, object or material named '%s' "
+				 "(its names: %s)", scalar(k), list);
+		} else if (given[idx] >= 0) {
+			rc = bad(p, k, key, "key given twice (give each key once)");
+		} else if (!(rc = material_of(p, node(p, a->value), key, &mat))) {
+			given[idx] = mat;
+		}
+	}
+	for (int t = 0; !rc && t < m->nparts; t++) {
+		struct mesh_part *pt = &m->parts[t];
+
+		pt->material = -1;
+		for (int i = 0; i < pt->nnames && pt->material < 0; i++)
+			pt->material = given[pt->names[i]];
+		if (pt->material < 0)
+			rc = default_material(p, at, &pt->material);
+	}
+	free(given);
+	return rc;
+}
+
 static int parse_surfaces(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "default", "floor", "ceiling", "x0", "x1", "y0", "y1",
 					    NULL };
+	static const char *const only_default[] = { "default", NULL };
 	struct cfg_room *r = p->room;
+	struct cfg_geometry *geo = &r->geo;
 	yaml_node_t *s = get(p, root, "surfaces"), *n;
-	int dflt = -1, rigid = -1;
-	char key[64], list[512];
+	char key[64];
 
 	for (int f = 0; f < CFG_NFACES; f++)
 		r->face_material[f] = -1;
-	if (s) {
-		if (want_map(p, s, "surfaces") || check_keys(p, s, "surfaces", keys))
+	if (s && want_map(p, s, "surfaces"))
+		return RS_EINPUT;
+	if (s && !geo->mesh.ntri && !geo->voxels_path[0] &&
+	    check_keys(p, s, "surfaces", geo->has_box ? keys : only_default))
+		return RS_EINPUT;
+	geo->default_material = -1;
+	if (s && (n = get(p, s, "default")) &&
+	    material_of(p, n, "surfaces.default", &geo->default_material))
+		return RS_EINPUT;
+	if (geo->mesh.ntri)
+		return mesh_surfaces(p, s, s ? s : root);
+	if (geo->voxels_path[0])
+		return voxel_surfaces(p, s, s ? s : root);
+	for (int f = 0; f < CFG_NFACES && geo->has_box; f++) {
+		snprintf(key, sizeof(key), "surfaces.%s", cfg_face_names[f]);
+		if (s && (n = get(p, s, cfg_face_names[f])) ?
+		    material_of(p, n, key, &r->face_material[f]) :
+		    default_material(p, s ? s : root, &r->face_material[f]))
 			return RS_EINPUT;
-		for (int f = -1; f < CFG_NFACES; f++) {
-			const char *face = f < 0 ? "default" : cfg_face_names[f];
-			int idx;
-
-			if (!(n = get(p, s, face)))
-				continue;
-			snprintf(key, sizeof(key), "surfaces.%s", face);
-			if (n->type != YAML_SCALAR_NODE)
-				return bad(p, n, key, "expected a material name, got %s", node_kind(n));
-			idx = find_material(r, scalar(n));
-			if (idx < 0) {
-				size_t len = 0;
-
-				list[0] = 0;
-				for (int i = 0; i < r->nmaterials; i++)
-					len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
-								i ? ", " : "", r->materials[i].name);
-				return bad(p, n, key, "no material named '%s' (defined under "
-					   "materials: %s)", scalar(n), r->nmaterials ? list : "none");
-			}
-			if (f < 0)
-				dflt = idx;
-			else
-				r->face_material[f] = idx;
-		}
-	}
-	/* A face with no material and no default is rigid (beta = 0), documented in input.md. */
-	for (int f = 0; f < CFG_NFACES; f++) {
-		if (r->face_material[f] >= 0)
-			continue;
-		if (dflt >= 0) {
-			r->face_material[f] = dflt;
-			continue;
-		}
-		if (rigid < 0) {
-			if (r->nmaterials == CFG_MAX_MATERIALS)
-				return bad(p, root, "surfaces", "no room for the implicit rigid material");
-			rigid = r->nmaterials++;
-			strcpy(r->materials[rigid].name, "rigid");
-			r->materials[rigid].beta = 0;
-			r->materials[rigid].absorption = 0;
-		}
-		r->face_material[f] = rigid;
 	}
 	return 0;
 }
@@ -776,26 +902,7 @@ static int parse_medium(struct yp *p, yaml_node_t *root)
 	return 0;
 }
 
-static int parse_geometry(struct yp *p, yaml_node_t *root)
-{
-	static const char *const keys[] = { "box", NULL };
-	yaml_node_t *g = get(p, root, "geometry"), *b;
-
-	if (!g)
-		return missing(p, root, "geometry", "give geometry.box: [Lx, Ly, Lz] in metres");
-	if (want_map(p, g, "geometry") || check_keys(p, g, "geometry", keys))
-		return RS_EINPUT;
-	if (!(b = get(p, g, "box")))
-		return missing(p, g, "geometry.box", "give box: [Lx, Ly, Lz] in metres");
-	if (vec3(p, b, "geometry.box", 0, 1, p->room->box))
-		return RS_EINPUT;
-	for (int i = 0; i < 3; i++)
-		if (p->room->box[i] < 2 * p->room->spacing)
-			return bad(p, b, "geometry.box", "side %d (%g m) is shorter than two grid "
-				   "spacings (%g m); valid: at least %g m", i, p->room->box[i],
-				   p->room->spacing, 2 * p->room->spacing);
-	return 0;
-}
+#include "config_geometry.inc"
 
 /* The items of a required, non-empty list at key. */
 static int list(struct yp *p, yaml_node_t *root, const char *key, const char *hint,
@@ -984,7 +1091,8 @@ static int parse_planes(struct yp *p, yaml_node_t *snap)
 		snprintf(key, sizeof(key), "%s.at", path);
 		if (!(v = get(p, n, "at")))
 			return missing(p, n, key, "give at: the plane's coordinate in metres");
-		if (num(p, v, key, 0, 0, r->box[pl->axis], 0, &pl->at))
+		if (num(p, v, key, r->origin[pl->axis], 0, r->origin[pl->axis] + r->box[pl->axis],
+			0, &pl->at))
 			return RS_EINPUT;
 		pl->mark = mark_of(v);
 	}
@@ -1050,9 +1158,10 @@ static int parse_root(struct yp *p)
 	if (num(p, n, "duration", 0, 1, 3600, 0, &r->duration))
 		return RS_EINPUT;
 	if (parse_medium(p, root) || parse_scheme(p, root) || parse_grid(p, root) ||
-	    parse_geometry(p, root) || parse_materials(p, root) || parse_surfaces(p, root) ||
-	    parse_sources(p, root) || parse_receivers(p, root) || parse_output(p, root))
-		return RS_EINPUT;
+	    parse_materials(p, root) || parse_geometry(p, root) || parse_surfaces(p, root) ||
+	    parse_shapes(p, root) || set_bounds(p, root) || parse_sources(p, root) ||
+	    parse_receivers(p, root) || parse_output(p, root))
+		return p->err && p->err->code ? p->err->code : RS_EINPUT;
 	/* The WAV band-limit needs fmax below the output Nyquist frequency. */
 	if (r->fmax >= r->wav_rate / 2.0)
 		return cfg_at(p->err, r, r->grid_at, "grid", "fmax %g Hz is not below the WAV "
@@ -1061,9 +1170,10 @@ static int parse_root(struct yp *p)
 	return 0;
 }
 
-static struct cfg_room *load(yaml_parser_t *parser, const char *label, struct rs_error *err)
+static struct cfg_room *load(yaml_parser_t *parser, const char *label, int from_string,
+			     struct rs_error *err)
 {
-	struct yp p = { .err = err };
+	struct yp p = { .err = err, .from_string = from_string };
 
 	p.room = calloc(1, sizeof(*p.room));
 	if (!p.room) {
@@ -1101,7 +1211,7 @@ struct cfg_room *cfg_load(const char *path, struct rs_error *err)
 	}
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_file(&parser, f);
-	r = load(&parser, path, err);
+	r = load(&parser, path, 0, err);
 	yaml_parser_delete(&parser);
 	fclose(f);
 	return r;
@@ -1114,7 +1224,7 @@ struct cfg_room *cfg_load_string(const char *text, const char *label, struct rs_
 
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-	r = load(&parser, label, err);
+	r = load(&parser, label, 1, err);
 	yaml_parser_delete(&parser);
 	return r;
 }
@@ -1126,5 +1236,9 @@ void cfg_free(struct cfg_room *room)
 	free(room->sources);
 	free(room->receivers);
 	free(room->planes);
+	mesh_free(&room->geo.mesh);
+	for (int i = 0; i < room->geo.nshapes; i++)
+		free(room->geo.shapes[i].polygon);
+	free(room->geo.shapes);
 	free(room);
 }

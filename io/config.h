@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "../common/rs_error.h"
+#include "mesh.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,6 +95,43 @@ struct cfg_receiver {
 	struct cfg_mark at;
 };
 
+/* Shapes of geometry.shapes (docs/input.md, "Shapes"), combined in order. */
+enum cfg_shape_kind { CFG_SHAPE_BOX, CFG_SHAPE_CYLINDER, CFG_SHAPE_SPHERE, CFG_SHAPE_EXTRUSION,
+		      CFG_NSHAPES };
+
+#define CFG_MAX_SHAPES 254	/* a cell's owner is a byte: shapes, the base and none */
+#define CFG_MAX_POLYGON 256	/* vertices of an extrusion's polygon */
+
+struct cfg_shape {
+	enum cfg_shape_kind kind;
+	int remove;		/* 0: `add`, the shape becomes air; 1: `remove`, it becomes solid */
+	int material;		/* index into materials: the walls the shape makes */
+	double lo[3], hi[3];	/* box: its corners; every shape: its bounding box */
+	double center[3];	/* sphere: its centre; cylinder: the centre of its base */
+	double radius;		/* sphere, cylinder */
+	int axis;		/* cylinder: 0, 1, 2 for x, y, z */
+	double (*polygon)[2];	/* extrusion: x-y vertices in order, from lo[2] to hi[2] in z */
+	int npolygon;
+	struct cfg_mark at;
+};
+
+/* What the room is made of (docs/input.md, "Geometry"); the plain box when only box given. */
+struct cfg_geometry {
+	int has_box;		/* geometry.box: the base is the box [0, L] */
+	char mesh_path[CFG_PATH_MAX];	/* geometry.mesh, resolved against the YAML's folder */
+	struct mesh mesh;	/* the mesh, read when the file loads; empty without one */
+	struct cfg_mark mesh_at;
+	double box[3];		/* geometry.box: [0, box] is the base */
+	char voxels_path[CFG_PATH_MAX];	/* geometry.voxels, resolved likewise */
+	struct cfg_mark voxels_at;
+	char voxel_names[CFG_MAX_MATERIALS][CFG_NAME_MAX];	/* the file's materials */
+	int nvoxel_names;
+	int voxel_material[CFG_MAX_MATERIALS];	/* each of them as a room material */
+	struct cfg_shape *shapes;
+	int nshapes;
+	int default_material;	/* surfaces.default, or the implicit rigid material */
+};
+
 struct cfg_plane {
 	int axis;		/* 0 = x, 1 = y, 2 = z */
 	double at;		/* metres along that axis */
@@ -127,7 +165,10 @@ struct cfg_room {
 	int block[2];		/* CUDA thread block, x by y (seed 003: 32 x 8) */
 
 	double duration;	/* seconds of impulse response */
-	double box[3];		/* room extent in metres */
+	double box[3];		/* room extent in metres: the box, or the bounds of the shape */
+	double origin[3];	/* room coordinates of the bounds' low corner: 0 for a box */
+	int shaped;		/* 1: a mesh, shapes or a voxel file, not the plain box */
+	struct cfg_geometry geo;
 
 	struct cfg_material materials[CFG_MAX_MATERIALS];
 	int nmaterials;

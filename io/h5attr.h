@@ -61,6 +61,24 @@ static inline herr_t h5a_string(hid_t obj, const char *name, const char *s)
 	return rc;
 }
 
+/* A dataset of n variable-length UTF-8 strings, read by h5py as a list of str. */
+static inline herr_t h5_names(hid_t file, const char *name, const char **s, hsize_t n)
+{
+	hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate_simple(1, &n, NULL), d;
+	herr_t rc = -1;
+
+	H5Tset_size(t, H5T_VARIABLE);
+	H5Tset_cset(t, H5T_CSET_UTF8);
+	d = H5Dcreate2(file, name, t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (d >= 0) {
+		rc = H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s);
+		H5Dclose(d);
+	}
+	H5Sclose(sp);
+	H5Tclose(t);
+	return rc;
+}
+
 /* A file access list whose attributes may exceed 64 KiB (dense attribute storage). */
 static inline hid_t h5a_fapl(void)
 {

@@ -36,23 +36,6 @@ static herr_t put(hid_t file, const char *name, int rank, const hsize_t *dims,
 }
 
 /* A 1-D dataset of variable-length strings. */
-static herr_t put_names(hid_t file, const char *name, const char **s, hsize_t n)
-{
-	hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate_simple(1, &n, NULL), d;
-	herr_t rc = -1;
-
-	H5Tset_size(t, H5T_VARIABLE);
-	H5Tset_cset(t, H5T_CSET_UTF8);
-	d = H5Dcreate2(file, name, t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	if (d >= 0) {
-		rc = H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s);
-		H5Dclose(d);
-	}
-	H5Sclose(sp);
-	H5Tclose(t);
-	return rc;
-}
-
 static herr_t put_meta(hid_t f, const struct rirs_run *run)
 {
 	const struct cfg_room *r = run->room;
@@ -102,24 +85,26 @@ static herr_t put_points(hid_t f, const struct rirs_run *run)
 	}
 	d2[1] = 3;
 	d2[0] = (hsize_t)ns;
-	rc = put_names(f, "source_names", names, (hsize_t)ns);
+	rc = h5_names(f, "source_names", names, (hsize_t)ns);
 	rc |= put(f, "source_positions", 2, d2, NULL, pos);
 	d2[0] = (hsize_t)nr;
-	rc |= put_names(f, "receiver_names", names + ns, (hsize_t)nr);
+	rc |= h5_names(f, "receiver_names", names + ns, (hsize_t)nr);
 	rc |= put(f, "receiver_positions", 2, d2, NULL, pos + 3 * ns);
 	for (int i = 0; i < nm; i++) {
 		names[ns + nr + i] = r->materials[i].name;
 		pos[3 * (ns + nr) + i] = r->materials[i].beta;
 		pos[3 * (ns + nr) + nm + i] = r->materials[i].absorption;
 	}
-	rc |= put_names(f, "material_names", names + ns + nr, (hsize_t)nm);
+	rc |= h5_names(f, "material_names", names + ns + nr, (hsize_t)nm);
 	d2[0] = (hsize_t)nm;
 	rc |= put(f, "material_admittance", 1, d2, NULL, pos + 3 * (ns + nr));
 	rc |= put(f, "material_absorption", 1, d2, NULL, pos + 3 * (ns + nr) + nm);
-	for (int i = 0; i < CFG_NFACES; i++)
-		names[ns + nr + nm + i] = r->materials[r->face_material[i]].name;
-	rc |= put_names(f, "surface_materials", names + ns + nr + nm, CFG_NFACES);
-	rc |= put_names(f, "surface_faces", (const char **)cfg_face_names, CFG_NFACES);
+	if (r->geo.has_box) {	/* the box's faces; a mesh's parts are in the voxel file */
+		for (int i = 0; i < CFG_NFACES; i++)
+			names[ns + nr + nm + i] = r->materials[r->face_material[i]].name;
+		rc |= h5_names(f, "surface_materials", names + ns + nr + nm, CFG_NFACES);
+		rc |= h5_names(f, "surface_faces", (const char **)cfg_face_names, CFG_NFACES);
+	}
 out:
 	free(names);
 	free(pos);

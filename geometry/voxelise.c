@@ -1,0 +1,825 @@
+/*
+ * voxelise.c - the grid of a room that is not a plain box (docs/physics.md, "Voxelisation").
+ *
+ * 1. The base: the box, the inside of the mesh, or a voxel file. A node is inside the mesh
+ *    when at least two of the three rays through it along x, y and z say so by parity; a ray
+ *    that crosses the surface an odd number of times (a hole, an open seam) abstains. Each
+ *    crossing is decided by an exact, consistent edge rule (below), so a ray through an edge
+ *    or a vertex shared by several triangles crosses the surface once, not twice or never.
+ *    Duplicated triangles are dropped first; flipped ones do not matter to parity.
+ * 2. The leak check: the cells whose box a triangle meets are walls; a flood from outside the
+ *    room through the other cells must not reach a node inside the mesh. Where it does, the
+ *    mesh has a gap wider than a cell, and the error says where.
+ * 3. The shapes, in order: `add` makes the nodes it holds air, `remove` solid.
+ * 4. The walls of every air cell with a solid neighbour: the material and the surface-area
+ *    correction of the surface responsible for the wall, which is the last of base and
+ *    shapes to set either of the two nodes (it holds one and not the other).
+ */
+#include "build.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../io/voxfile.h"
+
+/* Bits of the class bytes while building; the final classes replace them. */
+#define B_BASE 0x40	/* the base holds the node */
+#define B_TOUCH 0x10	/* a triangle meets the cell's box */
+#define B_SEEN 0x20	/* the flood from outside reached the cell */
+#define B_AIR 0x80	/* the node is air: the base and the shapes */
+/* Votes of the rays, bits 0..5: 1 << 2a inside along axis a, 2 << 2a the ray voted. */
+
+#define BIN_CELLS 4	/* cells per side of a bin of the nearest-triangle search */
+
+struct tri {
+	double v[3][3];		/* vertices */
+	double n[3];		/* unit normal */
+	int material;
+};
+
+struct build {
+	const struct cfg_room *room;
+	struct vox_grid *g;
+	struct tri *tri;	/* the mesh's triangles without duplicates, or NULL */
+	size_t ntri;
+	struct voxf_walls *file;	/* the walls of a voxel file base, or NULL */
+	/* nearest-triangle bins: bin b holds bin_tri[bin_at[b] .. bin_at[b + 1]) */
+	int nbin[3];
+	size_t *bin_at;
+	uint32_t *bin_tri;
+};
+
+/* The class byte of room cell (i, j, k), indices within the room (no halo). */
+static uint8_t *cell(const struct build *b, int i, int j, int k)
+{
+	const int h = b->g->plan.halo;
+
+	return &b->g->cls[vox_index(&b->g->plan, i + h, j + h, k + h)];
+}
+
+/* Room coordinate of the node of room cell m along axis d. */
+static double node_at(const struct build *b, int d, int m)
+{
+	return b->room->origin[d] + (m + 0.5) * b->g->plan.h;
+}
+
+/* Triangles in canonical order (vertices sorted) compare equal when they are duplicates. */
+static int tri_cmp(const void *pa, const void *pb)
+{
+	const struct tri *a = pa, *b = pb;
+
+	return memcmp(a->v, b->v, sizeof(a->v)) ? (memcmp(a->v, b->v, sizeof(a->v)) < 0 ? -1 : 1)
+						  : 0;
+}
+
+static int vertex_less(const double *a, const double *b)
+{
+	return a[0] != b[0] ? a[0] < b[0] : a[1] != b[1] ? a[1] < b[1] : a[2] < b[2];
+}
+
+/* The mesh as struct tri, vertices sorted in each, duplicates and zero-area ones dropped. */
+static int load_triangles(struct build *b, struct rs_error *err)
+{
+	const struct mesh *m = &b->room->geo.mesh;
+	size_t kept = 0;
+
+	if (!(b->tri = malloc(m->ntri * sizeof(*b->tri))))
+		return rs_fail(err, RS_ENOMEM, "out of memory for %zu triangles", m->ntri);
+	for (size_t t = 0; t < m->ntri; t++) {
+		struct tri *o = &b->tri[t];
+		double e1[3], e2[3], len;
+
+		memset(o, 0, sizeof(*o));	/* no padding bytes in memcmp's way */
+		for (int c = 0; c < 3; c++)
+			memcpy(o->v[c], m->v[m->tri[t][c]], sizeof(o->v[c]));
+		for (int i = 1; i < 3; i++)	/* insertion sort of three vertices */
+			for (int j = i; j > 0 && vertex_less(o->v[j], o->v[j - 1]); j--) {
+				double s[3];
+
+				memcpy(s, o->v[j], sizeof(s));
+				memcpy(o->v[j], o->v[j - 1], sizeof(s));
+				memcpy(o->v[j - 1], s, sizeof(s));
+			}
+		for (int d = 0; d < 3; d++) {
+			e1[d] = o->v[1][d] - o->v[0][d];
+			e2[d] = o->v[2][d] - o->v[0][d];
+		}
+		o->n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+		o->n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+		o->n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+		len = sqrt(o->n[0] * o->n[0] + o->n[1] * o->n[1] + o->n[2] * o->n[2]);
+		for (int d = 0; d < 3; d++)
+			o->n[d] = len > 0 ? o->n[d] / len : 0;
+		o->material = m->parts[m->part[t]].material;
+	}
+	qsort(b->tri, m->ntri, sizeof(*b->tri), tri_cmp);
+	for (size_t t = 0; t < m->ntri; t++) {
+		const struct tri *o = &b->tri[t];
+
+		if (o->n[0] == 0 && o->n[1] == 0 && o->n[2] == 0)
+			continue;
+		if (kept && !tri_cmp(o, &b->tri[kept - 1]))
+			continue;
+		b->tri[kept++] = *o;
+	}
+	b->ntri = kept;
+	return 0;
+}
+
+/*
+ * The side of P on edge XY in the projection (u, v): +1 or -1, never 0. The edge is taken in
+ * a canonical direction, so two triangles sharing it compute the same product and see P on
+ * opposite sides; a P exactly on the line is moved to P + (e, e^2) for an infinitesimal e
+ * (simulation of simplicity), which decides ties the same way for every triangle.
+ */
+static int edge_side(const double *X, const double *Y, double pu, double pv, int u, int v)
+{
+	const int flip = X[u] > Y[u] || (X[u] == Y[u] && X[v] > Y[v]);
+	const double *a = flip ? Y : X, *c = flip ? X : Y;
+	const double du = c[u] - a[u], dv = c[v] - a[v];
+	const double e = du * (pv - a[v]) - dv * (pu - a[u]);
+	int s;
+
+	if (e != 0)
+		s = e > 0 ? 1 : -1;
+	else
+		s = dv != 0 ? (dv > 0 ? -1 : 1) : 1;	/* du > 0 when dv == 0 */
+	return flip ? -s : s;
+}
+
+/* Where the ray along a through (pu, pv) crosses triangle t, if it does. */
+static int crossing(const struct tri *t, int a, double pu, double pv, double *at)
+{
+	const int u = (a + 1) % 3, v = (a + 2) % 3;
+	const int s0 = edge_side(t->v[1], t->v[2], pu, pv, u, v);
+	const int s1 = edge_side(t->v[2], t->v[0], pu, pv, u, v);
+	const int s2 = edge_side(t->v[0], t->v[1], pu, pv, u, v);
+	double w[3], sum;
+
+	if (s0 != s1 || s1 != s2)
+		return 0;
+	/* barycentric weights from the signed areas opposite each vertex */
+	for (int c = 0; c < 3; c++) {
+		const double *p = t->v[(c + 1) % 3], *q = t->v[(c + 2) % 3];
+
+		w[c] = fabs((q[u] - p[u]) * (pv - p[v]) - (q[v] - p[v]) * (pu - p[u]));
+	}
+	sum = w[0] + w[1] + w[2];
+	*at = sum > 0 ? (w[0] * t->v[0][a] + w[1] * t->v[1][a] + w[2] * t->v[2][a]) / sum
+		      : (t->v[0][a] + t->v[1][a] + t->v[2][a]) / 3;
+	return 1;
+}
+
+/* The room cells m with node in [lo, hi] along axis d: [*m0, *m1], empty when m1 < m0. */
+static void node_range(const struct build *b, int d, double lo, double hi, int *m0, int *m1)
+{
+	const double h = b->g->plan.h, o = b->room->origin[d];
+
+	*m0 = (int)fmax(0, ceil((lo - o) / h - 0.5));
+	*m1 = (int)fmin(b->g->plan.room[d] - 1, floor((hi - o) / h - 0.5));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Every ray along axis a votes on the nodes it passes by the parity of its crossings. */
+static int axis_votes(struct build *b, int a, struct rs_error *err)
+{
+	const struct vox_plan *p = &b->g->plan;
+	const int u = (a + 1) % 3, v = (a + 2) % 3, nu = p->room[u], nv = p->room[v];
+	const size_t rays = (size_t)nu * (size_t)nv;
+	size_t *at = calloc(rays + 1, sizeof(*at)), *fill = malloc(rays * sizeof(*fill));
+	double *cross = NULL;
+	int rc = 0;
+
+	if (!at || !fill) {
+		rc = rs_fail(err, RS_ENOMEM, "out of memory for %zu rays", rays);
+		goto out;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+#pragma omp parallel for schedule(dynamic, 256)
+		for (size_t t = 0; t < b->ntri; t++) {
+			const struct tri *tr = &b->tri[t];
+			double lo[3], hi[3];
+			int u0, u1, v0, v1;
+
+			for (int d = 0; d < 3; d++) {
+				lo[d] = fmin(tr->v[0][d], fmin(tr->v[1][d], tr->v[2][d]));
+				hi[d] = fmax(tr->v[0][d], fmax(tr->v[1][d], tr->v[2][d]));
+			}
+			node_range(b, u, lo[u], hi[u], &u0, &u1);
+			node_range(b, v, lo[v], hi[v], &v0, &v1);
+			for (int jv = v0; jv <= v1; jv++)
+				for (int ju = u0; ju <= u1; ju++) {
+					const size_t r = (size_t)ju + (size_t)nu * (size_t)jv;
+					double x;
+					size_t slot;
+
+					if (!crossing(tr, a, node_at(b, u, ju), node_at(b, v, jv), &x))
+						continue;
+					if (pass == 0) {
+#pragma omp atomic
+						at[r + 1]++;
+						continue;
+					}
+#pragma omp atomic capture
+					slot = fill[r]++;
+					cross[slot] = x;
+				}
+		}
+		if (pass == 1)
+			break;
+		for (size_t r = 0; r < rays; r++) {
+			at[r + 1] += at[r];
+			fill[r] = at[r];
+		}
+		if (!(cross = malloc((at[rays] + 1) * sizeof(*cross)))) {
+			rc = rs_fail(err, RS_ENOMEM, "out of memory for %zu ray crossings", at[rays]);
+			goto out;
+		}
+	}
+#pragma omp parallel for schedule(dynamic, 64)
+	for (size_t r = 0; r < rays; r++) {
+		const size_t n = at[r + 1] - at[r];
+		const int ju = (int)(r % (size_t)nu), jv = (int)(r / (size_t)nu);
+		double *c = cross + at[r];
+		size_t q = 0;
+
+		if (n % 2)
+			continue;	/* an odd ray passed a hole: it abstains */
+		qsort(c, n, sizeof(*c), cmp_double);
+		for (int m = 0; m < p->room[a]; m++) {
+			const double x = node_at(b, a, m);
+			int ijk[3];
+
+			while (q < n && c[q] < x)
+				q++;
+			ijk[a] = m;
+			ijk[u] = ju;
+			ijk[v] = jv;
+			*cell(b, ijk[0], ijk[1], ijk[2]) |= (uint8_t)((2 | (q % 2)) << (2 * a));
+		}
+	}
+out:
+	free(at);
+	free(fill);
+	free(cross);
+	return rc;
+}
+
+/* The mesh's inside: at least two of the rays that voted say inside. */
+static int mesh_inside(struct build *b, struct rs_error *err)
+{
+	const struct vox_plan *p = &b->g->plan;
+
+	for (int a = 0; a < 3; a++)
+		if (axis_votes(b, a, err))
+			return err ? err->code : RS_ENOMEM;
+#pragma omp parallel for schedule(static)
+	for (int k = 0; k < p->room[2]; k++)
+		for (int j = 0; j < p->room[1]; j++)
+			for (int i = 0; i < p->room[0]; i++) {
+				uint8_t *c = cell(b, i, j, k);
+				int in = 0;
+
+				for (int a = 0; a < 3; a++)
+					in += (*c >> (2 * a) & 3) == 3;
+				*c = in >= 2 ? B_BASE : 0;
+			}
+	return 0;
+}
+
+/* Akenine-Moeller's separating-axis test: does triangle t meet the box c +- half? */
+static int tri_box(const struct tri *t, const double c[3], double half)
+{
+	double v[3][3], e[3][3];
+
+	for (int i = 0; i < 3; i++)
+		for (int d = 0; d < 3; d++)
+			v[i][d] = t->v[i][d] - c[d];
+	for (int i = 0; i < 3; i++)
+		for (int d = 0; d < 3; d++)
+			e[i][d] = v[(i + 1) % 3][d] - v[i][d];
+	/* the nine cross products of the box axes with the edges */
+	for (int i = 0; i < 3; i++)
+		for (int a = 0; a < 3; a++) {
+			double ax[3] = { 0, 0, 0 }, p[3], r, lo, hi;
+
+			/* axis = unit(a) x e[i] */
+			ax[(a + 1) % 3] = -e[i][(a + 2) % 3];
+			ax[(a + 2) % 3] = e[i][(a + 1) % 3];
+			for (int q = 0; q < 3; q++)
+				p[q] = ax[0] * v[q][0] + ax[1] * v[q][1] + ax[2] * v[q][2];
+			r = half * (fabs(ax[0]) + fabs(ax[1]) + fabs(ax[2]));
+			lo = fmin(p[0], fmin(p[1], p[2]));
+			hi = fmax(p[0], fmax(p[1], p[2]));
+			if (lo > r || hi < -r)
+				return 0;
+		}
+	/* the box's own axes */
+	for (int d = 0; d < 3; d++)
+		if (fmin(v[0][d], fmin(v[1][d], v[2][d])) > half ||
+		    fmax(v[0][d], fmax(v[1][d], v[2][d])) < -half)
+			return 0;
+	/* the triangle's plane */
+	{
+		double dist = t->n[0] * v[0][0] + t->n[1] * v[0][1] + t->n[2] * v[0][2];
+		double r = half * (fabs(t->n[0]) + fabs(t->n[1]) + fabs(t->n[2]));
+
+		return fabs(dist) <= r;
+	}
+}
+
+/* Mark the cells whose (slightly grown) box a triangle meets. */
+static void touch_cells(struct build *b)
+{
+	const double h = b->g->plan.h, half = 0.5 * h * (1 + 1e-9);
+
+#pragma omp parallel for schedule(dynamic, 64)
+	for (size_t t = 0; t < b->ntri; t++) {
+		const struct tri *tr = &b->tri[t];
+		int m0[3], m1[3];
+
+		for (int d = 0; d < 3; d++) {
+			double lo = fmin(tr->v[0][d], fmin(tr->v[1][d], tr->v[2][d]));
+			double hi = fmax(tr->v[0][d], fmax(tr->v[1][d], tr->v[2][d]));
+
+			/* cells whose box [node - h/2, node + h/2] meets [lo, hi] */
+			node_range(b, d, lo - half, hi + half, &m0[d], &m1[d]);
+		}
+		for (int k = m0[2]; k <= m1[2]; k++)
+			for (int j = m0[1]; j <= m1[1]; j++)
+				for (int i = m0[0]; i <= m1[0]; i++) {
+					const double c[3] = { node_at(b, 0, i), node_at(b, 1, j),
+							      node_at(b, 2, k) };
+					uint8_t *cl = cell(b, i, j, k);
+
+					if (tri_box(tr, c, half))
+#pragma omp atomic
+						*cl |= B_TOUCH;
+				}
+	}
+}
+
+/* A queue of room cells (i, j, k) for the flood; grows as needed. */
+struct queue {
+	int (*q)[3];
+	size_t head, tail, cap;	/* ring of cap entries, [head, tail) queued, mod cap */
+};
+
+static int push(struct queue *q, int i, int j, int k)
+{
+	if (q->tail - q->head == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 1 << 16;
+		int (*n)[3] = malloc(cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		for (size_t x = q->head; x < q->tail; x++)
+			memcpy(n[x - q->head], q->q[x % q->cap], sizeof(*n));
+		free(q->q);
+		q->q = n;
+		q->tail -= q->head;
+		q->head = 0;
+		q->cap = cap;
+	}
+	q->q[q->tail % q->cap][0] = i;
+	q->q[q->tail % q->cap][1] = j;
+	q->q[q->tail % q->cap][2] = k;
+	q->tail++;
+	return 0;
+}
+
+/* Flood from the room's outer cells through the untouched ones; a leak reaches B_BASE. */
+static int leak_check(struct build *b, struct rs_error *err)
+{
+	const struct vox_plan *p = &b->g->plan;
+	const int *n = p->room;
+	struct queue q = { 0 };
+	double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+	size_t leaked = 0, entries = 0;
+	int rc = 0;
+
+	touch_cells(b);
+	for (int k = 0; k < n[2] && !rc; k++)
+		for (int j = 0; j < n[1] && !rc; j++)
+			for (int i = 0; i < n[0] && !rc; i++) {
+				uint8_t *c = cell(b, i, j, k);
+
+				if (i && j && k && i < n[0] - 1 && j < n[1] - 1 && k < n[2] - 1)
+					i = n[0] - 2;	/* only the outer layer seeds */
+				else if (!(*c & B_TOUCH)) {
+					*c |= B_SEEN;
+					rc = push(&q, i, j, k);
+				}
+			}
+	while (!rc && q.head < q.tail) {
+		const int *at = q.q[q.head++ % q.cap];
+		const int i = at[0], j = at[1], k = at[2];
+		int entry = i == 0 || j == 0 || k == 0 || i == n[0] - 1 || j == n[1] - 1 ||
+			    k == n[2] - 1;
+
+		for (int f = 0; f < 6 && !rc; f++) {
+			const int d = f / 2, o = f % 2 ? 1 : -1;
+			int x[3] = { i, j, k };
+			uint8_t *c;
+
+			x[d] += o;
+			if (x[d] < 0 || x[d] >= n[d])
+				continue;
+			c = cell(b, x[0], x[1], x[2]);
+			entry |= (*c & (B_SEEN | B_BASE)) == B_SEEN;
+			if (*c & (B_TOUCH | B_SEEN))
+				continue;
+			*c |= B_SEEN;
+			rc = push(&q, x[0], x[1], x[2]);
+		}
+		if (!(*cell(b, i, j, k) & B_BASE))
+			continue;
+		leaked++;
+		if (!entry)
+			continue;
+		entries++;
+		for (int d = 0; d < 3; d++) {
+			lo[d] = fmin(lo[d], node_at(b, d, at[d]));
+			hi[d] = fmax(hi[d], node_at(b, d, at[d]));
+		}
+	}
+	free(q.q);
+	if (rc)
+		return rs_fail(err, RS_ENOMEM, "out of memory for the leak check");
+	if (leaked)
+		return cfg_at(err, b->room, b->room->geo.mesh_at, "geometry.mesh", "%s is not "
+			      "closed: %.3g m^3 of its inside reach the outside through a gap wider "
+			      "than a cell (%g m) at about (%.2f, %.2f, %.2f) m, where x %.2f..%.2f, "
+			      "y %.2f..%.2f, z %.2f..%.2f (valid: a closed mesh; gaps narrower than "
+			      "a cell are bridged, so a coarser grid may also do)",
+			      b->room->geo.mesh_path, (double)leaked * pow(p->h, 3),
+			      p->h, 0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]),
+			      0.5 * (lo[2] + hi[2]), lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
+	return 0;
+}
+
+/* Bins of BIN_CELLS cells holding the triangles whose bounds meet them. */
+static int make_bins(struct build *b, struct rs_error *err)
+{
+	const struct vox_plan *p = &b->g->plan;
+	const double side = BIN_CELLS * p->h;
+	size_t nbins = 1, *fill;
+
+	for (int d = 0; d < 3; d++) {
+		b->nbin[d] = (p->room[d] + BIN_CELLS - 1) / BIN_CELLS;
+		nbins *= (size_t)b->nbin[d];
+	}
+	b->bin_at = calloc(nbins + 1, sizeof(*b->bin_at));
+	fill = malloc(nbins * sizeof(*fill));
+	if (!b->bin_at || !fill) {
+		free(fill);
+		return rs_fail(err, RS_ENOMEM, "out of memory for %zu bins", nbins);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t t = 0; t < b->ntri; t++) {
+			int m0[3], m1[3];
+
+			for (int d = 0; d < 3; d++) {
+				const struct tri *tr = &b->tri[t];
+				double lo = fmin(tr->v[0][d], fmin(tr->v[1][d], tr->v[2][d]));
+				double hi = fmax(tr->v[0][d], fmax(tr->v[1][d], tr->v[2][d]));
+
+				m0[d] = (int)fmax(0, floor((lo - b->room->origin[d]) / side));
+				m1[d] = (int)fmin(b->nbin[d] - 1,
+						  floor((hi - b->room->origin[d]) / side));
+			}
+			for (int k = m0[2]; k <= m1[2]; k++)
+				for (int j = m0[1]; j <= m1[1]; j++)
+					for (int i = m0[0]; i <= m1[0]; i++) {
+						size_t bin = (size_t)i + (size_t)b->nbin[0] *
+							     ((size_t)j + (size_t)b->nbin[1] * k);
+
+						if (pass)
+							b->bin_tri[fill[bin]++] = (uint32_t)t;
+						else
+							b->bin_at[bin + 1]++;
+					}
+		}
+		if (pass)
+			break;
+		for (size_t bin = 0; bin < nbins; bin++) {
+			b->bin_at[bin + 1] += b->bin_at[bin];
+			fill[bin] = b->bin_at[bin];
+		}
+		if (!(b->bin_tri = malloc((b->bin_at[nbins] + 1) * sizeof(*b->bin_tri)))) {
+			free(fill);
+			return rs_fail(err, RS_ENOMEM, "out of memory for the triangle bins");
+		}
+	}
+	free(fill);
+	return 0;
+}
+
+/* Squared distance from x to triangle t (Ericson, Real-Time Collision Detection 5.1.5). */
+static double tri_distance2(const struct tri *t, const double x[3])
+{
+	const double *a = t->v[0], *b = t->v[1], *c = t->v[2];
+	double ab[3], ac[3], ap[3], bp[3], cp[3], q[3], d1, d2, d3, d4, d5, d6, va, vb, vc, v, w;
+	double r = 0;
+
+	for (int i = 0; i < 3; i++) {
+		ab[i] = b[i] - a[i];
+		ac[i] = c[i] - a[i];
+		ap[i] = x[i] - a[i];
+		bp[i] = x[i] - b[i];
+		cp[i] = x[i] - c[i];
+	}
+#define DOT(p, s) ((p)[0] * (s)[0] + (p)[1] * (s)[1] + (p)[2] * (s)[2])
+	d1 = DOT(ab, ap);
+	d2 = DOT(ac, ap);
+	d3 = DOT(ab, bp);
+	d4 = DOT(ac, bp);
+	d5 = DOT(ab, cp);
+	d6 = DOT(ac, cp);
+#undef DOT
+	vc = d1 * d4 - d3 * d2;
+	vb = d5 * d2 - d1 * d6;
+	va = d3 * d6 - d5 * d4;
+	if (d1 <= 0 && d2 <= 0) {
+		v = 0, w = 0;
+	} else if (d3 >= 0 && d4 <= d3) {
+		v = 1, w = 0;
+	} else if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+		v = d1 / (d1 - d3), w = 0;
+	} else if (d6 >= 0 && d5 <= d6) {
+		v = 0, w = 1;
+	} else if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+		v = 0, w = d2 / (d2 - d6);
+	} else if (va <= 0 && d4 - d3 >= 0 && d5 - d6 >= 0) {
+		w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+		v = 1 - w;
+	} else {
+		v = vb / (va + vb + vc);
+		w = vc / (va + vb + vc);
+	}
+	for (int i = 0; i < 3; i++) {
+		q[i] = a[i] + ab[i] * v + ac[i] * w - x[i];
+		r += q[i] * q[i];
+	}
+	return r;
+}
+
+/* The triangle nearest x: rings of bins outwards until no nearer one can lie further out. */
+static const struct tri *nearest_tri(const struct build *b, const double x[3])
+{
+	const double side = BIN_CELLS * b->g->plan.h;
+	const struct tri *best = NULL;
+	double best2 = INFINITY;
+	int c[3], rmax = 0;
+
+	for (int d = 0; d < 3; d++) {
+		c[d] = (int)floor((x[d] - b->room->origin[d]) / side);
+		c[d] = c[d] < 0 ? 0 : c[d] >= b->nbin[d] ? b->nbin[d] - 1 : c[d];
+		rmax = b->nbin[d] > rmax ? b->nbin[d] : rmax;
+	}
+	for (int r = 0; r <= rmax; r++) {
+		if (best && best2 <= (double)(r - 1) * (r - 1) * side * side)
+			break;	/* every bin of ring r lies at least (r - 1) bins away */
+		for (int k = c[2] - r; k <= c[2] + r; k++)
+			for (int j = c[1] - r; j <= c[1] + r; j++)
+				for (int i = c[0] - r; i <= c[0] + r; i++) {
+					size_t bin;
+
+					if (abs(i - c[0]) != r && abs(j - c[1]) != r &&
+					    abs(k - c[2]) != r)
+						continue;	/* inside the ring: seen */
+					if (i < 0 || j < 0 || k < 0 || i >= b->nbin[0] ||
+					    j >= b->nbin[1] || k >= b->nbin[2])
+						continue;
+					bin = (size_t)i + (size_t)b->nbin[0] *
+					      ((size_t)j + (size_t)b->nbin[1] * k);
+					for (size_t q = b->bin_at[bin]; q < b->bin_at[bin + 1]; q++) {
+						const struct tri *t = &b->tri[b->bin_tri[q]];
+						double d2 = tri_distance2(t, x);
+
+						if (d2 < best2) {
+							best2 = d2;
+							best = t;
+						}
+					}
+				}
+	}
+	return best;
+}
+
+/* The correction of a wall on a surface of unit normal n (docs/physics.md). */
+static float area_of(const double n[3])
+{
+	const double l1 = fabs(n[0]) + fabs(n[1]) + fabs(n[2]);
+
+	return l1 > 0 ? (float)(1 / l1) : 1.0f;
+}
+
+/* Apply the shapes in order to the nodes each bounds; B_AIR is the result. */
+static void apply_shapes(struct build *b)
+{
+	const struct vox_plan *p = &b->g->plan;
+	const struct cfg_geometry *geo = &b->room->geo;
+
+#pragma omp parallel for schedule(static)
+	for (int k = 0; k < p->room[2]; k++)
+		for (int j = 0; j < p->room[1]; j++)
+			for (int i = 0; i < p->room[0]; i++) {
+				uint8_t *c = cell(b, i, j, k);
+
+				*c = (uint8_t)((*c & B_BASE) | (*c & B_BASE ? B_AIR : 0));
+			}
+	for (int s = 0; s < geo->nshapes; s++) {
+		const struct cfg_shape *sh = &geo->shapes[s];
+		int m0[3], m1[3];
+
+		for (int d = 0; d < 3; d++)
+			node_range(b, d, sh->lo[d], sh->hi[d], &m0[d], &m1[d]);
+#pragma omp parallel for schedule(static)
+		for (int k = m0[2]; k <= m1[2]; k++)
+			for (int j = m0[1]; j <= m1[1]; j++)
+				for (int i = m0[0]; i <= m1[0]; i++) {
+					const double x[3] = { node_at(b, 0, i), node_at(b, 1, j),
+							      node_at(b, 2, k) };
+					uint8_t *c = cell(b, i, j, k);
+
+					if (vox_shape_holds(sh, x))
+						*c = (uint8_t)(sh->remove ? *c & ~B_AIR : *c | B_AIR);
+				}
+	}
+}
+
+/*
+ * The wall between air cell c and solid neighbour s across face f: the material and area
+ * correction of the surface responsible, the last of base and shapes to hold exactly one.
+ */
+static void face_wall(const struct build *b, const int c[3], const int s[3], int f,
+		      uint8_t *material, float *area)
+{
+	const struct cfg_geometry *geo = &b->room->geo;
+	double xc[3], xs[3], mid[3], n[3];
+
+	for (int d = 0; d < 3; d++) {
+		xc[d] = node_at(b, d, c[d]);
+		xs[d] = node_at(b, d, s[d]);
+		mid[d] = 0.5 * (xc[d] + xs[d]);
+	}
+	for (int q = geo->nshapes - 1; q >= 0; q--) {
+		const struct cfg_shape *sh = &geo->shapes[q];
+
+		if (vox_shape_holds(sh, xc) == vox_shape_holds(sh, xs))
+			continue;
+		vox_shape_normal(sh, mid, n);
+		*material = (uint8_t)sh->material;
+		*area = area_of(n);
+		return;
+	}
+	*area = 1;
+	*material = (uint8_t)geo->default_material;
+	if (geo->has_box) {	/* the box's own faces; s lies beyond one of them */
+		static const int face[6] = { CFG_X0, CFG_X1, CFG_Y0, CFG_Y1, CFG_FLOOR,
+					     CFG_CEILING };
+
+		*material = (uint8_t)b->room->face_material[face[f]];
+	} else if (b->tri) {
+		const struct tri *t = nearest_tri(b, mid);
+
+		if (t) {
+			*material = (uint8_t)t->material;
+			*area = area_of(t->n);
+		}
+	} else if (b->file) {
+		voxf_wall_of(b->file, c, f, material, area);
+	}
+}
+
+/* The walls of every air cell with a solid neighbour, in cell order. */
+static int make_walls(struct build *b, struct rs_error *err)
+{
+	const struct vox_plan *p = &b->g->plan;
+	const int *n = p->room;
+	size_t *at = calloc((size_t)n[2] + 1, sizeof(*at)), total;
+	int rc = 0;
+
+	if (!at)
+		return rs_fail(err, RS_ENOMEM, "out of memory for the walls");
+	for (int pass = 0; pass < 2; pass++) {
+#pragma omp parallel for schedule(dynamic, 1)
+		for (int k = 0; k < n[2]; k++) {
+			size_t w = pass ? at[k] : 0;
+
+			for (int j = 0; j < n[1]; j++)
+				for (int i = 0; i < n[0]; i++) {
+					const int c[3] = { i, j, k };
+					struct vox_wall wall = { 0 };
+					int walls = 0;
+
+					if (!(*cell(b, i, j, k) & B_AIR))
+						continue;
+					for (int f = 0; f < 6; f++) {
+						int s[3] = { i, j, k };
+
+						s[f / 2] += f % 2 ? 1 : -1;
+						wall.material[f] = VOX_NO_WALL;
+						if (s[f / 2] >= 0 && s[f / 2] < n[f / 2] &&
+						    *cell(b, s[0], s[1], s[2]) & B_AIR)
+							continue;
+						walls++;
+						if (pass)
+							face_wall(b, c, s, f, &wall.material[f],
+								  &wall.area[f]);
+					}
+					if (!walls)
+						continue;
+					if (pass) {
+						wall.cell = vox_index(p, i + p->halo, j + p->halo,
+								      k + p->halo);
+						b->g->walls[w] = wall;
+					}
+					w++;
+				}
+			if (!pass)
+				at[k + 1] = w;
+		}
+		if (pass)
+			break;
+		for (int k = 0; k < n[2]; k++)
+			at[k + 1] += at[k];
+		total = at[n[2]];
+		if (!(b->g->walls = malloc((total + 1) * sizeof(*b->g->walls)))) {
+			rc = rs_fail(err, RS_ENOMEM, "out of memory for %zu boundary cells", total);
+			break;
+		}
+		b->g->nwalls = total;
+	}
+	free(at);
+	return rc;
+}
+
+/* The base of the grid: every room cell holds B_BASE or not. */
+static int make_base(struct build *b, struct rs_error *err)
+{
+	const struct vox_plan *p = &b->g->plan;
+
+	memset(b->g->cls, VOX_PAD, p->cells);
+	if (b->room->geo.has_box) {
+		for (int k = 0; k < p->room[2]; k++)
+			for (int j = 0; j < p->room[1]; j++)
+				for (int i = 0; i < p->room[0]; i++)	/* the box's cells */
+					*cell(b, i, j, k) = node_at(b, 0, i) < b->room->box[0] +
+						b->room->origin[0] && node_at(b, 1, j) <
+						b->room->origin[1] + b->room->box[1] &&
+						node_at(b, 2, k) < b->room->origin[2] +
+						b->room->box[2] && node_at(b, 0, i) > 0 &&
+						node_at(b, 1, j) > 0 && node_at(b, 2, k) > 0 ? B_BASE : 0;
+		return 0;
+	}
+	if (b->room->geo.mesh.ntri)
+		return load_triangles(b, err) || mesh_inside(b, err) || leak_check(b, err) ||
+		       make_bins(b, err) ? (err ? err->code : RS_EINPUT) : 0;
+	if (b->room->geo.voxels_path[0]) {
+		if (!(b->file = voxf_read(b->room, b->g, B_BASE, err)))
+			return err ? err->code : RS_EIO;
+	}
+	return 0;
+}
+
+struct vox_grid *vox_build_shaped(const struct cfg_room *room, struct rs_error *err)
+{
+	struct build b = { .room = room };
+	const struct vox_plan *p;
+
+	if (!(b.g = vox_alloc(room, err)))
+		return NULL;
+	p = &b.g->plan;
+	b.g->carved = 1;
+	if (make_base(&b, err))
+		goto out_free;
+	apply_shapes(&b);
+	if (make_walls(&b, err))
+		goto out_free;
+	for (size_t n = 0; n < p->cells; n++)
+		b.g->cls[n] = b.g->cls[n] & B_AIR ? VOX_AIR : VOX_PAD;
+	if (vox_set_kinds(b.g, room, err))
+		goto out_free;
+	vox_column_heights(b.g);
+	vox_count_cells(b.g);
+	goto out;
+
+out_free:
+	vox_free(b.g);
+	b.g = NULL;
+out:
+	free(b.tri);
+	free(b.bin_at);
+	free(b.bin_tri);
+	voxf_walls_free(b.file);
+	return b.g;
+}

@@ -1,0 +1,207 @@
+/*
+ * mesh.c - read triangle meshes through Assimp's C interface.
+ *
+ * Assimp is asked to triangulate polygons and to split meshes by primitive type, so every
+ * face with three indices is a triangle; identical vertices are joined within each mesh.
+ * The node graph is walked here, rather than flattened by aiProcess_PreTransformVertices,
+ * because that step merges meshes of one material and so loses the group and object names
+ * a room file gives materials by.
+ */
+#include "mesh.h"
+
+#include <assimp/cimport.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MESH_NODES (MESH_PART_NAMES - 2)	/* node names kept per part: the rest of it is
+						 * the mesh's and the material's name */
+#define MESH_DEPTH_MAX 256	/* deeper node graphs are refused rather than recursed into */
+
+struct walk {
+	const struct aiScene *scene;
+	struct mesh *m;
+	int counting;		/* first pass: count vertices, triangles, parts only */
+	size_t nv, ntri;
+	int nparts;
+	const double (*xf)[4];
+};
+
+static int intern(struct mesh *m, const char *s)
+{
+	int i = mesh_name(m, s);
+
+	if (i >= 0 || !*s)
+		return i;
+	snprintf(m->names[m->nnames], MESH_NAME_MAX, "%.*s", MESH_NAME_MAX - 1, s);
+	return m->nnames++;
+}
+
+int mesh_name(const struct mesh *m, const char *name)
+{
+	for (int i = 0; i < m->nnames; i++)
+		if (!strncmp(m->names[i], name, MESH_NAME_MAX - 1))
+			return i;
+	return -1;
+}
+
+/* Apply the node's accumulated transform t (row-major, a1..d4), then the caller's map. */
+static void place(const struct aiMatrix4x4 *t, const double (*xf)[4], struct aiVector3D p,
+		  double out[3])
+{
+	const double x[3] = {
+		t->a1 * p.x + t->a2 * p.y + t->a3 * p.z + t->a4,
+		t->b1 * p.x + t->b2 * p.y + t->b3 * p.z + t->b4,
+		t->c1 * p.x + t->c2 * p.y + t->c3 * p.z + t->c4,
+	};
+
+	for (int r = 0; r < 3; r++)
+		out[r] = xf[r][0] * x[0] + xf[r][1] * x[1] + xf[r][2] * x[2] + xf[r][3];
+}
+
+/* One mesh placed by one node: its vertices, triangles and part. */
+static void add_part(struct walk *w, const struct aiMesh *am, const struct aiMatrix4x4 *t,
+		     const int *chain, int depth)
+{
+	struct mesh *m = w->m;
+	size_t base = w->nv;
+	int triangles = 0;
+
+	for (unsigned f = 0; f < am->mNumFaces; f++)
+		triangles += am->mFaces[f].mNumIndices == 3;
+	if (!triangles)
+		return;
+	if (!w->counting) {
+		struct mesh_part *p = &m->parts[w->nparts];
+		struct aiString mat;
+		int n;
+
+		p->nnames = 0;
+		p->material = -1;
+		if ((n = intern(m, am->mName.data)) >= 0)
+			p->names[p->nnames++] = n;
+		for (int d = depth - 1; d >= 0 && p->nnames < 1 + MESH_NODES; d--)
+			if (chain[d] >= 0)
+				p->names[p->nnames++] = chain[d];
+		if (aiGetMaterialString(w->scene->mMaterials[am->mMaterialIndex], AI_MATKEY_NAME,
+					&mat) == aiReturn_SUCCESS && (n = intern(m, mat.data)) >= 0)
+			p->names[p->nnames++] = n;
+		for (unsigned i = 0; i < am->mNumVertices; i++)
+			place(t, w->xf, am->mVertices[i], m->v[base + i]);
+		for (unsigned f = 0; f < am->mNumFaces; f++) {
+			const struct aiFace *face = &am->mFaces[f];
+
+			if (face->mNumIndices != 3)
+				continue;
+			for (int c = 0; c < 3; c++)
+				m->tri[w->ntri][c] = (uint32_t)(base + face->mIndices[c]);
+			m->part[w->ntri++] = w->nparts;
+		}
+	} else {
+		w->ntri += (size_t)triangles;
+	}
+	w->nv += am->mNumVertices;
+	w->nparts++;
+}
+
+static int walk_node(struct walk *w, const struct aiNode *n, const struct aiMatrix4x4 *parent,
+		     int *chain, int depth)
+{
+	struct aiMatrix4x4 t = *parent;
+
+	if (depth >= MESH_DEPTH_MAX)
+		return -1;
+	aiMultiplyMatrix4(&t, &n->mTransformation);	/* t = parent * local */
+	chain[depth] = w->counting ? -1 : intern(w->m, n->mName.data);
+	for (unsigned i = 0; i < n->mNumMeshes; i++)
+		add_part(w, w->scene->mMeshes[n->mMeshes[i]], &t, chain, depth + 1);
+	for (unsigned i = 0; i < n->mNumChildren; i++)
+		if (walk_node(w, n->mChildren[i], &t, chain, depth + 1))
+			return -1;
+	return 0;
+}
+
+/* Upper bound of the distinct names: meshes, nodes, materials. */
+static int count_nodes(const struct aiNode *n)
+{
+	int c = 1;
+
+	for (unsigned i = 0; i < n->mNumChildren; i++)
+		c += count_nodes(n->mChildren[i]);
+	return c;
+}
+
+int mesh_read(const char *path, const double xf[3][4], struct mesh *out, struct rs_error *err)
+{
+	const unsigned flags = aiProcess_Triangulate | aiProcess_SortByPType |
+			       aiProcess_JoinIdenticalVertices;
+	const struct aiScene *s;
+	struct walk w = { .xf = xf, .m = out, .counting = 1 };
+	struct aiMatrix4x4 identity;
+	int chain[MESH_DEPTH_MAX], rc = 0, maxnames;
+
+	memset(out, 0, sizeof(*out));
+	s = aiImportFile(path, flags);
+	if (!s)
+		return rs_fail(err, RS_EINPUT, "%s", aiGetErrorString());
+	if (!s->mRootNode || !s->mNumMeshes) {
+		rc = rs_fail(err, RS_EINPUT, "the file holds no meshes");
+		goto out;
+	}
+	w.scene = s;
+	aiIdentityMatrix4(&identity);
+	if (walk_node(&w, s->mRootNode, &identity, chain, 0)) {
+		rc = rs_fail(err, RS_EINPUT, "its node graph is more than %d deep", MESH_DEPTH_MAX);
+		goto out;
+	}
+	if (!w.ntri) {
+		rc = rs_fail(err, RS_EINPUT, "the file holds no triangles (only points or lines)");
+		goto out;
+	}
+	maxnames = count_nodes(s->mRootNode) + (int)s->mNumMeshes + (int)s->mNumMaterials;
+	out->v = malloc(w.nv * sizeof(*out->v));
+	out->tri = malloc(w.ntri * sizeof(*out->tri));
+	out->part = malloc(w.ntri * sizeof(*out->part));
+	out->parts = malloc((size_t)w.nparts * sizeof(*out->parts));
+	out->names = malloc((size_t)maxnames * sizeof(*out->names));
+	if (!out->v || !out->tri || !out->part || !out->parts || !out->names) {
+		rc = rs_fail(err, RS_ENOMEM, "out of memory for %zu triangles", w.ntri);
+		goto out;
+	}
+	w = (struct walk){ .scene = s, .xf = xf, .m = out };
+	walk_node(&w, s->mRootNode, &identity, chain, 0);
+	out->nv = w.nv;
+	out->ntri = w.ntri;
+	out->nparts = w.nparts;
+out:
+	if (rc)
+		mesh_free(out);
+	aiReleaseImport(s);
+	return rc;
+}
+
+const char *mesh_formats(void)
+{
+	static char list[1024];
+	struct aiString ext;
+
+	if (!list[0]) {
+		aiGetExtensionList(&ext);
+		snprintf(list, sizeof(list), "%s", ext.data);
+	}
+	return list;
+}
+
+void mesh_free(struct mesh *m)
+{
+	if (!m)
+		return;
+	free(m->v);
+	free(m->tri);
+	free(m->part);
+	free(m->parts);
+	free(m->names);
+	memset(m, 0, sizeof(*m));
+}
