@@ -32,6 +32,9 @@ struct app_plan {
 /* Plan room's run; RS_EINPUT naming the grid key when it cannot fit in memory. */
 int app_plan(const struct cfg_room *room, struct app_plan *plan, struct rs_error *err);
 
+/* mkdir -p path; RS_EIO naming the part that cannot be made. */
+int app_mkdirs(const char *path, struct rs_error *err);
+
 /* Bytes of memory the system can give now (MemAvailable). */
 size_t app_memory_available(void);
 
@@ -69,5 +72,6 @@ int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_scheme(int argc, char **argv);
+int cmd_voxelize(int argc, char **argv);
 
 #endif

@@ -41,12 +41,25 @@ static void print(const struct cfg_room *room, const struct app_plan *p, double 
 	if (g->fcc)
 		printf("lattice    fcc: %.3f M nodes, the cells with i + j + k even, stored folded\n",
 		       mega(vox_nodes(g)));
-	printf("%s      air %.3f M, boundary %.3f M, padding %.3f M\n", g->fcc ? "nodes" : "cells",
-	       mega(g->air), mega(g->boundary), mega(g->padding));
+	if (room->shaped)
+		printf("cells      air, boundary and padding are counted by voxelising "
+		       "(roomsim voxelize)\n");
+	else
+		printf("%s      air %.3f M, boundary %.3f M, padding %.3f M\n",
+		       g->fcc ? "nodes" : "cells", mega(g->air), mega(g->boundary),
+		       mega(g->padding));
 	printf("spacing    %.3f mm (fmax %.1f Hz at %.2f points per wavelength)\n", g->h * 1e3,
 	       room->fmax, room->ppw);
-	printf("box        %.3f x %.3f x %.3f m as given; simulated %.4f x %.4f x %.4f m\n",
-	       room->box[0], room->box[1], room->box[2], g->size[0], g->size[1], g->size[2]);
+	if (room->shaped)
+		printf("bounds     x %.3f..%.3f, y %.3f..%.3f, z %.3f..%.3f m%s%s; %d shape(s)\n",
+		       room->origin[0], room->origin[0] + room->box[0], room->origin[1],
+		       room->origin[1] + room->box[1], room->origin[2],
+		       room->origin[2] + room->box[2], room->geo.mesh.ntri ? "; mesh " : "",
+		       room->geo.mesh.ntri ? room->geo.mesh_path : "", room->geo.nshapes);
+	else
+		printf("box        %.3f x %.3f x %.3f m as given; simulated %.4f x %.4f x %.4f m\n",
+		       room->box[0], room->box[1], room->box[2], g->size[0], g->size[1],
+		       g->size[2]);
 	printf("scheme     %s, %s, Courant number %.6f (%.4g of the limit %.6f)\n",
 	       p->stencil.name, room->precision == 4 ? "float32" : "float64", p->lambda,
 	       room->courant, p->limit);

@@ -21,6 +21,7 @@ static const char usage[] =
 	"  info FILE.yaml    grid, cells, time step, memory and time estimate of a run\n"
 	"  bench [FILE.yaml] voxel updates per second against the memory bandwidth limit\n"
 	"  scheme [OPTIONS]  a stencil's Courant limit and dispersion\n"
+	"  voxelize FILE.yaml  the room's voxel grid (HDF5) and slice images (PNG)\n"
 	"\n"
 	"  roomsim COMMAND --help   options of a command\n"
 	"  roomsim --version        version and git commit\n"
@@ -34,7 +35,7 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} commands[] = { { "run", cmd_run }, { "info", cmd_info }, { "bench", cmd_bench },
-			 { "scheme", cmd_scheme } };
+			 { "scheme", cmd_scheme }, { "voxelize", cmd_voxelize } };
 
 	if (argc < 2) {
 		fputs(usage, stderr);
@@ -51,7 +52,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "roomsim: unknown command '%s' (valid: run, info, bench, scheme; see roomsim "
+	fprintf(stderr, "roomsim: unknown command '%s' (valid: run, info, bench, scheme, voxelize; see roomsim "
 		"--help)\n", argv[1]);
 	return EXIT_USAGE;
 }

@@ -1,10 +1,12 @@
 /* plan.c - what a run needs, before anything big is allocated; progress display. */
 #include "app.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../solver/fdtd.h"
@@ -53,6 +55,27 @@ int app_plan(const struct cfg_room *room, struct app_plan *p, struct rs_error *e
 			      "lower fmax or ppw, a larger spacing, or a smaller room)",
 			      app_bytes((double)p->memory, need), p->grid.n[0], p->grid.n[1],
 			      p->grid.n[2], app_bytes((double)avail, have));
+	return 0;
+}
+
+int app_mkdirs(const char *path, struct rs_error *err)
+{
+	char buf[CFG_PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *s = buf + 1;; s++) {
+		int end = !*s;
+
+		if (*s != '/' && !end)
+			continue;
+		*s = 0;
+		if (mkdir(buf, 0777) && errno != EEXIST)
+			return rs_fail(err, RS_EIO, "%s: cannot create directory: %s", buf,
+				       strerror(errno));
+		if (end)
+			break;
+		*s = '/';
+	}
 	return 0;
 }
 

@@ -73,26 +73,7 @@ static const char usage_run[] =
 	"\n"
 	"Exit status: 0 done, 1 run-time failure or interrupted, 2 bad usage or bad input.\n";
 
-static int mkdirs(const char *path, struct rs_error *err)
-{
-	char buf[CFG_PATH_MAX];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *s = buf + 1;; s++) {
-		int end = !*s;
-
-		if (*s != '/' && !end)
-			continue;
-		*s = 0;
-		if (mkdir(buf, 0777) && errno != EEXIST)
-			return rs_fail(err, RS_EIO, "%s: cannot create directory: %s", buf,
-				       strerror(errno));
-		if (end)
-			break;
-		*s = '/';
-	}
-	return 0;
-}
+#define NEAR_REACH 5.0	/* m: how far from a misplaced point the nearest air is looked for */
 
 /* Every source and receiver must sit where all eight interpolation nodes are room nodes. */
 static int check_points(struct run *r, struct rs_error *err)
@@ -119,6 +100,24 @@ static int check_points(struct run *r, struct rs_error *err)
 				      "(valid: any position at least 2 cells, %g m, inside every wall; "
 				      "many closer ones too)", pos[0], pos[1], pos[2], d,
 				      2 * room->spacing);
+		if (r->grid->carved) {	/* a wall or the outside: say where the air is */
+			double near[3];
+
+			if (vox_nearest_point(r->grid, pos, NEAR_REACH, near, &d))
+				return cfg_at(err, room, is_src ? room->sources[i].at
+						: room->receivers[i - room->nsources].at, key,
+					      "[%g, %g, %g] is not in the air: it is inside a wall "
+					      "or outside the room, more than %g m from any air "
+					      "(valid: a position in the room's air, half a cell "
+					      "from its walls)", pos[0], pos[1], pos[2], NEAR_REACH);
+			return cfg_at(err, room, is_src ? room->sources[i].at
+						: room->receivers[i - room->nsources].at, key,
+				      "[%g, %g, %g] is not in the air: it is inside a wall or "
+				      "outside the room, %.3g m from the nearest position that works, "
+				      "[%.3f, %.3f, %.3f] (valid: a position in the room's air, half a "
+				      "cell from its walls)", pos[0], pos[1], pos[2], d, near[0],
+				      near[1], near[2]);
+		}
 		return cfg_at(err, room, is_src ? room->sources[i].at
 						: room->receivers[i - room->nsources].at, key,
 			      "[%g, %g, %g] is outside the air by %.3g m (valid: within "
@@ -212,16 +211,16 @@ static struct snap_plane *make_planes(const struct run *r, int *index)
 		int a = room->planes[i].axis, u = a == 2 ? 1 : 2, v = a == 0 ? 1 : 0;
 		/* room node m lies at (m + 1/2) h, or at m h where the walls pass through nodes */
 		const double first = g->fcc ? 0 : 0.5;
-		long m = lround(room->planes[i].at / g->h - first);
+		long m = lround((room->planes[i].at - room->origin[a]) / g->h - first);
 
 		m = m < 0 ? 0 : m >= g->room[a] ? g->room[a] - 1 : m;
 		index[i] = (int)m + g->halo;	/* past the halo */
 		pl[i].axis = a;
-		pl[i].at = (m + first) * g->h;
+		pl[i].at = room->origin[a] + (m + first) * g->h;
 		pl[i].n1 = g->room[u];
 		pl[i].n2 = g->room[v];
 		for (int d = 0; d < 3; d++)
-			pl[i].origin[d] = first * g->h;
+			pl[i].origin[d] = room->origin[d] + first * g->h;
 		pl[i].origin[a] = pl[i].at;
 		snprintf(pl[i].name, sizeof(pl[i].name), "%c_%.3f", axes[a], room->planes[i].at);
 	}
@@ -573,7 +572,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 				       room->receivers[q].name, fdtd_error(r->engine));
 	if (fdtd_reserve(r->engine, r->plan.nsamples))
 		return rs_fail(err, RS_ENOMEM, "receiver buffers: %s", fdtd_error(r->engine));
-	return mkdirs(r->out, err);
+	return app_mkdirs(r->out, err);
 }
 
 static void summary(const struct run *r, double seconds)

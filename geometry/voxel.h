@@ -113,6 +113,12 @@ struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err);
 void vox_measure(const struct vox_grid *g, double *volume, double *area);
 
 /*
+ * A mesh's own volume (m^3, the solid components nested inside others subtracted; NAN when
+ * it has too many components to sort out) and surface area (m^2), to compare against.
+ */
+void vox_mesh_measure(const struct mesh *m, double *volume, double *area);
+
+/*
  * The nearest position to pos (room coordinates) where a point source or receiver can sit
  * (its eight interpolation nodes all room nodes) into near, and its distance; -1 when there
  * is none within `reach` metres.
