@@ -3,13 +3,15 @@
  *
  * Assimp is asked to triangulate polygons and to split meshes by primitive type, so every
  * face with three indices is a triangle; identical vertices are joined within each mesh.
- * The node graph is walked here, rather than flattened by aiProcess_PreTransformVertices,
+ * Coordinates are taken as the file stores them (roomsim's z is up): COLLADA's up_axis is
+ * not applied, so SketchUp's z-up exports arrive z-up. The node graph is walked here, rather than flattened by aiProcess_PreTransformVertices,
  * because that step merges meshes of one material and so loses the group and object names
  * a room file gives materials by.
  */
 #include "mesh.h"
 
 #include <assimp/cimport.h>
+#include <assimp/config.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
 #include <stdio.h>
@@ -138,12 +140,17 @@ int mesh_read(const char *path, const double xf[3][4], struct mesh *out, struct 
 	const unsigned flags = aiProcess_Triangulate | aiProcess_SortByPType |
 			       aiProcess_JoinIdenticalVertices;
 	const struct aiScene *s;
+	struct aiPropertyStore *props;
 	struct walk w = { .xf = xf, .m = out, .counting = 1 };
 	struct aiMatrix4x4 identity;
 	int chain[MESH_DEPTH_MAX], rc = 0, maxnames;
 
 	memset(out, 0, sizeof(*out));
-	s = aiImportFile(path, flags);
+	/* coordinates as the file stores them: COLLADA's up axis is not turned into y */
+	props = aiCreatePropertyStore();
+	aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_COLLADA_IGNORE_UP_DIRECTION, 1);
+	s = aiImportFileExWithProperties(path, flags, NULL, props);
+	aiReleasePropertyStore(props);
 	if (!s)
 		return rs_fail(err, RS_EINPUT, "%s", aiGetErrorString());
 	if (!s->mRootNode || !s->mNumMeshes) {

@@ -242,6 +242,7 @@ static int read_names(hid_t f, struct voxf_info *info)
 	n = H5Sget_simple_extent_npoints(sp);
 	t = H5Tcopy(H5T_C_S1);
 	H5Tset_size(t, H5T_VARIABLE);
+	H5Tset_cset(t, H5T_CSET_UTF8);
 	if (n >= 0 && n <= CFG_MAX_MATERIALS &&
 	    H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s) >= 0) {
 		info->nnames = (int)n;

@@ -1,0 +1,611 @@
+/*
+ * test_geometry - rooms that are not boxes (docs/physics.md, "Voxelisation"): mesh import in
+ * every listed format, air volume and wall area of a cube, a sphere and the hall against their
+ * exact values, robustness to holes, duplicated and flipped triangles, the leak report, shapes
+ * added and removed, and voxel files read back.
+ */
+#include "helper.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../io/voxfile.h"
+
+#define AGREE 0.02	/* volume and area against the exact ones at ppw >= 10 (issue 5) */
+
+static char dir[64];	/* a temporary folder for the files the tests write */
+
+/* A triangle mesh being built: vertices and triangles (outward, counter-clockwise). */
+struct tm {
+	double v[20000][3];
+	int t[40000][3];
+	int nv, nt;
+};
+
+static int vertex(struct tm *m, double x, double y, double z)
+{
+	m->v[m->nv][0] = x;
+	m->v[m->nv][1] = y;
+	m->v[m->nv][2] = z;
+	return m->nv++;
+}
+
+static void tri(struct tm *m, int a, int b, int c)
+{
+	m->t[m->nt][0] = a;
+	m->t[m->nt][1] = b;
+	m->t[m->nt][2] = c;
+	m->nt++;
+}
+
+/* The box [0, L] with each face cut into n x n quads, two triangles each, facing out. */
+static void box_mesh(struct tm *m, const double L[3], int n)
+{
+	m->nv = m->nt = 0;
+	for (int a = 0; a < 3; a++)
+		for (int side = 0; side < 2; side++) {
+			const int u = (a + 1) % 3, v = (a + 2) % 3;
+			int base = m->nv;
+
+			for (int j = 0; j <= n; j++)
+				for (int i = 0; i <= n; i++) {
+					double p[3];
+
+					p[a] = side * L[a];
+					p[u] = L[u] * i / n;
+					p[v] = L[v] * j / n;
+					vertex(m, p[0], p[1], p[2]);
+				}
+			for (int j = 0; j < n; j++)
+				for (int i = 0; i < n; i++) {
+					int q00 = base + i + (n + 1) * j, q10 = q00 + 1;
+					int q01 = q00 + n + 1, q11 = q01 + 1;
+
+					/* (u, v, a) is right-handed: u x v = a faces +a */
+					if (side) {
+						tri(m, q00, q10, q11);
+						tri(m, q00, q11, q01);
+					} else {
+						tri(m, q00, q11, q10);
+						tri(m, q00, q01, q11);
+					}
+				}
+		}
+}
+
+/* An icosphere of radius r about c: an icosahedron subdivided `levels` times. */
+static void sphere_mesh(struct tm *m, double r, const double c[3], int levels)
+{
+	const double g = (1 + sqrt(5.0)) / 2;
+	static const int faces[20][3] = {
+		{ 0, 11, 5 }, { 0, 5, 1 }, { 0, 1, 7 }, { 0, 7, 10 }, { 0, 10, 11 },
+		{ 1, 5, 9 }, { 5, 11, 4 }, { 11, 10, 2 }, { 10, 7, 6 }, { 7, 1, 8 },
+		{ 3, 9, 4 }, { 3, 4, 2 }, { 3, 2, 6 }, { 3, 6, 8 }, { 3, 8, 9 },
+		{ 4, 9, 5 }, { 2, 4, 11 }, { 6, 2, 10 }, { 8, 6, 7 }, { 9, 8, 1 },
+	};
+	const double ico[12][3] = {
+		{ -1, g, 0 }, { 1, g, 0 }, { -1, -g, 0 }, { 1, -g, 0 }, { 0, -1, g }, { 0, 1, g },
+		{ 0, -1, -g }, { 0, 1, -g }, { g, 0, -1 }, { g, 0, 1 }, { -g, 0, -1 }, { -g, 0, 1 },
+	};
+	static struct tm tmp;
+
+	m->nv = m->nt = 0;
+	for (int i = 0; i < 12; i++)
+		vertex(m, ico[i][0], ico[i][1], ico[i][2]);
+	for (int f = 0; f < 20; f++)
+		tri(m, faces[f][0], faces[f][1], faces[f][2]);
+	for (int l = 0; l < levels; l++) {	/* each triangle into four; midpoints not shared */
+		tmp = *m;
+		m->nt = 0;
+		for (int f = 0; f < tmp.nt; f++) {
+			int a = tmp.t[f][0], b = tmp.t[f][1], cc = tmp.t[f][2], mid[3];
+
+			for (int e = 0; e < 3; e++) {
+				const int p = tmp.t[f][e], q = tmp.t[f][(e + 1) % 3];
+				double x[3], len = 0;
+
+				for (int d = 0; d < 3; d++) {
+					x[d] = 0.5 * (m->v[p][d] + m->v[q][d]);
+					len += x[d] * x[d];
+				}
+				/* the same midpoint for both triangles of an edge: search it */
+				mid[e] = -1;
+				for (int k = 12; k < m->nv && mid[e] < 0; k++)
+					if (m->v[k][0] == x[0] / sqrt(len) * sqrt(g * g + 1) &&
+					    m->v[k][1] == x[1] / sqrt(len) * sqrt(g * g + 1) &&
+					    m->v[k][2] == x[2] / sqrt(len) * sqrt(g * g + 1))
+						mid[e] = k;
+				if (mid[e] < 0)
+					mid[e] = vertex(m, x[0] / sqrt(len) * sqrt(g * g + 1),
+							x[1] / sqrt(len) * sqrt(g * g + 1),
+							x[2] / sqrt(len) * sqrt(g * g + 1));
+			}
+			tri(m, a, mid[0], mid[2]);
+			tri(m, b, mid[1], mid[0]);
+			tri(m, cc, mid[2], mid[1]);
+			tri(m, mid[0], mid[1], mid[2]);
+		}
+	}
+	for (int i = 0; i < m->nv; i++)	/* onto the sphere of radius r about c */
+		for (int d = 0; d < 3; d++)
+			m->v[i][d] = c[d] + r * m->v[i][d] / sqrt(g * g + 1);
+}
+
+static void write_obj(const struct tm *m, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(f, "o room\ng Walls\n");
+	for (int i = 0; i < m->nv; i++)
+		fprintf(f, "v %.17g %.17g %.17g\n", m->v[i][0], m->v[i][1], m->v[i][2]);
+	for (int i = 0; i < m->nt; i++) {
+		if (i == m->nt - 2)	/* the last two triangles: a group of their own */
+			fprintf(f, "g Floor\n");
+		fprintf(f, "f %d %d %d\n", m->t[i][0] + 1, m->t[i][1] + 1, m->t[i][2] + 1);
+	}
+	fclose(f);
+}
+
+static void write_stl_ascii(const struct tm *m, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(f, "solid room\n");
+	for (int i = 0; i < m->nt; i++) {
+		fprintf(f, " facet normal 0 0 0\n  outer loop\n");
+		for (int c = 0; c < 3; c++)
+			fprintf(f, "   vertex %.9g %.9g %.9g\n", m->v[m->t[i][c]][0],
+				m->v[m->t[i][c]][1], m->v[m->t[i][c]][2]);
+		fprintf(f, "  endloop\n endfacet\n");
+	}
+	fprintf(f, "endsolid room\n");
+	fclose(f);
+}
+
+static void write_stl_binary(const struct tm *m, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+	char header[80] = "binary STL written by test_geometry";
+	uint32_t n = (uint32_t)m->nt;
+	uint16_t attr = 0;
+
+	assert_non_null(f);
+	fwrite(header, 1, 80, f);
+	fwrite(&n, 4, 1, f);
+	for (int i = 0; i < m->nt; i++) {
+		float x[12] = { 0 };
+
+		for (int c = 0; c < 3; c++)
+			for (int d = 0; d < 3; d++)
+				x[3 + 3 * c + d] = (float)m->v[m->t[i][c]][d];
+		fwrite(x, 4, 12, f);
+		fwrite(&attr, 2, 1, f);
+	}
+	fclose(f);
+}
+
+static void write_ply(const struct tm *m, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(f, "ply\nformat ascii 1.0\nelement vertex %d\nproperty float x\nproperty float y\n"
+		"property float z\nelement face %d\nproperty list uchar int vertex_indices\n"
+		"end_header\n", m->nv, m->nt);
+	for (int i = 0; i < m->nv; i++)
+		fprintf(f, "%.9g %.9g %.9g\n", m->v[i][0], m->v[i][1], m->v[i][2]);
+	for (int i = 0; i < m->nt; i++)
+		fprintf(f, "3 %d %d %d\n", m->t[i][0], m->t[i][1], m->t[i][2]);
+	fclose(f);
+}
+
+static void base64(FILE *f, const unsigned char *s, size_t n)
+{
+	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0) |
+			     (i + 2 < n ? s[i + 2] : 0);
+
+		fputc(al[v >> 18 & 63], f);
+		fputc(al[v >> 12 & 63], f);
+		fputc(i + 1 < n ? al[v >> 6 & 63] : '=', f);
+		fputc(i + 2 < n ? al[v & 63] : '=', f);
+	}
+}
+
+/* glTF 2.0 with its buffer embedded as a data URI: float32 positions, uint32 indices. */
+static void write_gltf(const struct tm *m, const char *path)
+{
+	const size_t pos = (size_t)m->nv * 12, idx = (size_t)m->nt * 12;
+	unsigned char *buf = malloc(pos + idx);
+	float lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(buf);
+	assert_non_null(f);
+	for (int i = 0; i < m->nv; i++)
+		for (int d = 0; d < 3; d++) {
+			float x = (float)m->v[i][d];
+
+			memcpy(buf + 12 * i + 4 * d, &x, 4);
+			lo[d] = fminf(lo[d], x);
+			hi[d] = fmaxf(hi[d], x);
+		}
+	for (int i = 0; i < m->nt; i++)
+		for (int c = 0; c < 3; c++) {
+			uint32_t x = (uint32_t)m->t[i][c];
+
+			memcpy(buf + pos + 12 * i + 4 * c, &x, 4);
+		}
+	fprintf(f, "{\"asset\": {\"version\": \"2.0\"}, \"scene\": 0, \"scenes\": [{\"nodes\": [0]}],"
+		" \"nodes\": [{\"mesh\": 0, \"name\": \"room\"}], \"meshes\": [{\"name\": \"Walls\", "
+		"\"primitives\": [{\"attributes\": {\"POSITION\": 0}, \"indices\": 1}]}], "
+		"\"buffers\": [{\"byteLength\": %zu, \"uri\": \"data:application/octet-stream;base64,",
+		pos + idx);
+	base64(f, buf, pos + idx);
+	fprintf(f, "\"}], \"bufferViews\": [{\"buffer\": 0, \"byteOffset\": 0, \"byteLength\": %zu, "
+		"\"target\": 34962}, {\"buffer\": 0, \"byteOffset\": %zu, \"byteLength\": %zu, "
+		"\"target\": 34963}], \"accessors\": [{\"bufferView\": 0, \"componentType\": 5126, "
+		"\"count\": %d, \"type\": \"VEC3\", \"min\": [%.9g, %.9g, %.9g], \"max\": [%.9g, %.9g, "
+		"%.9g]}, {\"bufferView\": 1, \"componentType\": 5125, \"count\": %d, \"type\": "
+		"\"SCALAR\"}]}\n", pos, pos, idx, m->nv, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2],
+		3 * m->nt);
+	fclose(f);
+	free(buf);
+}
+
+/* COLLADA 1.4, z up as SketchUp writes it. */
+static void write_dae(const struct tm *m, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<COLLADA xmlns=\"http://www.collada."
+		"org/2005/11/COLLADASchema\" version=\"1.4.1\">\n<asset><unit meter=\"1\" name=\"meter\"/>"
+		"<up_axis>Z_UP</up_axis></asset>\n<library_geometries><geometry id=\"g\" name=\"Walls\">"
+		"<mesh>\n<source id=\"p\"><float_array id=\"pa\" count=\"%d\">", 3 * m->nv);
+	for (int i = 0; i < m->nv; i++)
+		fprintf(f, "%.9g %.9g %.9g ", m->v[i][0], m->v[i][1], m->v[i][2]);
+	fprintf(f, "</float_array><technique_common><accessor source=\"#pa\" count=\"%d\" stride=\"3\">"
+		"<param name=\"X\" type=\"float\"/><param name=\"Y\" type=\"float\"/><param name=\"Z\" "
+		"type=\"float\"/></accessor></technique_common></source>\n<vertices id=\"v\"><input "
+		"semantic=\"POSITION\" source=\"#p\"/></vertices>\n<triangles count=\"%d\"><input "
+		"semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>", m->nv, m->nt);
+	for (int i = 0; i < m->nt; i++)
+		fprintf(f, "%d %d %d ", m->t[i][0], m->t[i][1], m->t[i][2]);
+	fprintf(f, "</p></triangles></mesh></geometry></library_geometries>\n<library_visual_scenes>"
+		"<visual_scene id=\"s\"><node id=\"n\" name=\"room\"><instance_geometry url=\"#g\"/>"
+		"</node></visual_scene></library_visual_scenes>\n<scene><instance_visual_scene "
+		"url=\"#s\"/></scene>\n</COLLADA>\n");
+	fclose(f);
+}
+
+static void chunk(FILE *f, uint16_t id, uint32_t len)
+{
+	fwrite(&id, 2, 1, f);
+	fwrite(&len, 4, 1, f);
+}
+
+/* 3DS: main > editor > object "room" > triangle mesh > vertices, faces. */
+static void write_3ds(const struct tm *m, const char *path)
+{
+	const uint32_t verts = 6 + 2 + 12 * (uint32_t)m->nv, faces = 6 + 2 + 8 * (uint32_t)m->nt;
+	const uint32_t mesh = 6 + verts + faces, obj = 6 + 5 + mesh, edit = 6 + obj, main = 6 + edit;
+	FILE *f = fopen(path, "wb");
+	uint16_t n;
+
+	assert_non_null(f);
+	chunk(f, 0x4D4D, main);
+	chunk(f, 0x3D3D, edit);
+	chunk(f, 0x4000, obj);
+	fwrite("room", 1, 5, f);
+	chunk(f, 0x4100, mesh);
+	chunk(f, 0x4110, verts);
+	n = (uint16_t)m->nv;
+	fwrite(&n, 2, 1, f);
+	for (int i = 0; i < m->nv; i++)
+		for (int d = 0; d < 3; d++) {
+			float x = (float)m->v[i][d];
+
+			fwrite(&x, 4, 1, f);
+		}
+	chunk(f, 0x4120, faces);
+	n = (uint16_t)m->nt;
+	fwrite(&n, 2, 1, f);
+	for (int i = 0; i < m->nt; i++) {
+		uint16_t q[4] = { (uint16_t)m->t[i][0], (uint16_t)m->t[i][1], (uint16_t)m->t[i][2], 0 };
+
+		fwrite(q, 2, 4, f);
+	}
+	fclose(f);
+}
+
+/* A room of `mesh` (a path) at spacing h with extra geometry and surfaces lines. */
+static struct cfg_room *mesh_room(const char *mesh, double h, const char *more,
+				  struct rs_error *err)
+{
+	char yaml[4096];
+
+	snprintf(yaml, sizeof(yaml), "grid: {spacing: %g}\nduration: 0.01\n"
+		 "geometry: {mesh: %s%s}\nmaterials: {m: {absorption: 0.1}, f: {absorption: 0.3}}\n"
+		 "sources: [{name: S, position: [0.5, 0.5, 0.5]}]\n"
+		 "receivers: [{name: R, position: [0.6, 0.6, 0.6]}]\n", h, mesh, more);
+	return cfg_load_string(yaml, "test.yaml", err);
+}
+
+/* Air volume and corrected wall area of a room's grid. */
+static void measure(struct cfg_room *room, double *volume, double *area)
+{
+	struct rs_error err = { 0 };
+	struct vox_grid *g;
+
+	if (!room)
+		fail_msg("room did not load");
+	if (!(g = vox_build(room, &err)))
+		fail_msg("%s", err.msg);
+	vox_measure(g, volume, area);
+	vox_free(g);
+}
+
+/* Every listed format: a 2 x 1.5 x 1 m box, aligned with the grid, so volume 3 and area 13. */
+static void formats(void **state)
+{
+	static struct tm m;
+	static const struct {
+		const char *ext;
+		void (*write)(const struct tm *, const char *);
+	} fmt[] = {
+		{ "obj", write_obj }, { "stl", write_stl_ascii }, { "b.stl", write_stl_binary },
+		{ "ply", write_ply }, { "gltf", write_gltf }, { "dae", write_dae }, { "3ds", write_3ds },
+	};
+	const double L[3] = { 2, 1.5, 1 };
+
+	(void)state;
+	box_mesh(&m, L, 2);
+	for (size_t i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
+		char path[128];
+		struct rs_error err = { 0 };
+		double v, a;
+
+		snprintf(path, sizeof(path), "%s/box.%s", dir, fmt[i].ext);
+		fmt[i].write(&m, path);
+		measure(mesh_room(path, 0.1, "", &err), &v, &a);
+		print_message("# %-5s volume %.6f m^3, area %.6f m^2\n", fmt[i].ext, v, a);
+		assert_true(fabs(v - 3) < 1e-9);
+		assert_true(fabs(a - 13) < 1e-6);
+	}
+}
+
+/* OBJ groups name surfaces; a name the mesh lacks is refused with the names it has. */
+static void surface_names(void **state)
+{
+	static struct tm m;
+	const double L[3] = { 2, 1.5, 1 };
+	struct rs_error err = { 0 };
+	struct cfg_room *r;
+	struct vox_grid *g;
+	char path[128];
+	int floor = 0;
+
+	(void)state;
+	box_mesh(&m, L, 1);
+	snprintf(path, sizeof(path), "%s/named.obj", dir);
+	write_obj(&m, path);
+	r = mesh_room(path, 0.1, "}\nsurfaces: {default: m, Floor: f", &err);
+	if (!r)
+		fail_msg("%s", err.msg);
+	g = vox_build(r, &err);
+	assert_non_null(g);
+	for (size_t w = 0; w < g->nwalls; w++)	/* the last two triangles: the +z face */
+		floor += g->walls[w].material[5] == 1;
+	assert_int_equal(floor, 20 * 15);
+	vox_free(g);
+	cfg_free(r);
+	assert_null(mesh_room(path, 0.1, "}\nsurfaces: {Seats: m", &err));
+	print_message("# %s\n", err.msg);
+	assert_non_null(strstr(err.msg, "surfaces.Seats"));
+	assert_non_null(strstr(err.msg, "Floor"));
+	assert_non_null(strstr(err.msg, "Walls"));
+}
+
+/* A sphere of radius 1.5 m at h = 5 cm (ppw 10.5 up to 650 Hz): within 2 % of 4/3 pi r^3. */
+static void sphere(void **state)
+{
+	static struct tm m;
+	const double r = 1.5, c[3] = { 1.6, 1.6, 1.6 };
+	struct rs_error err = { 0 };
+	char path[128];
+	double v, a, ev = 4 * M_PI * r * r * r / 3, ea = 4 * M_PI * r * r;
+
+	(void)state;
+	sphere_mesh(&m, r, c, 4);
+	snprintf(path, sizeof(path), "%s/sphere.obj", dir);
+	write_obj(&m, path);
+	measure(mesh_room(path, 0.05, "", &err), &v, &a);
+	print_message("# sphere: volume %.4f m^3 (%+.2f %%), area %.4f m^2 (%+.2f %%), %d "
+		      "triangles\n", v, 100 * (v / ev - 1), a, 100 * (a / ea - 1), m.nt);
+	assert_true(fabs(v / ev - 1) < AGREE);
+	assert_true(fabs(a / ea - 1) < AGREE);
+}
+
+/*
+ * A 2 m cube of 10 cm triangles at h = 15 cm: with one triangle missing (a hole smaller than a
+ * cell), with duplicated and with flipped triangles, it voxelises as the closed cube does; with
+ * a face missing it is reported as leaking, at that face.
+ */
+static void holes_and_leaks(void **state)
+{
+	static struct tm m;
+	const double L[3] = { 2, 2, 2 };
+	struct rs_error err = { 0 };
+	char path[128];
+	double v0, a0, v, a;
+
+	(void)state;
+	box_mesh(&m, L, 20);
+	snprintf(path, sizeof(path), "%s/cube.obj", dir);
+	write_obj(&m, path);
+	measure(mesh_room(path, 0.15, "", &err), &v0, &a0);
+	/* one triangle gone, in the middle of the first face */
+	m.t[410][0] = m.t[m.nt - 1][0];
+	m.t[410][1] = m.t[m.nt - 1][1];
+	m.t[410][2] = m.t[m.nt - 1][2];
+	m.nt--;
+	/* the next ten duplicated, the ten after them flipped */
+	for (int i = 0; i < 10; i++) {
+		int *t = m.t[600 + i], s = t[1];
+
+		memcpy(m.t[m.nt++], m.t[500 + i], sizeof(m.t[0]));
+		t[1] = t[2];
+		t[2] = s;
+	}
+	write_obj(&m, path);
+	measure(mesh_room(path, 0.15, "", &err), &v, &a);
+	print_message("# closed cube %.4f m^3, %.4f m^2; broken %.4f m^3, %.4f m^2\n", v0, a0, v, a);
+	assert_true(v == v0);
+	assert_true(fabs(a - a0) < 1e-9);
+	/* the whole x = 0 face gone: 800 triangles */
+	box_mesh(&m, L, 20);
+	memmove(m.t, m.t + 800, (size_t)(m.nt - 800) * sizeof(m.t[0]));
+	m.nt -= 800;
+	write_obj(&m, path);
+	{
+		struct cfg_room *r = mesh_room(path, 0.15, "", &err);
+		struct vox_grid *g;
+
+		assert_non_null(r);
+		g = vox_build(r, &err);
+		print_message("# %s\n", err.msg);
+		assert_null(g);
+		assert_int_equal(err.code, RS_EINPUT);
+		assert_non_null(strstr(err.msg, "not closed"));
+		assert_non_null(strstr(err.msg, "x 0.07..0.07"));	/* the first cells, at x = 0 */
+		cfg_free(r);
+	}
+}
+
+/* An L from two boxes, a cylinder pillar, a spherical niche and a prism, against geometry. */
+static void shapes(void **state)
+{
+	struct rs_error err = { 0 };
+	struct cfg_room *r;
+	struct vox_grid *g;
+	double v, a, ev;
+	double pillar = 0, side = 2 * M_PI * 0.4 * 3;
+	const char *yaml =
+		"grid: {spacing: 0.05}\nduration: 0.01\n"
+		"materials: {wall: {absorption: 0.1}, stone: {absorption: 0.02}}\n"
+		"surfaces: {default: wall}\n"
+		"geometry:\n  shapes:\n"
+		"    - {add: box, min: [0, 0, 0], max: [6, 3, 3]}\n"
+		"    - {add: box, min: [0, 3, 0], max: [3, 6, 3]}\n"
+		"    - {remove: cylinder, center: [4.5, 1.5, 0], radius: 0.4, height: 3, material: stone}\n"
+		"    - {add: extrusion, polygon: [[0, 6], [3, 6], [0, 8]], base: 0, height: 3}\n"
+		"sources: [{name: S, position: [1, 1, 1]}]\n"
+		"receivers: [{name: R, position: [2, 5, 1]}]\n";
+
+	(void)state;
+	if (!(r = cfg_load_string(yaml, "shapes.yaml", &err)))
+		fail_msg("%s", err.msg);
+	if (!(g = vox_build(r, &err)))
+		fail_msg("%s", err.msg);
+	vox_measure(g, &v, &a);
+	ev = 6 * 3 * 3 + 3 * 3 * 3 - M_PI * 0.4 * 0.4 * 3 + 0.5 * 3 * 2 * 3;
+	print_message("# shapes: volume %.4f m^3 against %.4f (%+.2f %%)\n", v, ev,
+		      100 * (v / ev - 1));
+	assert_true(fabs(v / ev - 1) < AGREE);
+	for (size_t w = 0; w < g->nwalls; w++)
+		for (int f = 0; f < 4; f++)	/* the pillar's round side: stone */
+			if (g->walls[w].material[f] == 1)
+				pillar += g->walls[w].area[f] * 0.05 * 0.05;
+	print_message("# the pillar's side: %.4f m^2 of corrected wall against %.4f (%+.2f %%)\n",
+		      pillar, side, 100 * (pillar / side - 1));
+	assert_true(fabs(pillar / side - 1) < AGREE);
+	vox_free(g);
+	cfg_free(r);
+}
+
+/* A grid written by voxf_write and read back through geometry.voxels is the same grid. */
+static void voxel_file(void **state)
+{
+	static struct tm m;
+	const double L[3] = { 2, 1.5, 1 };
+	struct rs_error err = { 0 };
+	struct cfg_room *r, *back;
+	struct vox_grid *g, *h;
+	char path[128], grid[128], yaml[1024];
+
+	(void)state;
+	box_mesh(&m, L, 2);
+	snprintf(path, sizeof(path), "%s/file.obj", dir);
+	snprintf(grid, sizeof(grid), "%s/file.h5", dir);
+	write_obj(&m, path);
+	r = mesh_room(path, 0.05, ", transform: {rotate: {axis: z, degrees: 25}}, shapes: [{remove: "
+		      "sphere, center: [0.5, 0.8, 0.5], radius: 0.3, material: f}]}\n"
+		      "surfaces: {default: m", &err);
+	if (!r)
+		fail_msg("%s", err.msg);
+	g = vox_build(r, &err);
+	assert_non_null(g);
+	assert_int_equal(voxf_write(grid, g, r, &err), 0);
+	snprintf(yaml, sizeof(yaml), "grid: {spacing: 0.05}\nduration: 0.01\ngeometry: {voxels: %s}\n"
+		 "materials: {m: {absorption: 0.1}, f: {absorption: 0.3}}\n"
+		 "sources: [{name: S, position: [0.5, 0.5, 0.5]}]\n"
+		 "receivers: [{name: R, position: [0.6, 0.6, 0.6]}]\n", grid);
+	if (!(back = cfg_load_string(yaml, "back.yaml", &err)))
+		fail_msg("%s", err.msg);
+	if (!(h = vox_build(back, &err)))
+		fail_msg("%s", err.msg);
+	assert_int_equal(memcmp(g->plan.n, h->plan.n, sizeof(g->plan.n)), 0);
+	assert_int_equal(g->nwalls, h->nwalls);
+	assert_int_equal(g->nkinds, h->nkinds);
+	assert_int_equal(memcmp(g->cls, h->cls, g->plan.cells), 0);
+	for (size_t w = 0; w < g->nwalls; w++)
+		assert_int_equal(memcmp(&g->walls[w], &h->walls[w], sizeof(g->walls[w])), 0);
+	for (int k = 0; k < g->nkinds; k++)
+		assert_true(g->kinds[k].beta_sum == h->kinds[k].beta_sum);
+	print_message("# %zu cells, %zu boundary cells, %d kinds read back equal\n", g->plan.cells,
+		      g->nwalls, g->nkinds);
+	vox_free(h);
+	cfg_free(back);
+	/* a spacing that is not the file's is refused, naming both */
+	strstr(yaml, "0.05")[3] = '6';
+	assert_null(cfg_load_string(yaml, "back.yaml", &err));
+	print_message("# %s\n", err.msg);
+	assert_non_null(strstr(err.msg, "geometry.voxels"));
+	vox_free(g);
+	cfg_free(r);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/roomsim-geometry-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(formats), cmocka_unit_test(surface_names), cmocka_unit_test(sphere),
+		cmocka_unit_test(holes_and_leaks), cmocka_unit_test(shapes),
+		cmocka_unit_test(voxel_file),
+	};
+
+	return cmocka_run_group_tests_name("geometry", tests, setup, teardown);
+}
