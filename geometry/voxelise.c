@@ -735,6 +735,8 @@ static int make_walls(struct build *b, struct rs_error *err)
 						if (pass)
 							face_wall(b, c, s, f, &wall.material[f],
 								  &wall.area[f]);
+						if (pass && !b->room->geo.area_correction)
+							wall.area[f] = 1;
 					}
 					if (!walls)
 						continue;

@@ -129,6 +129,7 @@ struct cfg_geometry {
 	int voxel_material[CFG_MAX_MATERIALS];	/* each of them as a room material */
 	struct cfg_shape *shapes;
 	int nshapes;
+	int area_correction;	/* geometry.area_correction: 1 (default) corrects staircase walls */
 	int default_material;	/* surfaces.default, or the implicit rigid material */
 };
 
