@@ -203,8 +203,14 @@ int cmd_voxelize(int argc, char **argv)
 		goto out;
 	if (!quiet)
 		report(room, g, app_now() - t0);
-	if (!given)
-		rc = app_mkdirs(room->out_dir, &err);
+	{	/* the folder the file goes into */
+		char folder[CFG_PATH_MAX + 16];
+		const char *slash = strrchr(out, '/');
+
+		snprintf(folder, sizeof(folder), "%.*s", slash ? (int)(slash - out) : 0, out);
+		if (folder[0])
+			rc = app_mkdirs(folder, &err);
+	}
 	if (!rc)
 		rc = voxf_write(out, g, room, &err);
 	for (int a = 0; a < 3 && !rc; a++) {

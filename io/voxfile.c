@@ -185,6 +185,7 @@ int voxf_write(const char *path, const struct vox_grid *g, const struct cfg_room
 	herr_t rc = 0;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);	/* failures are reported as our errors */
 	f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
 	H5Pclose(fapl);
 	if (f < 0)
