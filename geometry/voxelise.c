@@ -28,7 +28,6 @@
 #define B_TOUCH 0x10	/* a triangle meets the cell's box */
 #define B_SEEN 0x20	/* the flood from outside reached the cell */
 #define B_AIR 0x80	/* the node is air: the base and the shapes */
-/* Votes of the rays, bits 0..5: 1 << 2a inside along axis a, 2 << 2a the ray voted. */
 
 #define BIN_CELLS 4	/* cells per side of a bin of the nearest-triangle search */
 
@@ -187,19 +186,26 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Every ray along axis a votes on the nodes it passes by the parity of its crossings. */
-static int axis_votes(struct build *b, int a, struct rs_error *err)
+/* The sorted crossings of the rays along one axis: ray r has cross[at[r] .. at[r + 1]). */
+struct rays {
+	size_t *at;
+	double *cross;
+};
+
+/* Every ray along axis a through the nodes: where it crosses the surface, sorted. */
+static int axis_rays(struct build *b, int a, struct rays *out, struct rs_error *err)
 {
 	const struct vox_plan *p = &b->g->plan;
 	const int u = (a + 1) % 3, v = (a + 2) % 3, nu = p->room[u], nv = p->room[v];
 	const size_t rays = (size_t)nu * (size_t)nv;
 	size_t *at = calloc(rays + 1, sizeof(*at)), *fill = malloc(rays * sizeof(*fill));
 	double *cross = NULL;
-	int rc = 0;
 
+	out->at = at;
+	out->cross = NULL;
 	if (!at || !fill) {
-		rc = rs_fail(err, RS_ENOMEM, "out of memory for %zu rays", rays);
-		goto out;
+		free(fill);
+		return rs_fail(err, RS_ENOMEM, "out of memory for %zu rays", rays);
 	}
 	for (int pass = 0; pass < 2; pass++) {
 #pragma omp parallel for schedule(dynamic, 256)
@@ -238,60 +244,63 @@ static int axis_votes(struct build *b, int a, struct rs_error *err)
 			at[r + 1] += at[r];
 			fill[r] = at[r];
 		}
-		if (!(cross = malloc((at[rays] + 1) * sizeof(*cross)))) {
-			rc = rs_fail(err, RS_ENOMEM, "out of memory for %zu ray crossings", at[rays]);
-			goto out;
+		if (!(out->cross = cross = malloc((at[rays] + 1) * sizeof(*cross)))) {
+			free(fill);
+			return rs_fail(err, RS_ENOMEM, "out of memory for %zu ray crossings", at[rays]);
 		}
 	}
-#pragma omp parallel for schedule(dynamic, 64)
-	for (size_t r = 0; r < rays; r++) {
-		const size_t n = at[r + 1] - at[r];
-		const int ju = (int)(r % (size_t)nu), jv = (int)(r / (size_t)nu);
-		double *c = cross + at[r];
-		size_t q = 0;
-
-		if (n % 2)
-			continue;	/* an odd ray passed a hole: it abstains */
-		qsort(c, n, sizeof(*c), cmp_double);
-		for (int m = 0; m < p->room[a]; m++) {
-			const double x = node_at(b, a, m);
-			int ijk[3];
-
-			while (q < n && c[q] < x)
-				q++;
-			ijk[a] = m;
-			ijk[u] = ju;
-			ijk[v] = jv;
-			*cell(b, ijk[0], ijk[1], ijk[2]) |= (uint8_t)((2 | (q % 2)) << (2 * a));
-		}
-	}
-out:
-	free(at);
 	free(fill);
-	free(cross);
-	return rc;
+#pragma omp parallel for schedule(dynamic, 256)
+	for (size_t r = 0; r < rays; r++)
+		qsort(cross + at[r], at[r + 1] - at[r], sizeof(*cross), cmp_double);
+	return 0;
 }
 
-/* The mesh's inside: at least two of the rays that voted say inside. */
+/* Ray r's vote on the node at x: 1 inside, 0 outside, -1 none (odd: it passed a hole). */
+static int vote(const struct rays *ry, size_t r, double x)
+{
+	size_t q = ry->at[r];
+
+	if ((ry->at[r + 1] - q) % 2)
+		return -1;
+	while (q < ry->at[r + 1] && ry->cross[q] < x)
+		q++;
+	return (int)((q - ry->at[r]) % 2);
+}
+
+/* The mesh's inside: a node is inside when at least two of its three rays say so. */
 static int mesh_inside(struct build *b, struct rs_error *err)
 {
 	const struct vox_plan *p = &b->g->plan;
+	const int *n = p->room;
+	struct rays ry[3] = { { 0 } };
+	int rc = 0;
 
-	for (int a = 0; a < 3; a++)
-		if (axis_votes(b, a, err))
-			return err ? err->code : RS_ENOMEM;
+	for (int a = 0; a < 3 && !rc; a++)
+		rc = axis_rays(b, a, &ry[a], err);
+	if (!rc) {
 #pragma omp parallel for schedule(static)
-	for (int k = 0; k < p->room[2]; k++)
-		for (int j = 0; j < p->room[1]; j++)
-			for (int i = 0; i < p->room[0]; i++) {
-				uint8_t *c = cell(b, i, j, k);
-				int in = 0;
+		for (int k = 0; k < n[2]; k++)
+			for (int j = 0; j < n[1]; j++) {
+				uint8_t *row = cell(b, 0, j, k);
+				const double y = node_at(b, 1, j), z = node_at(b, 2, k);
 
-				for (int a = 0; a < 3; a++)
-					in += (*c >> (2 * a) & 3) == 3;
-				*c = in >= 2 ? B_BASE : 0;
+				for (int i = 0; i < n[0]; i++) {
+					/* the ray along a is indexed by (a + 1, a + 2) */
+					const int in = (vote(&ry[0], (size_t)j + (size_t)n[1] * k,
+							     node_at(b, 0, i)) == 1) +
+						       (vote(&ry[1], (size_t)k + (size_t)n[2] * i, y) == 1) +
+						       (vote(&ry[2], (size_t)i + (size_t)n[0] * j, z) == 1);
+
+					row[i] = in >= 2 ? B_BASE : 0;
+				}
 			}
-	return 0;
+	}
+	for (int a = 0; a < 3; a++) {
+		free(ry[a].at);
+		free(ry[a].cross);
+	}
+	return rc;
 }
 
 /* Akenine-Moeller's separating-axis test: does triangle t meet the box c +- half? */
@@ -571,13 +580,65 @@ static double tri_distance2(const struct tri *t, const double x[3])
 	return r;
 }
 
-/* The triangle nearest x: rings of bins outwards until no nearer one can lie further out. */
-static const struct tri *nearest_tri(const struct build *b, const double x[3])
+/* The triangles of the bins that box [lo, hi] meets: best and best2 updated. */
+static void search_box(const struct build *b, const double lo[3], const double hi[3],
+		       const double x[3], const struct tri **best, double *best2)
+{
+	const double side = BIN_CELLS * b->g->plan.h;
+	int m0[3], m1[3];
+
+	for (int d = 0; d < 3; d++) {
+		m0[d] = (int)fmax(0, floor((lo[d] - b->room->origin[d]) / side));
+		m1[d] = (int)fmin(b->nbin[d] - 1, floor((hi[d] - b->room->origin[d]) / side));
+	}
+	for (int k = m0[2]; k <= m1[2]; k++)
+		for (int j = m0[1]; j <= m1[1]; j++)
+			for (int i = m0[0]; i <= m1[0]; i++) {
+				size_t bin = (size_t)i + (size_t)b->nbin[0] *
+					     ((size_t)j + (size_t)b->nbin[1] * k);
+
+				for (size_t q = b->bin_at[bin]; q < b->bin_at[bin + 1]; q++) {
+					const struct tri *t = &b->tri[b->bin_tri[q]];
+					double d2 = tri_distance2(t, x);
+
+					if (d2 < *best2) {
+						*best2 = d2;
+						*best = t;
+					}
+				}
+			}
+}
+
+/*
+ * The triangle nearest x. With a hint (the last answer, usually the same surface), only the
+ * bins within the hint's distance of x can hold a nearer one; without, rings of bins
+ * outwards until no nearer one can lie further out.
+ */
+static const struct tri *nearest_tri(const struct build *b, const double x[3],
+				     const struct tri *hint)
 {
 	const double side = BIN_CELLS * b->g->plan.h;
 	const struct tri *best = NULL;
 	double best2 = INFINITY;
 	int c[3], rmax = 0;
+
+	if (hint) {
+		double lo[3], hi[3], r;
+
+		best = hint;
+		best2 = tri_distance2(hint, x);
+		r = sqrt(best2);
+		for (int d = 0; d < 3; d++) {
+			lo[d] = x[d] - r;
+			hi[d] = x[d] + r;
+		}
+		if (r < 2 * side) {	/* else the rings are cheaper */
+			search_box(b, lo, hi, x, &best, &best2);
+			return best;
+		}
+		best = NULL;
+		best2 = INFINITY;
+	}
 
 	for (int d = 0; d < 3; d++) {
 		c[d] = (int)floor((x[d] - b->room->origin[d]) / side);
@@ -661,7 +722,7 @@ static void apply_shapes(struct build *b)
  * correction of the surface responsible, the last of base and shapes to hold exactly one.
  */
 static void face_wall(const struct build *b, const int c[3], const int s[3], int f,
-		      uint8_t *material, float *area)
+		      uint8_t *material, float *area, const struct tri **hint)
 {
 	const struct cfg_geometry *geo = &b->room->geo;
 	double xc[3], xs[3], mid[3], n[3];
@@ -689,8 +750,9 @@ static void face_wall(const struct build *b, const int c[3], const int s[3], int
 
 		*material = (uint8_t)b->room->face_material[face[f]];
 	} else if (b->tri) {
-		const struct tri *t = nearest_tri(b, mid);
+		const struct tri *t = nearest_tri(b, mid, *hint);
 
+		*hint = t;
 		if (t) {
 			*material = (uint8_t)t->material;
 			*area = area_of(t->n);
@@ -705,6 +767,7 @@ static int make_walls(struct build *b, struct rs_error *err)
 {
 	const struct vox_plan *p = &b->g->plan;
 	const int *n = p->room;
+	const ptrdiff_t sy = p->n[0], sz = (ptrdiff_t)p->n[0] * p->n[1];
 	size_t *at = calloc((size_t)n[2] + 1, sizeof(*at)), total;
 	int rc = 0;
 
@@ -714,14 +777,18 @@ static int make_walls(struct build *b, struct rs_error *err)
 #pragma omp parallel for schedule(dynamic, 1)
 		for (int k = 0; k < n[2]; k++) {
 			size_t w = pass ? at[k] : 0;
+			const struct tri *hint = NULL;
 
 			for (int j = 0; j < n[1]; j++)
 				for (int i = 0; i < n[0]; i++) {
 					const int c[3] = { i, j, k };
+					const uint8_t *cl = cell(b, i, j, k);
 					struct vox_wall wall = { 0 };
 					int walls = 0;
 
-					if (!(*cell(b, i, j, k) & B_AIR))
+					/* the halo is never air, so every neighbour is in the array */
+					if (!(*cl & B_AIR) || (cl[-1] & cl[1] & cl[-sy] & cl[sy] &
+							       cl[-sz] & cl[sz] & B_AIR))
 						continue;
 					for (int f = 0; f < 6; f++) {
 						int s[3] = { i, j, k };
@@ -734,7 +801,7 @@ static int make_walls(struct build *b, struct rs_error *err)
 						walls++;
 						if (pass)
 							face_wall(b, c, s, f, &wall.material[f],
-								  &wall.area[f]);
+								  &wall.area[f], &hint);
 						if (pass && !b->room->geo.area_correction)
 							wall.area[f] = 1;
 					}
