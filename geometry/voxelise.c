@@ -25,9 +25,16 @@
 
 /* Bits of the class bytes while building; the final classes replace them. */
 #define B_BASE 0x40	/* the base holds the node */
-#define B_TOUCH 0x10	/* a triangle meets the cell's box */
-#define B_SEEN 0x20	/* the flood from outside reached the cell */
-#define B_AIR 0x80	/* the node is air: the base and the shapes */
+#define B_TOUCH 0x10	/* a triangle meets the cell's box (leak check only) */
+#define B_SEEN 0x20	/* the flood from outside reached the cell (leak check only) */
+#define B_ADD 0x80	/* the last shape holding the node adds air */
+#define B_REMOVE 0x01	/* the last shape holding the node removes it */
+
+/* Is the node air: added by the last shape holding it, or the base's and not removed? */
+static inline int is_air(uint8_t c)
+{
+	return (c & B_ADD) || (c & (B_BASE | B_REMOVE)) == B_BASE;
+}
 
 #define BIN_CELLS 4	/* cells per side of a bin of the nearest-triangle search */
 
@@ -683,20 +690,11 @@ static float area_of(const double n[3])
 	return l1 > 0 ? (float)(1 / l1) : 1.0f;
 }
 
-/* Apply the shapes in order to the nodes each bounds; B_AIR is the result. */
+/* Apply the shapes in order to the nodes each bounds: the last one holding a node decides. */
 static void apply_shapes(struct build *b)
 {
-	const struct vox_plan *p = &b->g->plan;
 	const struct cfg_geometry *geo = &b->room->geo;
 
-#pragma omp parallel for schedule(static)
-	for (int k = 0; k < p->room[2]; k++)
-		for (int j = 0; j < p->room[1]; j++)
-			for (int i = 0; i < p->room[0]; i++) {
-				uint8_t *c = cell(b, i, j, k);
-
-				*c = (uint8_t)((*c & B_BASE) | (*c & B_BASE ? B_AIR : 0));
-			}
 	for (int s = 0; s < geo->nshapes; s++) {
 		const struct cfg_shape *sh = &geo->shapes[s];
 		int m0[3], m1[3];
@@ -712,7 +710,8 @@ static void apply_shapes(struct build *b)
 					uint8_t *c = cell(b, i, j, k);
 
 					if (vox_shape_holds(sh, x))
-						*c = (uint8_t)(sh->remove ? *c & ~B_AIR : *c | B_AIR);
+						*c = (uint8_t)((*c & ~(B_ADD | B_REMOVE)) |
+							       (sh->remove ? B_REMOVE : B_ADD));
 				}
 	}
 }
@@ -762,74 +761,116 @@ static void face_wall(const struct build *b, const int c[3], const int s[3], int
 	}
 }
 
-/* The walls of every air cell with a solid neighbour, in cell order. */
+/* The walls of every air cell with a solid neighbour, in cell order: a list per z-slab, joined. */
 static int make_walls(struct build *b, struct rs_error *err)
 {
 	const struct vox_plan *p = &b->g->plan;
 	const int *n = p->room;
 	const ptrdiff_t sy = p->n[0], sz = (ptrdiff_t)p->n[0] * p->n[1];
-	size_t *at = calloc((size_t)n[2] + 1, sizeof(*at)), total;
-	int rc = 0;
+	struct vox_wall **slab = calloc((size_t)n[2], sizeof(*slab));
+	size_t *count = calloc((size_t)n[2], sizeof(*count)), total = 0;
+	int failed = 0;
 
-	if (!at)
+	if (!slab || !count) {
+		free(slab);
+		free(count);
 		return rs_fail(err, RS_ENOMEM, "out of memory for the walls");
-	for (int pass = 0; pass < 2; pass++) {
-#pragma omp parallel for schedule(dynamic, 1)
-		for (int k = 0; k < n[2]; k++) {
-			size_t w = pass ? at[k] : 0;
-			const struct tri *hint = NULL;
-
-			for (int j = 0; j < n[1]; j++)
-				for (int i = 0; i < n[0]; i++) {
-					const int c[3] = { i, j, k };
-					const uint8_t *cl = cell(b, i, j, k);
-					struct vox_wall wall = { 0 };
-					int walls = 0;
-
-					/* the halo is never air, so every neighbour is in the array */
-					if (!(*cl & B_AIR) || (cl[-1] & cl[1] & cl[-sy] & cl[sy] &
-							       cl[-sz] & cl[sz] & B_AIR))
-						continue;
-					for (int f = 0; f < 6; f++) {
-						int s[3] = { i, j, k };
-
-						s[f / 2] += f % 2 ? 1 : -1;
-						wall.material[f] = VOX_NO_WALL;
-						if (s[f / 2] >= 0 && s[f / 2] < n[f / 2] &&
-						    *cell(b, s[0], s[1], s[2]) & B_AIR)
-							continue;
-						walls++;
-						if (pass)
-							face_wall(b, c, s, f, &wall.material[f],
-								  &wall.area[f], &hint);
-						if (pass && !b->room->geo.area_correction)
-							wall.area[f] = 1;
-					}
-					if (!walls)
-						continue;
-					if (pass) {
-						wall.cell = vox_index(p, i + p->halo, j + p->halo,
-								      k + p->halo);
-						b->g->walls[w] = wall;
-					}
-					w++;
-				}
-			if (!pass)
-				at[k + 1] = w;
-		}
-		if (pass)
-			break;
-		for (int k = 0; k < n[2]; k++)
-			at[k + 1] += at[k];
-		total = at[n[2]];
-		if (!(b->g->walls = malloc((total + 1) * sizeof(*b->g->walls)))) {
-			rc = rs_fail(err, RS_ENOMEM, "out of memory for %zu boundary cells", total);
-			break;
-		}
-		b->g->nwalls = total;
 	}
-	free(at);
-	return rc;
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
+	for (int k = 0; k < n[2]; k++) {
+		const struct tri *hint = NULL;
+		size_t cap = 0;
+
+		for (int j = 0; j < n[1]; j++)
+			for (int i = 0; i < n[0]; i++) {
+				const int c[3] = { i, j, k };
+				const uint8_t *cl = cell(b, i, j, k);
+				struct vox_wall wall = { 0 };
+				int walls = 0;
+
+				/* the halo is never air, so every neighbour is in the array */
+				if (!is_air(*cl) || (is_air(cl[-1]) && is_air(cl[1]) && is_air(cl[-sy]) &&
+						     is_air(cl[sy]) && is_air(cl[-sz]) && is_air(cl[sz])))
+					continue;
+				for (int f = 0; f < 6; f++) {
+					const ptrdiff_t step[3] = { 1, sy, sz };
+					int s[3] = { i, j, k };
+
+					s[f / 2] += f % 2 ? 1 : -1;
+					wall.material[f] = VOX_NO_WALL;
+					if (is_air(cl[(f % 2 ? 1 : -1) * step[f / 2]]))
+						continue;
+					walls++;
+					face_wall(b, c, s, f, &wall.material[f], &wall.area[f], &hint);
+					if (!b->room->geo.area_correction)
+						wall.area[f] = 1;
+				}
+				if (!walls || failed)
+					continue;
+				if (count[k] == cap) {
+					struct vox_wall *grown;
+
+					cap = cap ? 2 * cap : 1024;
+					if (!(grown = realloc(slab[k], cap * sizeof(*grown)))) {
+						failed = 1;
+						continue;
+					}
+					slab[k] = grown;
+				}
+				wall.cell = vox_index(p, i + p->halo, j + p->halo, k + p->halo);
+				slab[k][count[k]++] = wall;
+			}
+	}
+	for (int k = 0; k < n[2]; k++)
+		total += count[k];
+	if (!failed && (b->g->walls = malloc((total + 1) * sizeof(*b->g->walls)))) {
+		for (int k = 0; k < n[2]; k++) {
+			memcpy(b->g->walls + b->g->nwalls, slab[k], count[k] * sizeof(*slab[k]));
+			b->g->nwalls += count[k];
+		}
+	} else {
+		failed = 1;
+	}
+	for (int k = 0; k < n[2]; k++)
+		free(slab[k]);
+	free(slab);
+	free(count);
+	return failed ? rs_fail(err, RS_ENOMEM, "out of memory for %zu boundary cells", total) : 0;
+}
+
+/*
+ * The class bytes from the building bits (air, or padding until the kinds are set), the
+ * column heights and the cell counts, in one pass; rows in parallel.
+ */
+static void finish(struct vox_grid *g)
+{
+	struct vox_plan *p = &g->plan;
+	size_t air = 0;
+
+	for (size_t c = 0; c < (size_t)p->n[0] * p->n[1]; c++) {
+		g->kstart[c] = p->n[2];
+		g->kstop[c] = -1;
+	}
+#pragma omp parallel for schedule(dynamic, 4) reduction(+ : air)
+	for (int j = 0; j < p->n[1]; j++)
+		for (int k = 0; k < p->n[2]; k++) {
+			uint8_t *row = &g->cls[vox_index(p, 0, j, k)];
+			int32_t *lo = &g->kstart[(size_t)p->n[0] * j], *hi = &g->kstop[(size_t)p->n[0] * j];
+
+			for (int i = 0; i < p->n[0]; i++) {
+				if (!is_air(row[i])) {
+					row[i] = VOX_PAD;
+					continue;
+				}
+				row[i] = VOX_AIR;
+				air++;
+				lo[i] = lo[i] < k ? lo[i] : k;
+				hi[i] = k;
+			}
+		}
+	p->boundary = g->nwalls;
+	p->air = air - g->nwalls;
+	p->padding = p->cells - air;
 }
 
 /* The base of the grid: every room cell holds B_BASE or not. */
@@ -863,23 +904,18 @@ static int make_base(struct build *b, struct rs_error *err)
 struct vox_grid *vox_build_shaped(const struct cfg_room *room, struct rs_error *err)
 {
 	struct build b = { .room = room };
-	const struct vox_plan *p;
 
 	if (!(b.g = vox_alloc(room, err)))
 		return NULL;
-	p = &b.g->plan;
 	b.g->carved = 1;
 	if (make_base(&b, err))
 		goto out_free;
 	apply_shapes(&b);
 	if (make_walls(&b, err))
 		goto out_free;
-	for (size_t n = 0; n < p->cells; n++)
-		b.g->cls[n] = b.g->cls[n] & B_AIR ? VOX_AIR : VOX_PAD;
+	finish(b.g);
 	if (vox_set_kinds(b.g, room, err))
 		goto out_free;
-	vox_column_heights(b.g);
-	vox_count_cells(b.g);
 	goto out;
 
 out_free:

@@ -2,7 +2,8 @@
  * test_gpu - every CUDA kernel against the CPU engine, field by field (make gpu-test, on a
  * machine with a GPU). For each kernel, precision and room (rigid box, absorbing box, an
  * L-shaped room with a stepped ceiling built from the flags), the receivers and the whole
- * field after STEPS steps must match within the tolerances of docs/kernels.md; the energy
+ * field after STEPS steps must match within the tolerances of docs/kernels.md (and a room of
+ * shapes voxelised with its curved walls' surface-area corrections); the energy
  * of a rigid room is conserved on the GPU as on the CPU. The fcc scheme runs on its own
  * folded kernel (fcc_lattice).
  *
@@ -48,8 +49,18 @@ static const char *const rooms[] = {
 	"surfaces: {default: w}\n"
 	"sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
 	"receivers: [{name: A, position: [2.41, 0.43, 0.37]}, {name: B, position: [0.3, 1.5, 0.6]}]\n",
+	/* a room of shapes (voxelise.c): a box with a sphere added and a pillar removed, its
+	 * walls tilted and curved, so the kinds carry surface-area corrections */
+	"grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
+	"geometry: {shapes: [{add: box, min: [0, 0, 0], max: [2.6, 1.7, 1.3]},\n"
+	"  {add: sphere, center: [2.6, 0.85, 0.65], radius: 0.6, material: g},\n"
+	"  {remove: cylinder, center: [1.6, 0.9, 0], radius: 0.2, height: 1.3, material: f}]}\n"
+	"materials: {w: {absorption: 0.2}, f: {admittance: 0.02}, g: {reflection: 0.5}}\n"
+	"surfaces: {default: w}\n"
+	"sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
+	"receivers: [{name: A, position: [2.81, 0.93, 0.67]}, {name: B, position: [0.3, 1.5, 1.1]}]\n",
 };
-static const char *const room_names[] = { "rigid", "absorbing", "L-shaped" };
+static const char *const room_names[] = { "rigid", "absorbing", "L-shaped", "shapes" };
 
 /* The L: no cells with x > 1.6 and y > 0.9; a lowered ceiling (z > 0.8) where x < 1.0. */
 static void carve(struct sim *s)
@@ -181,6 +192,8 @@ CASE(absorbing_f32, 1, 4)
 CASE(absorbing_f64, 1, 8)
 CASE(lshaped_f32, 2, 4)
 CASE(lshaped_f64, 2, 8)
+CASE(shapes_f32, 3, 4)
+CASE(shapes_f64, 3, 8)
 
 /*
  * Stencils that reach further (docs/stencils.md) through the general kernel (seed 000
@@ -558,6 +571,7 @@ int main(void)
 		cmocka_unit_test(rigid_f32),	 cmocka_unit_test(rigid_f64),
 		cmocka_unit_test(absorbing_f32), cmocka_unit_test(absorbing_f64),
 		cmocka_unit_test(lshaped_f32),	 cmocka_unit_test(lshaped_f64),
+		cmocka_unit_test(shapes_f32),	 cmocka_unit_test(shapes_f64),
 		cmocka_unit_test(texture_subvolumes), cmocka_unit_test(other_block_shape),
 		cmocka_unit_test(auto_kernel),	 cmocka_unit_test(energy_on_gpu),
 		cmocka_unit_test(larger_stencils), cmocka_unit_test(carved_larger_stencils),
