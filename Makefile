@@ -103,7 +103,9 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/%.o: %.cu $(wildcard solver/cuda/*.h)
+# The kernels share the grid's and the room's structs with the C side: rebuild when they change.
+$(BUILD)/%.o: %.cu $(wildcard solver/cuda/*.h) geometry/voxel.h io/config.h io/mesh.h \
+              solver/fdtd.h solver/stencil.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c -o $@ $< 2> $(@:.o=.ptxas.txt) || { cat $(@:.o=.ptxas.txt); exit 1; }
 
@@ -151,6 +153,7 @@ gpu-test: check-test-deps all
 # (carry it there and run tests/gpu/device.sh).
 gpu-bundle: all $(GPU_TEST)
 	../shared/tools/gpu-bundle .gpu $(BUILD)/roomsim $(GPU_TEST)
+	strip --strip-debug .gpu/bin/*	# the carry to the GPU machine is limited to 64 MiB
 
 clean:
 	rm -rf $(BUILD) .gpu

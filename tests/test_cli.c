@@ -153,6 +153,37 @@ static void scheme_command(void **state)
 			    "--stencil fcc | grep -q '^nodes  .* 224.17 nodes'", roomsim, roomsim), 0);
 }
 
+/*
+ * roomsim voxelize: every room of rooms/ voxelises, with its voxel file and three slices; the
+ * hall's volume line compares with the mesh's own. The file read back through geometry.voxels
+ * runs, and info shows a shaped room's bounds.
+ */
+static void voxelize_rooms(void **state)
+{
+	static const char *const rooms[] = { "rooms/concert-hall/concert-hall.yaml",
+					     "rooms/l-shaped.yaml", "rooms/fan.yaml" };
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(sh("%s voxelize %s --out %s/v%d/grid.h5 > %s/v%d.txt", roomsim,
+				    rooms[i], dir, i, dir, i), 0);
+		assert_int_equal(sh("h5dump -H %s/v%d/grid.h5 | grep -q 'DATASET \"flags\"'", dir,
+				    i), 0);
+		for (int a = 0; a < 3; a++)
+			assert_int_equal(sh("head -c 4 %s/v%d/grid_%c.png | grep -q PNG", dir, i,
+					    "xyz"[a]), 0);
+		assert_int_equal(sh("grep -q '^volume .* m^3 of air' %s/v%d.txt", dir, i), 0);
+		assert_int_equal(sh("%s info %s | grep -q '^bounds '", roomsim, rooms[i]), 0);
+	}
+	assert_int_equal(sh("grep -q \"the mesh's own 11917.2000 m^3\" %s/v0.txt", dir), 0);
+	/* the L-shaped room again from its voxel file: 40 ms of it */
+	assert_int_equal(sh("sed -e 's#^  shapes:#  voxels: %s/v1/grid.h5#' -e '/^    - /d' "
+			    "-e 's/^duration: .*/duration: 0.04/' -e 's/fmax: 500/spacing: "
+			    "0.0653333333333333/' rooms/l-shaped.yaml > %s/lv.yaml", dir, dir), 0);
+	assert_int_equal(sh("%s run %s/lv.yaml --out %s/lv -q", roomsim, dir, dir), 0);
+	assert_int_equal(sh("test -s %s/lv/S1_corner.wav", dir), 0);
+}
+
 static void interrupted_run_keeps_its_work(void **state)
 {
 	char out[300], path[400];
@@ -212,6 +243,7 @@ int main(void)
 		cmocka_unit_test(info_and_version),
 		cmocka_unit_test(scheme_command),
 		cmocka_unit_test(fcc_room_runs),
+		cmocka_unit_test(voxelize_rooms),
 		cmocka_unit_test(interrupted_run_keeps_its_work),
 	};
 
