@@ -879,16 +879,18 @@ static int make_base(struct build *b, struct rs_error *err)
 	const struct vox_plan *p = &b->g->plan;
 
 	memset(b->g->cls, VOX_PAD, p->cells);
-	if (b->room->geo.has_box) {
+	if (b->room->geo.has_box) {	/* the box [0, L]: nodes strictly inside it */
+		const double *L = b->room->geo.box;
+
 		for (int k = 0; k < p->room[2]; k++)
 			for (int j = 0; j < p->room[1]; j++)
-				for (int i = 0; i < p->room[0]; i++)	/* the box's cells */
-					*cell(b, i, j, k) = node_at(b, 0, i) < b->room->box[0] +
-						b->room->origin[0] && node_at(b, 1, j) <
-						b->room->origin[1] + b->room->box[1] &&
-						node_at(b, 2, k) < b->room->origin[2] +
-						b->room->box[2] && node_at(b, 0, i) > 0 &&
-						node_at(b, 1, j) > 0 && node_at(b, 2, k) > 0 ? B_BASE : 0;
+				for (int i = 0; i < p->room[0]; i++) {
+					const double x = node_at(b, 0, i), y = node_at(b, 1, j);
+					const double z = node_at(b, 2, k);
+
+					*cell(b, i, j, k) = x > 0 && x < L[0] && y > 0 && y < L[1] &&
+							    z > 0 && z < L[2] ? B_BASE : 0;
+				}
 		return 0;
 	}
 	if (b->room->geo.mesh.ntri)

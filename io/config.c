@@ -504,7 +504,6 @@ static int voxel_surfaces(struct yp *p, yaml_node_t *s, yaml_node_t *at)
 	struct cfg_geometry *geo = &p->room->geo;
 	char key[CFG_NAME_MAX + 16], list[512];
 	size_t len = 0;
-
 	int dflt;
 
 	if (default_material(p, at, &dflt))	/* for faces the file has no wall on */
@@ -515,9 +514,12 @@ static int voxel_surfaces(struct yp *p, yaml_node_t *s, yaml_node_t *at)
 					geo->voxel_names[i]);
 	for (yaml_node_pair_t *a = s ? s->data.mapping.pairs.start : NULL;
 	     s && a < s->data.mapping.pairs.top; a++) {
-		const char *k = scalar(node(p, a->key));
+		const char *k;
 		int i = 0;
 
+		if (node(p, a->key)->type != YAML_SCALAR_NODE)
+			return bad(p, node(p, a->key), "surfaces", "a key must be a plain name");
+		k = scalar(node(p, a->key));
 		while (i < geo->nvoxel_names && strcmp(geo->voxel_names[i], k))
 			i++;
 		if (strcmp(k, "default") && i == geo->nvoxel_names)
@@ -559,6 +561,10 @@ static int mesh_surfaces(struct yp *p, yaml_node_t *s, yaml_node_t *at)
 		yaml_node_t *k = node(p, a->key);
 		int idx, mat;
 
+		if (k->type != YAML_SCALAR_NODE) {
+			rc = bad(p, k, "surfaces", "a key must be a plain name");
+			break;
+		}
 		snprintf(key, sizeof(key), "surfaces.%s", scalar(k));
 		if (!strcmp(scalar(k), "default"))
 			continue;

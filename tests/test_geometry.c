@@ -565,6 +565,47 @@ static void shapes(void **state)
 	cfg_free(r);
 }
 
+/*
+ * A box with shapes: a pillar removed and an alcove added beyond the box's wall. The box's
+ * faces keep their surfaces (the floor's material), the pillar its own.
+ */
+static void box_with_shapes(void **state)
+{
+	struct rs_error err = { 0 };
+	struct cfg_room *r;
+	struct vox_grid *g;
+	double v, a, ev = 5 * 4 * 3 - M_PI * 0.3 * 0.3 * 3 + 1 * 2 * 3;
+	size_t floor = 0, stone = 0;
+	const char *yaml =
+		"grid: {spacing: 0.05}\nduration: 0.01\n"
+		"materials: {wall: {absorption: 0.1}, wood: {absorption: 0.2}, stone: {absorption: 0.02}}\n"
+		"surfaces: {default: wall, floor: wood}\n"
+		"geometry:\n  box: [5, 4, 3]\n  shapes:\n"
+		"    - {remove: cylinder, center: [2.5, 2, 0], radius: 0.3, height: 3, material: stone}\n"
+		"    - {add: box, min: [5, 1, 0], max: [6, 3, 3]}\n"
+		"sources: [{name: S, position: [1, 1, 1]}]\n"
+		"receivers: [{name: R, position: [5.5, 2, 1]}]\n";
+
+	(void)state;
+	if (!(r = cfg_load_string(yaml, "box.yaml", &err)))
+		fail_msg("%s", err.msg);
+	if (!(g = vox_build(r, &err)))
+		fail_msg("%s", err.msg);
+	vox_measure(g, &v, &a);
+	for (size_t w = 0; w < g->nwalls; w++) {
+		floor += g->walls[w].material[4] == 1;
+		stone += g->walls[w].material[0] == 2 || g->walls[w].material[1] == 2;
+	}
+	print_message("# box with shapes: volume %.4f m^3 against %.4f (%+.2f %%); %zu floor walls "
+		      "of wood, %zu stone walls along x\n", v, ev, 100 * (v / ev - 1), floor, stone);
+	assert_true(fabs(v / ev - 1) < AGREE);
+	/* the box's floor less the pillar's footprint; the alcove's floor is the default's */
+	assert_true(fabs((double)floor * 0.05 * 0.05 - (20 - M_PI * 0.09)) < 0.05);
+	assert_true(stone > 0);
+	vox_free(g);
+	cfg_free(r);
+}
+
 /* A grid written by voxf_write and read back through geometry.voxels is the same grid. */
 static void voxel_file(void **state)
 {
@@ -639,6 +680,7 @@ int main(void)
 		cmocka_unit_test(formats), cmocka_unit_test(surface_names), cmocka_unit_test(sphere),
 		cmocka_unit_test(hall),
 		cmocka_unit_test(holes_and_leaks), cmocka_unit_test(shapes),
+		cmocka_unit_test(box_with_shapes),
 		cmocka_unit_test(voxel_file),
 	};
 
