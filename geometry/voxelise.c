@@ -18,6 +18,8 @@
 #include "build.h"
 
 #include <math.h>
+#include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +36,18 @@
 static inline int is_air(uint8_t c)
 {
 	return (c & B_ADD) || (c & (B_BASE | B_REMOVE)) == B_BASE;
+}
+
+static const uint64_t in8 = 0x0101010101010101ull;	/* the low bit of eight bytes */
+
+/* is_air() of the eight bytes at c, as the low bit of each byte. */
+static inline uint64_t air8(const uint8_t *c)
+{
+	uint64_t x;
+
+	memcpy(&x, c, 8);
+	/* B_ADD is bit 7, B_BASE bit 6, B_REMOVE bit 0 */
+	return ((x >> 7) & in8) | ((x >> 6) & in8 & ~(x & in8));
 }
 
 #define BIN_CELLS 4	/* cells per side of a bin of the nearest-triangle search */
@@ -263,45 +277,199 @@ static int axis_rays(struct build *b, int a, struct rays *out, struct rs_error *
 	return 0;
 }
 
-/* Ray r's vote on the node at x: 1 inside, 0 outside, -1 none (odd: it passed a hole). */
-static int vote(const struct rays *ry, size_t r, double x)
+/* The first node m along axis a with c < node m (the node where a crossing at c is passed). */
+static int passed_at(const struct build *b, int a, double c)
 {
-	size_t q = ry->at[r];
+	const int n = b->g->plan.room[a];
+	double f = floor((c - b->room->origin[a]) / b->g->plan.h - 0.5) + 1;
+	int m = f < 0 ? 0 : f > n ? n : (int)f;
 
-	if ((ry->at[r + 1] - q) % 2)
-		return -1;
-	while (q < ry->at[r + 1] && ry->cross[q] < x)
-		q++;
-	return (int)((q - ry->at[r]) % 2);
+	while (m > 0 && node_at(b, a, m - 1) > c)	/* exactly the test of the node loops */
+		m--;
+	while (m < n && !(c < node_at(b, a, m)))
+		m++;
+	return m;
+}
+
+#define WORD 64	/* nodes per bit word */
+
+/* Toggle bit i of the bitset w. */
+static void flip(uint64_t *w, int i)
+{
+	w[i / WORD] ^= 1ull << (i % WORD);
+}
+
+/*
+ * The votes of the three rays through the nodes of z-slabs [k0, k1), as bitsets: a ray's
+ * parity changes only where it crosses the surface, so each ray's bits are flipped at its
+ * crossings (events) and carried from node to node, and the majority of three is bitwise.
+ * A ray with an odd number of crossings in all (it passed a hole) does not vote. A node thus
+ * costs a few bit operations; the crossings cost the rest.
+ */
+static int inside_slabs(struct build *b, const struct rays *ry, int k0, int k1)
+{
+	const int *n = b->g->plan.room, W = (n[0] + WORD - 1) / WORD;
+	const size_t cols = (size_t)n[1] * W;
+	/* z: parity and validity per column, rows of W words; y: per slab, one row of W words */
+	uint64_t *zpar = calloc(cols, 8), *zok = calloc(cols, 8), *ypar = calloc((size_t)W, 8);
+	uint64_t *yok = calloc((size_t)W, 8), *x = calloc((size_t)W + 1, 8);
+	size_t *yat = calloc((size_t)n[1] + 2, sizeof(size_t)), ycap = 0;
+	size_t *zat = calloc((size_t)(k1 - k0) + 1, sizeof(size_t)), *zev = NULL;
+	int *yev = NULL, rc = 0;
+	static uint64_t bytes[256];	/* 8 bits to 8 class bytes of B_BASE or 0 */
+
+	if (!zpar || !zok || !ypar || !yok || !x || !yat || !zat) {
+		rc = -1;
+		goto out;
+	}
+	for (int v = 0; v < 256; v++)
+		for (int q = 0; q < 8; q++)
+			bytes[v] |= (uint64_t)(v >> q & 1 ? B_BASE : 0) << (8 * q);
+	/* z-rays: validity, the crossings passed up to slab k0, the later ones by slab */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int j = 0; j < n[1]; j++)
+			for (int i = 0; i < n[0]; i++) {
+				const size_t r = (size_t)i + (size_t)n[0] * j;
+
+				if (!pass && (ry[2].at[r + 1] - ry[2].at[r]) % 2 == 0)
+					flip(zok + (size_t)j * W, i);
+				for (size_t q = ry[2].at[r]; q < ry[2].at[r + 1]; q++) {
+					const int k = passed_at(b, 2, ry[2].cross[q]);
+
+					if (k <= k0 && !pass)
+						flip(zpar + (size_t)j * W, i);
+					else if (k > k0 && k < k1 && pass)
+						zev[zat[k - k0]++] = r;
+					else if (k > k0 && k < k1)
+						zat[k - k0 + 1]++;
+				}
+			}
+		if (pass)
+			break;
+		for (int k = 0; k < k1 - k0; k++)	/* slab k0 + k's events: [zat[k], zat[k + 1]) */
+			zat[k + 1] += zat[k];
+		if (!(zev = malloc((zat[k1 - k0] + 1) * sizeof(*zev)))) {
+			rc = -1;
+			goto out;
+		}
+		for (int k = k1 - k0; k > 0; k--)	/* filled from each slab's start */
+			zat[k] = zat[k - 1];
+	}
+	for (int k = k0; k < k1; k++) {
+		size_t nev = 0;
+
+		/* the z-crossings passed at this slab */
+		for (size_t e = k > k0 ? zat[k - k0 - 1] : 0; k > k0 && e < zat[k - k0]; e++)
+			flip(zpar + zev[e] / (size_t)n[0] * W, (int)(zev[e] % (size_t)n[0]));
+		/* the y-rays of this slab: their crossings bucketed by the row j they flip at */
+		memset(ypar, 0, (size_t)W * 8);
+		memset(yok, 0, (size_t)W * 8);
+		memset(yat, 0, ((size_t)n[1] + 2) * sizeof(size_t));
+		for (int pass = 0; pass < 2; pass++) {
+			for (int i = 0; i < n[0]; i++) {
+				const size_t r = (size_t)k + (size_t)n[2] * i;
+
+				if (!pass && (ry[1].at[r + 1] - ry[1].at[r]) % 2 == 0)
+					flip(yok, i);
+				for (size_t q = ry[1].at[r]; q < ry[1].at[r + 1]; q++) {
+					const int j = passed_at(b, 1, ry[1].cross[q]);
+
+					if (j == n[1])
+						continue;	/* passed after the last row */
+					if (pass)
+						yev[yat[j + 1]++] = i;
+					else
+						yat[j + 2]++;
+				}
+			}
+			if (pass)
+				break;
+			/* counted at j + 2, filled at j + 1: row j's events end as [yat[j], yat[j + 1]) */
+			for (int j = 0; j < n[1]; j++)
+				yat[j + 2] += yat[j + 1];
+			nev = yat[n[1] + 1];
+			if (nev > ycap) {
+				int *grown = realloc(yev, nev * sizeof(*yev));
+
+				if (!grown) {
+					rc = -1;
+					goto out;
+				}
+				yev = grown;
+				ycap = nev;
+			}
+		}
+		for (int j = 0; j < n[1]; j++) {
+			const size_t rx = (size_t)j + (size_t)n[1] * k;
+			const uint64_t xok = (ry[0].at[rx + 1] - ry[0].at[rx]) % 2 ? 0 : ~0ull;
+			const uint64_t *zp = zpar + (size_t)j * W, *zo = zok + (size_t)j * W;
+			uint64_t carry = 0;
+			uint8_t *row = cell(b, 0, j, k);
+
+			for (size_t e = yat[j]; e < yat[j + 1]; e++)	/* y-crossings passed at row j */
+				flip(ypar, yev[e]);
+			/* x: flips at the crossings, then a running parity across the row */
+			memset(x, 0, ((size_t)W + 1) * 8);
+			for (size_t q = ry[0].at[rx]; q < ry[0].at[rx + 1]; q++)
+				flip(x, passed_at(b, 0, ry[0].cross[q]));
+			for (int w = 0; w < W; w++) {
+				uint64_t v = x[w];
+
+				for (int sh = 1; sh < WORD; sh *= 2)	/* prefix xor within the word */
+					v ^= v << sh;
+				v ^= carry;
+				carry = v >> (WORD - 1) ? ~0ull : 0;
+				x[w] = v;
+			}
+			for (int w = 0; w < W; w++) {
+				const uint64_t a = x[w] & xok, yb = ypar[w] & yok[w], zb = zp[w] & zo[w];
+				const uint64_t in = (a & yb) | (a & zb) | (yb & zb);
+				const int m = n[0] - w * WORD < WORD ? n[0] - w * WORD : WORD;
+
+				for (int q = 0; q < m; q += 8) {
+					const uint64_t eight = bytes[in >> q & 0xff];
+
+					if (m - q >= 8)
+						memcpy(row + w * WORD + q, &eight, 8);
+					else
+						memcpy(row + w * WORD + q, &eight, (size_t)(m - q));
+				}
+			}
+		}
+	}
+out:
+	free(zpar);
+	free(zok);
+	free(ypar);
+	free(yok);
+	free(x);
+	free(yat);
+	free(yev);
+	free(zat);
+	free(zev);
+	return rc;
 }
 
 /* The mesh's inside: a node is inside when at least two of its three rays say so. */
 static int mesh_inside(struct build *b, struct rs_error *err)
 {
-	const struct vox_plan *p = &b->g->plan;
-	const int *n = p->room;
+	const int *n = b->g->plan.room;
 	struct rays ry[3] = { { 0 } };
 	int rc = 0;
 
 	for (int a = 0; a < 3 && !rc; a++)
 		rc = axis_rays(b, a, &ry[a], err);
 	if (!rc) {
-#pragma omp parallel for schedule(static)
-		for (int k = 0; k < n[2]; k++)
-			for (int j = 0; j < n[1]; j++) {
-				uint8_t *row = cell(b, 0, j, k);
-				const double y = node_at(b, 1, j), z = node_at(b, 2, k);
+#pragma omp parallel reduction(| : rc)
+		{
+			const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+			const int k0 = (int)((long)n[2] * t / nt), k1 = (int)((long)n[2] * (t + 1) / nt);
 
-				for (int i = 0; i < n[0]; i++) {
-					/* the ray along a is indexed by (a + 1, a + 2) */
-					const int in = (vote(&ry[0], (size_t)j + (size_t)n[1] * k,
-							     node_at(b, 0, i)) == 1) +
-						       (vote(&ry[1], (size_t)k + (size_t)n[2] * i, y) == 1) +
-						       (vote(&ry[2], (size_t)i + (size_t)n[0] * j, z) == 1);
-
-					row[i] = in >= 2 ? B_BASE : 0;
-				}
-			}
+			if (k0 < k1 && inside_slabs(b, ry, k0, k1))
+				rc = 1;
+		}
+		if (rc)
+			rc = rs_fail(err, RS_ENOMEM, "out of memory for the rays' votes");
 	}
 	for (int a = 0; a < 3; a++) {
 		free(ry[a].at);
@@ -318,6 +486,12 @@ static int tri_box(const struct tri *t, const double c[3], double half)
 	for (int i = 0; i < 3; i++)
 		for (int d = 0; d < 3; d++)
 			v[i][d] = t->v[i][d] - c[d];
+	{	/* the triangle's plane first: it rejects most cells of a tilted triangle */
+		double dist = t->n[0] * v[0][0] + t->n[1] * v[0][1] + t->n[2] * v[0][2];
+
+		if (fabs(dist) > half * (fabs(t->n[0]) + fabs(t->n[1]) + fabs(t->n[2])))
+			return 0;
+	}
 	for (int i = 0; i < 3; i++)
 		for (int d = 0; d < 3; d++)
 			e[i][d] = v[(i + 1) % 3][d] - v[i][d];
@@ -342,13 +516,7 @@ static int tri_box(const struct tri *t, const double c[3], double half)
 		if (fmin(v[0][d], fmin(v[1][d], v[2][d])) > half ||
 		    fmax(v[0][d], fmax(v[1][d], v[2][d])) < -half)
 			return 0;
-	/* the triangle's plane */
-	{
-		double dist = t->n[0] * v[0][0] + t->n[1] * v[0][1] + t->n[2] * v[0][2];
-		double r = half * (fabs(t->n[0]) + fabs(t->n[1]) + fabs(t->n[2]));
-
-		return fabs(dist) <= r;
-	}
+	return 1;
 }
 
 /* Mark the cells whose (slightly grown) box a triangle meets. */
@@ -788,6 +956,15 @@ static int make_walls(struct build *b, struct rs_error *err)
 				struct vox_wall wall = { 0 };
 				int walls = 0;
 
+				if (i % 8 == 0 && i + 8 <= n[0]) {	/* eight cells at once */
+					const uint64_t in = air8(cl);
+
+					if (!in || (in & air8(cl - 1) & air8(cl + 1) & air8(cl - sy) &
+						    air8(cl + sy) & air8(cl - sz) & air8(cl + sz)) == in8) {
+						i += 7;	/* none air, or all air among air */
+						continue;
+					}
+				}
 				/* the halo is never air, so every neighbour is in the array */
 				if (!is_air(*cl) || (is_air(cl[-1]) && is_air(cl[1]) && is_air(cl[-sy]) &&
 						     is_air(cl[sy]) && is_air(cl[-sz]) && is_air(cl[sz])))
