@@ -316,7 +316,7 @@ static int inside_slabs(struct build *b, const struct rays *ry, int k0, int k1)
 	size_t *yat = calloc((size_t)n[1] + 2, sizeof(size_t)), ycap = 0;
 	size_t *zat = calloc((size_t)(k1 - k0) + 1, sizeof(size_t)), *zev = NULL;
 	int *yev = NULL, rc = 0;
-	static uint64_t bytes[256];	/* 8 bits to 8 class bytes of B_BASE or 0 */
+	uint64_t bytes[256] = { 0 };	/* 8 bits to 8 class bytes of B_BASE or 0 */
 
 	if (!zpar || !zok || !ypar || !yok || !x || !yat || !zat) {
 		rc = -1;
@@ -346,14 +346,13 @@ static int inside_slabs(struct build *b, const struct rays *ry, int k0, int k1)
 			}
 		if (pass)
 			break;
-		for (int k = 0; k < k1 - k0; k++)	/* slab k0 + k's events: [zat[k], zat[k + 1]) */
+		/* counted at m + 1, so zat[m] starts slab k0 + m's events; filled, it ends them */
+		for (int k = 0; k < k1 - k0; k++)
 			zat[k + 1] += zat[k];
 		if (!(zev = malloc((zat[k1 - k0] + 1) * sizeof(*zev)))) {
 			rc = -1;
 			goto out;
 		}
-		for (int k = k1 - k0; k > 0; k--)	/* filled from each slab's start */
-			zat[k] = zat[k - 1];
 	}
 	for (int k = k0; k < k1; k++) {
 		size_t nev = 0;
@@ -550,33 +549,104 @@ static void touch_cells(struct build *b)
 	}
 }
 
-/* A queue of room cells (i, j, k) for the flood; grows as needed. */
-struct queue {
-	int (*q)[3];
-	size_t head, tail, cap;	/* ring of cap entries, [head, tail) queued, mod cap */
+/* A stack of row seeds (i, j, k) for the flood; grows as needed. */
+struct seeds {
+	int (*s)[3];
+	size_t n, cap;
 };
 
-static int push(struct queue *q, int i, int j, int k)
+static int push(struct seeds *st, int i, int j, int k)
 {
-	if (q->tail - q->head == q->cap) {
-		size_t cap = q->cap ? 2 * q->cap : 1 << 16;
-		int (*n)[3] = malloc(cap * sizeof(*n));
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 1 << 16;
+		int (*grown)[3] = realloc(st->s, cap * sizeof(*grown));
 
-		if (!n)
+		if (!grown)
 			return -1;
-		for (size_t x = q->head; x < q->tail; x++)
-			memcpy(n[x - q->head], q->q[x % q->cap], sizeof(*n));
-		free(q->q);
-		q->q = n;
-		q->tail -= q->head;
-		q->head = 0;
-		q->cap = cap;
+		st->s = grown;
+		st->cap = cap;
 	}
-	q->q[q->tail % q->cap][0] = i;
-	q->q[q->tail % q->cap][1] = j;
-	q->q[q->tail % q->cap][2] = k;
-	q->tail++;
+	st->s[st->n][0] = i;
+	st->s[st->n][1] = j;
+	st->s[st->n][2] = k;
+	st->n++;
 	return 0;
+}
+
+/* Can the flood enter room cell c: not touched by a triangle and not reached yet? */
+static int open_cell(uint8_t c)
+{
+	return !(c & (B_TOUCH | B_SEEN));
+}
+
+/*
+ * Flood one x-run from seed (i, j, k): extend it both ways through open cells, mark them, and
+ * push a seed for every open run beside it in the four rows j +- 1, k +- 1 (a scanline fill,
+ * which walks rows in memory order rather than cell by cell).
+ */
+static int flood_run(struct build *b, struct seeds *st, int i, int j, int k, size_t *leaked)
+{
+	const int *n = b->g->plan.room;
+	uint8_t *row = cell(b, 0, j, k);
+	int lo = i, hi = i;
+
+	if (!open_cell(row[i]))
+		return 0;
+	while (lo > 0 && open_cell(row[lo - 1]))
+		lo--;
+	while (hi < n[0] - 1 && open_cell(row[hi + 1]))
+		hi++;
+	for (int x = lo; x <= hi; x++) {
+		row[x] |= B_SEEN;
+		*leaked += (row[x] & B_BASE) != 0;
+	}
+	for (int q = 0; q < 4; q++) {
+		const int jj = j + (q == 0 ? -1 : q == 1 ? 1 : 0), kk = k + (q == 2 ? -1 : q == 3);
+		const uint8_t *next;
+
+		if (jj < 0 || kk < 0 || jj >= n[1] || kk >= n[2])
+			continue;
+		next = cell(b, 0, jj, kk);
+		for (int x = lo; x <= hi; x++)
+			if (open_cell(next[x]) && (x == lo || !open_cell(next[x - 1])) &&
+			    push(st, x, jj, kk))
+				return -1;
+	}
+	return 0;
+}
+
+/* Is room cell (i, j, k) on the room's outer layer? */
+static int outer(const int *n, int i, int j, int k)
+{
+	return !i || !j || !k || i == n[0] - 1 || j == n[1] - 1 || k == n[2] - 1;
+}
+
+/*
+ * Where a leak enters: the reached cells inside the mesh next to reached cells outside it,
+ * or on the room's outer layer, as a box of nodes.
+ */
+static void leak_place(const struct build *b, double lo[3], double hi[3])
+{
+	const int *n = b->g->plan.room;
+	const ptrdiff_t step[3] = { 1, b->g->plan.n[0], (ptrdiff_t)b->g->plan.n[0] * b->g->plan.n[1] };
+
+	for (int k = 0; k < n[2]; k++)
+		for (int j = 0; j < n[1]; j++)
+			for (int i = 0; i < n[0]; i++) {
+				const uint8_t *c = cell(b, i, j, k);
+				const int at[3] = { i, j, k };
+				int entry = outer(n, i, j, k);
+
+				if ((*c & (B_SEEN | B_BASE)) != (B_SEEN | B_BASE))
+					continue;
+				for (int f = 0; f < 6 && !entry; f++)
+					entry = (c[(f % 2 ? 1 : -1) * step[f / 2]] & (B_SEEN | B_BASE)) ==
+						B_SEEN;
+				for (int d = 0; entry && d < 3; d++) {
+					lo[d] = fmin(lo[d], node_at(b, d, at[d]));
+					hi[d] = fmax(hi[d], node_at(b, d, at[d]));
+				}
+			}
 }
 
 /* Flood from the room's outer cells through the untouched ones; a leak reaches B_BASE. */
@@ -584,69 +654,38 @@ static int leak_check(struct build *b, struct rs_error *err)
 {
 	const struct vox_plan *p = &b->g->plan;
 	const int *n = p->room;
-	struct queue q = { 0 };
+	struct seeds st = { 0 };
 	double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
-	size_t leaked = 0, entries = 0;
+	size_t leaked = 0;
 	int rc = 0;
 
 	touch_cells(b);
-	for (int k = 0; k < n[2] && !rc; k++)
+	for (int k = 0; k < n[2] && !rc; k++)	/* seeds: every open run of the outer layer */
 		for (int j = 0; j < n[1] && !rc; j++)
 			for (int i = 0; i < n[0] && !rc; i++) {
-				uint8_t *c = cell(b, i, j, k);
-
-				if (i && j && k && i < n[0] - 1 && j < n[1] - 1 && k < n[2] - 1)
-					i = n[0] - 2;	/* only the outer layer seeds */
-				else if (!(*c & B_TOUCH)) {
-					*c |= B_SEEN;
-					rc = push(&q, i, j, k);
-				}
+				if (!outer(n, i, j, k) && i == 1)
+					i = n[0] - 1;	/* inside rows: only their two ends */
+				if (outer(n, i, j, k) && open_cell(*cell(b, i, j, k)))
+					rc = push(&st, i, j, k);
 			}
-	while (!rc && q.head < q.tail) {
-		const int *at = q.q[q.head++ % q.cap];
-		const int i = at[0], j = at[1], k = at[2];
-		int entry = i == 0 || j == 0 || k == 0 || i == n[0] - 1 || j == n[1] - 1 ||
-			    k == n[2] - 1;
-
-		for (int f = 0; f < 6 && !rc; f++) {
-			const int d = f / 2, o = f % 2 ? 1 : -1;
-			int x[3] = { i, j, k };
-			uint8_t *c;
-
-			x[d] += o;
-			if (x[d] < 0 || x[d] >= n[d])
-				continue;
-			c = cell(b, x[0], x[1], x[2]);
-			entry |= (*c & (B_SEEN | B_BASE)) == B_SEEN;
-			if (*c & (B_TOUCH | B_SEEN))
-				continue;
-			*c |= B_SEEN;
-			rc = push(&q, x[0], x[1], x[2]);
-		}
-		if (!(*cell(b, i, j, k) & B_BASE))
-			continue;
-		leaked++;
-		if (!entry)
-			continue;
-		entries++;
-		for (int d = 0; d < 3; d++) {
-			lo[d] = fmin(lo[d], node_at(b, d, at[d]));
-			hi[d] = fmax(hi[d], node_at(b, d, at[d]));
-		}
+	while (!rc && st.n > 0) {
+		st.n--;
+		rc = flood_run(b, &st, st.s[st.n][0], st.s[st.n][1], st.s[st.n][2], &leaked);
 	}
-	free(q.q);
+	free(st.s);
 	if (rc)
 		return rs_fail(err, RS_ENOMEM, "out of memory for the leak check");
-	if (leaked)
-		return cfg_at(err, b->room, b->room->geo.mesh_at, "geometry.mesh", "%s is not "
-			      "closed: %.3g m^3 of its inside reach the outside through a gap wider "
-			      "than a cell (%g m) at about (%.2f, %.2f, %.2f) m, where x %.2f..%.2f, "
-			      "y %.2f..%.2f, z %.2f..%.2f (valid: a closed mesh; gaps narrower than "
-			      "a cell are bridged, so a coarser grid may also do)",
-			      b->room->geo.mesh_path, (double)leaked * pow(p->h, 3),
-			      p->h, 0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]),
-			      0.5 * (lo[2] + hi[2]), lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
-	return 0;
+	if (!leaked)
+		return 0;
+	leak_place(b, lo, hi);
+	return cfg_at(err, b->room, b->room->geo.mesh_at, "geometry.mesh", "%s is not "
+		      "closed: %.3g m^3 of its inside reach the outside through a gap wider "
+		      "than a cell (%g m) at about (%.2f, %.2f, %.2f) m, where x %.2f..%.2f, "
+		      "y %.2f..%.2f, z %.2f..%.2f (valid: a closed mesh; gaps narrower than "
+		      "a cell are bridged, so a coarser grid may also do)",
+		      b->room->geo.mesh_path, (double)leaked * pow(p->h, 3),
+		      p->h, 0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]),
+		      0.5 * (lo[2] + hi[2]), lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
 }
 
 /* Bins of BIN_CELLS cells holding the triangles whose bounds meet them. */
