@@ -968,6 +968,29 @@ static void face_wall(const struct build *b, const int c[3], const int s[3], int
 	}
 }
 
+/* The walls of air cell c (room indices), which has a solid neighbour. */
+static void cell_walls(const struct build *b, const int c[3], const struct tri **hint,
+		       struct vox_wall *wall)
+{
+	const struct vox_plan *p = &b->g->plan;
+	const ptrdiff_t step[3] = { 1, p->n[0], (ptrdiff_t)p->n[0] * p->n[1] };
+	const uint8_t *cl = cell(b, c[0], c[1], c[2]);
+
+	memset(wall, 0, sizeof(*wall));
+	wall->cell = vox_index(p, c[0] + p->halo, c[1] + p->halo, c[2] + p->halo);
+	for (int f = 0; f < 6; f++) {
+		int s[3] = { c[0], c[1], c[2] };
+
+		s[f / 2] += f % 2 ? 1 : -1;
+		wall->material[f] = VOX_NO_WALL;
+		if (is_air(cl[(f % 2 ? 1 : -1) * step[f / 2]]))
+			continue;
+		face_wall(b, c, s, f, &wall->material[f], &wall->area[f], hint);
+		if (!b->room->geo.area_correction)
+			wall->area[f] = 1;
+	}
+}
+
 /* The walls of every air cell with a solid neighbour, in cell order: a list per z-slab, joined. */
 static int make_walls(struct build *b, struct rs_error *err)
 {
@@ -989,52 +1012,29 @@ static int make_walls(struct build *b, struct rs_error *err)
 		size_t cap = 0;
 
 		for (int j = 0; j < n[1]; j++)
-			for (int i = 0; i < n[0]; i++) {
-				const int c[3] = { i, j, k };
-				const uint8_t *cl = cell(b, i, j, k);
-				struct vox_wall wall = { 0 };
-				int walls = 0;
+			for (int i0 = 0; i0 < n[0]; i0 += 8) {
+				/* eight cells at once: the air ones with a solid neighbour. Past the
+				 * room's end the bytes are the halo's, never air; the halo also keeps
+				 * every neighbour inside the array. */
+				const uint8_t *c8 = cell(b, i0, j, k);
+				uint64_t m = air8(c8) & ~(air8(c8 - 1) & air8(c8 + 1) & air8(c8 - sy) &
+							  air8(c8 + sy) & air8(c8 - sz) & air8(c8 + sz));
 
-				if (i % 8 == 0 && i + 8 <= n[0]) {	/* eight cells at once */
-					const uint64_t in = air8(cl);
+				for (; m && !failed; m &= m - 1) {
+					const int c[3] = { i0 + __builtin_ctzll(m) / 8, j, k };
 
-					if (!in || (in & air8(cl - 1) & air8(cl + 1) & air8(cl - sy) &
-						    air8(cl + sy) & air8(cl - sz) & air8(cl + sz)) == in8) {
-						i += 7;	/* none air, or all air among air */
-						continue;
+					if (count[k] == cap) {
+						struct vox_wall *grown;
+
+						cap = cap ? 2 * cap : 1024;
+						if (!(grown = realloc(slab[k], cap * sizeof(*grown)))) {
+							failed = 1;
+							break;
+						}
+						slab[k] = grown;
 					}
+					cell_walls(b, c, &hint, &slab[k][count[k]++]);
 				}
-				/* the halo is never air, so every neighbour is in the array */
-				if (!is_air(*cl) || (is_air(cl[-1]) && is_air(cl[1]) && is_air(cl[-sy]) &&
-						     is_air(cl[sy]) && is_air(cl[-sz]) && is_air(cl[sz])))
-					continue;
-				for (int f = 0; f < 6; f++) {
-					const ptrdiff_t step[3] = { 1, sy, sz };
-					int s[3] = { i, j, k };
-
-					s[f / 2] += f % 2 ? 1 : -1;
-					wall.material[f] = VOX_NO_WALL;
-					if (is_air(cl[(f % 2 ? 1 : -1) * step[f / 2]]))
-						continue;
-					walls++;
-					face_wall(b, c, s, f, &wall.material[f], &wall.area[f], &hint);
-					if (!b->room->geo.area_correction)
-						wall.area[f] = 1;
-				}
-				if (!walls || failed)
-					continue;
-				if (count[k] == cap) {
-					struct vox_wall *grown;
-
-					cap = cap ? 2 * cap : 1024;
-					if (!(grown = realloc(slab[k], cap * sizeof(*grown)))) {
-						failed = 1;
-						continue;
-					}
-					slab[k] = grown;
-				}
-				wall.cell = vox_index(p, i + p->halo, j + p->halo, k + p->halo);
-				slab[k][count[k]++] = wall;
 			}
 	}
 	for (int k = 0; k < n[2]; k++)
@@ -1073,15 +1073,17 @@ static void finish(struct vox_grid *g)
 			uint8_t *row = &g->cls[vox_index(p, 0, j, k)];
 			int32_t *lo = &g->kstart[(size_t)p->n[0] * j], *hi = &g->kstop[(size_t)p->n[0] * j];
 
-			for (int i = 0; i < p->n[0]; i++) {
-				if (!is_air(row[i])) {
-					row[i] = VOX_PAD;
-					continue;
+			for (int i0 = 0; i0 < p->n[0]; i0 += 8) {	/* rows are whole words of 8 */
+				const uint64_t a = air8(row + i0);	/* VOX_AIR is 1, VOX_PAD 0 */
+
+				memcpy(row + i0, &a, 8);
+				air += (size_t)__builtin_popcountll(a);
+				for (uint64_t m = a; m; m &= m - 1) {
+					const int i = i0 + __builtin_ctzll(m) / 8;
+
+					lo[i] = lo[i] < k ? lo[i] : k;
+					hi[i] = k;
 				}
-				row[i] = VOX_AIR;
-				air++;
-				lo[i] = lo[i] < k ? lo[i] : k;
-				hi[i] = k;
 			}
 		}
 	p->boundary = g->nwalls;
