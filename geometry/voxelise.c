@@ -1078,6 +1078,13 @@ static void finish(struct vox_grid *g)
 
 				memcpy(row + i0, &a, 8);
 				air += (size_t)__builtin_popcountll(a);
+				if (a == in8) {	/* all eight: one vectorised update */
+					for (int q = 0; q < 8; q++) {
+						lo[i0 + q] = lo[i0 + q] < k ? lo[i0 + q] : k;
+						hi[i0 + q] = k;
+					}
+					continue;
+				}
 				for (uint64_t m = a; m; m &= m - 1) {
 					const int i = i0 + __builtin_ctzll(m) / 8;
 
