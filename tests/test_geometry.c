@@ -393,7 +393,7 @@ static void formats(void **state)
  * The unit cube, tilted against the grid (30 degrees about z, 20 about x) at h = 2 cm (ppw 10.5
  * up to 1.6 kHz): the staircase's volume and corrected area within 2 % of 1 m^3 and 6 m^2.
  * (Aligned with the grid but at a spacing that does not divide it, each side is simulated at
- * a whole number of cells, up to one short: docs/physics.md, "Voxelisation".)
+ * the nearest whole number of cells: docs/physics.md, "Voxelisation".)
  */
 static void unit_cube(void **state)
 {
