@@ -14,6 +14,7 @@
 #include <assimp/config.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,10 @@ int mesh_read(const char *path, const double xf[3][4], struct mesh *out, struct 
 	out->nv = w.nv;
 	out->ntri = w.ntri;
 	out->nparts = w.nparts;
+	for (size_t i = 0; i < out->nv && !rc; i++)
+		if (!isfinite(out->v[i][0]) || !isfinite(out->v[i][1]) || !isfinite(out->v[i][2]))
+			rc = rs_fail(err, RS_EINPUT, "vertex %zu is not a finite point (%g, %g, %g)",
+				     i + 1, out->v[i][0], out->v[i][1], out->v[i][2]);
 out:
 	if (rc)
 		mesh_free(out);
