@@ -44,8 +44,13 @@ int app_plan(const struct cfg_room *room, struct app_plan *p, struct rs_error *e
 	p->steps = (long)ceil(room->duration / p->dt - 1e-9);
 	p->nsamples = (size_t)p->steps + 1;
 	p->wav_frames = (size_t)llround(room->duration * room->wav_rate);
-	/* The engine's own memory, every raw signal kept for rirs.h5, and the WAV workspace. */
+	/*
+	 * The engine's own memory, the grid's wall list (boundary cells: the box's surface, which
+	 * a shaped room's walls are of the order of), every raw signal kept for rirs.h5, and the
+	 * WAV workspace.
+	 */
 	p->memory = fdtd_memory(&p->grid, room->precision, room->nreceivers, p->nsamples) +
+		    p->grid.boundary * sizeof(struct vox_wall) +
 		    pairs * p->nsamples * sizeof(double) +
 		    4 * (p->nsamples + p->wav_frames) * sizeof(double);
 	avail = app_memory_available();
