@@ -86,6 +86,8 @@ static int check_points(struct run *r, struct rs_error *err)
 		int is_src = i < room->nsources;
 		const double *pos = is_src ? room->sources[i].pos
 					   : room->receivers[i - room->nsources].pos;
+		const struct cfg_mark at = is_src ? room->sources[i].at
+						  : room->receivers[i - room->nsources].at;
 		char key[64];
 
 		if (!vox_point(r->grid, pos, node, w, &d))
@@ -93,10 +95,9 @@ static int check_points(struct run *r, struct rs_error *err)
 		snprintf(key, sizeof(key), "%s[%d].position", is_src ? "sources" : "receivers",
 			 is_src ? i : i - room->nsources);
 		if (r->plan.grid.fcc)	/* the region depends on the position in the lattice */
-			return cfg_at(err, room, is_src ? room->sources[i].at
-							: room->receivers[i - room->nsources].at,
-				      key, "[%g, %g, %g] is too close to a wall: the fcc lattice nodes "
-				      "that would interpolate it lie up to %.3g m beyond the walls "
+			return cfg_at(err, room, at, key, "[%g, %g, %g] is too close to a wall: the "
+				      "fcc lattice nodes that would interpolate it lie up to %.3g m "
+				      "beyond the walls "
 				      "(valid: any position at least 2 cells, %g m, inside every wall; "
 				      "many closer ones too)", pos[0], pos[1], pos[2], d,
 				      2 * room->spacing);
@@ -104,22 +105,19 @@ static int check_points(struct run *r, struct rs_error *err)
 			double near[3];
 
 			if (vox_nearest_point(r->grid, pos, NEAR_REACH, near, &d))
-				return cfg_at(err, room, is_src ? room->sources[i].at
-						: room->receivers[i - room->nsources].at, key,
+				return cfg_at(err, room, at, key,
 					      "[%g, %g, %g] is not in the air: it is inside a wall "
 					      "or outside the room, more than %g m from any air "
 					      "(valid: a position in the room's air, half a cell "
 					      "from its walls)", pos[0], pos[1], pos[2], NEAR_REACH);
-			return cfg_at(err, room, is_src ? room->sources[i].at
-						: room->receivers[i - room->nsources].at, key,
+			return cfg_at(err, room, at, key,
 				      "[%g, %g, %g] is not in the air: it is inside a wall or "
 				      "outside the room, %.3g m from the nearest position that works, "
 				      "[%.3f, %.3f, %.3f] (valid: a position in the room's air, half a "
 				      "cell from its walls)", pos[0], pos[1], pos[2], d, near[0],
 				      near[1], near[2]);
 		}
-		return cfg_at(err, room, is_src ? room->sources[i].at
-						: room->receivers[i - room->nsources].at, key,
+		return cfg_at(err, room, at, key,
 			      "[%g, %g, %g] is outside the air by %.3g m (valid: within "
 			      "[%g, %g] x [%g, %g] x [%g, %g], half a cell inside the walls)",
 			      pos[0], pos[1], pos[2], d, lo, r->plan.grid.size[0] - lo, lo,
