@@ -55,6 +55,7 @@ static inline uint64_t air8(const uint8_t *c)
 struct tri {
 	double v[3][3];		/* vertices */
 	double n[3];		/* unit normal */
+	double lo[3], hi[3];	/* bounds */
 	int material;
 };
 
@@ -124,6 +125,10 @@ static int load_triangles(struct build *b, struct rs_error *err)
 		for (int d = 0; d < 3; d++) {
 			e1[d] = o->v[1][d] - o->v[0][d];
 			e2[d] = o->v[2][d] - o->v[0][d];
+		}
+		for (int d = 0; d < 3; d++) {
+			o->lo[d] = fmin(o->v[0][d], fmin(o->v[1][d], o->v[2][d]));
+			o->hi[d] = fmax(o->v[0][d], fmax(o->v[1][d], o->v[2][d]));
 		}
 		o->n[0] = e1[1] * e2[2] - e1[2] * e2[1];
 		o->n[1] = e1[2] * e2[0] - e1[0] * e2[2];
@@ -232,15 +237,10 @@ static int axis_rays(struct build *b, int a, struct rays *out, struct rs_error *
 #pragma omp parallel for schedule(dynamic, 256)
 		for (size_t t = 0; t < b->ntri; t++) {
 			const struct tri *tr = &b->tri[t];
-			double lo[3], hi[3];
 			int u0, u1, v0, v1;
 
-			for (int d = 0; d < 3; d++) {
-				lo[d] = fmin(tr->v[0][d], fmin(tr->v[1][d], tr->v[2][d]));
-				hi[d] = fmax(tr->v[0][d], fmax(tr->v[1][d], tr->v[2][d]));
-			}
-			node_range(b, u, lo[u], hi[u], &u0, &u1);
-			node_range(b, v, lo[v], hi[v], &v0, &v1);
+			node_range(b, u, tr->lo[u], tr->hi[u], &u0, &u1);
+			node_range(b, v, tr->lo[v], tr->hi[v], &v0, &v1);
 			for (int jv = v0; jv <= v1; jv++)
 				for (int ju = u0; ju <= u1; ju++) {
 					const size_t r = (size_t)ju + (size_t)nu * (size_t)jv;
@@ -528,13 +528,8 @@ static void touch_cells(struct build *b)
 		const struct tri *tr = &b->tri[t];
 		int m0[3], m1[3];
 
-		for (int d = 0; d < 3; d++) {
-			double lo = fmin(tr->v[0][d], fmin(tr->v[1][d], tr->v[2][d]));
-			double hi = fmax(tr->v[0][d], fmax(tr->v[1][d], tr->v[2][d]));
-
-			/* cells whose box [node - h/2, node + h/2] meets [lo, hi] */
-			node_range(b, d, lo - half, hi + half, &m0[d], &m1[d]);
-		}
+		for (int d = 0; d < 3; d++)	/* cells whose box [node +- h/2] meets the bounds */
+			node_range(b, d, tr->lo[d] - half, tr->hi[d] + half, &m0[d], &m1[d]);
 		for (int k = m0[2]; k <= m1[2]; k++)
 			for (int j = m0[1]; j <= m1[1]; j++)
 				for (int i = m0[0]; i <= m1[0]; i++) {
@@ -711,12 +706,10 @@ static int make_bins(struct build *b, struct rs_error *err)
 
 			for (int d = 0; d < 3; d++) {
 				const struct tri *tr = &b->tri[t];
-				double lo = fmin(tr->v[0][d], fmin(tr->v[1][d], tr->v[2][d]));
-				double hi = fmax(tr->v[0][d], fmax(tr->v[1][d], tr->v[2][d]));
 
-				m0[d] = (int)fmax(0, floor((lo - b->room->origin[d]) / side));
+				m0[d] = (int)fmax(0, floor((tr->lo[d] - b->room->origin[d]) / side));
 				m1[d] = (int)fmin(b->nbin[d] - 1,
-						  floor((hi - b->room->origin[d]) / side));
+						  floor((tr->hi[d] - b->room->origin[d]) / side));
 			}
 			for (int k = m0[2]; k <= m1[2]; k++)
 				for (int j = m0[1]; j <= m1[1]; j++)

@@ -35,7 +35,6 @@ static herr_t put(hid_t file, const char *name, int rank, const hsize_t *dims,
 	return rc;
 }
 
-/* A 1-D dataset of variable-length strings. */
 static herr_t put_meta(hid_t f, const struct rirs_run *run)
 {
 	const struct cfg_room *r = run->room;

@@ -44,28 +44,16 @@ static hid_t create(hid_t f, const char *name, hid_t t, int rank, const hsize_t 
 	return d;
 }
 
-/* Write z-slab k (count[0] = 1) of a rank-3 dataset from buf. */
-static herr_t write_slab(hid_t d, hid_t t, int k, const hsize_t *dims, const void *buf)
+/* Write (or read) z-slab k (count[0] = 1) of a rank-3 dataset from (into) buf. */
+static herr_t slab_io(hid_t d, hid_t t, int k, const hsize_t *dims, void *buf, int write)
 {
 	hsize_t start[3] = { (hsize_t)k, 0, 0 }, count[3] = { 1, dims[1], dims[2] };
 	hid_t fs = H5Dget_space(d), ms = H5Screate_simple(3, count, NULL);
 	herr_t rc;
 
 	H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
-	rc = H5Dwrite(d, t, ms, fs, H5P_DEFAULT, buf);
-	H5Sclose(ms);
-	H5Sclose(fs);
-	return rc;
-}
-
-static herr_t read_slab(hid_t d, hid_t t, int k, const hsize_t *dims, void *buf)
-{
-	hsize_t start[3] = { (hsize_t)k, 0, 0 }, count[3] = { 1, dims[1], dims[2] };
-	hid_t fs = H5Dget_space(d), ms = H5Screate_simple(3, count, NULL);
-	herr_t rc;
-
-	H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
-	rc = H5Dread(d, t, ms, fs, H5P_DEFAULT, buf);
+	rc = write ? H5Dwrite(d, t, ms, fs, H5P_DEFAULT, buf)
+		   : H5Dread(d, t, ms, fs, H5P_DEFAULT, buf);
 	H5Sclose(ms);
 	H5Sclose(fs);
 	return rc;
@@ -100,8 +88,8 @@ static herr_t write_cells(hid_t f, const struct vox_grid *g)
 					if (g->walls[w].material[q] != VOX_NO_WALL)
 						mat[at] = g->walls[w].material[q];
 			}
-		rc = write_slab(df, H5T_NATIVE_UINT8, k, dims, flags) < 0 ||
-		     write_slab(dm, H5T_NATIVE_UINT8, k, dims, mat) < 0;
+		rc = slab_io(df, H5T_NATIVE_UINT8, k, dims, flags, 1) < 0 ||
+		     slab_io(dm, H5T_NATIVE_UINT8, k, dims, mat, 1) < 0;
 	}
 	if (!rc) {	/* per-column start/stop heights in room cells: stop < start when empty */
 		hsize_t d2[2] = { (hsize_t)ny, (hsize_t)nx };
@@ -355,7 +343,7 @@ struct voxf_walls *voxf_read(const struct cfg_room *room, struct vox_grid *g, ui
 	if (f < 0 || !slab || (d = H5Dopen2(f, "flags", H5P_DEFAULT)) < 0)
 		goto fail;
 	for (int k = 0; k < n[2]; k++) {
-		if (read_slab(d, H5T_NATIVE_UINT8, k, dims, slab) < 0)
+		if (slab_io(d, H5T_NATIVE_UINT8, k, dims, slab, 0) < 0)
 			goto fail;
 		for (int j = 0; j < n[1]; j++)
 			for (int i = 0; i < n[0]; i++)
