@@ -24,7 +24,7 @@
 static const char usage_bench[] =
 	"usage: roomsim bench [FILE.yaml] [--backend cpu|cuda|auto] [--kernel NAME|all]\n"
 	"                     [--cells N] [--steps N] [--precision float32|float64] [--threads N]\n"
-	"                     [--padding F] [--block XxY]\n"
+	"                     [--padding F] [--block XxY] [--dts LIST] [--nt LIST]\n"
 	"\n"
 	"Measure the streaming bandwidth (copy and add: read 2, write 1) of the CPU or GPU,\n"
 	"then the engine's voxel updates per second: all grid cells x steps / time of the step\n"
@@ -32,7 +32,10 @@ static const char usage_bench[] =
 	"per kernel (default all) with its registers and shared memory. Without FILE, a box of\n"
 	"about N cells (default 1.6e7 on the CPU, 5e8 on the GPU) with absorbing walls. The\n"
 	"limit is add bandwidth / bytes per update (12 in float32, 24 in float64). --padding F\n"
-	"lowers the ceiling over most of the box so that a fraction F of it is padding.\n";
+	"lowers the ceiling over most of the box so that a fraction F of it is padding.\n"
+	"--dts and --nt (comma-separated lists) time the diamond kernel at each tile size and\n"
+	"tower height, with steps rounded up to whole towers, each next to the prediction of\n"
+	"seed 002's locality model (docs/performance.md, \"DiamondTorre\").\n";
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -183,7 +186,30 @@ struct bench_opts {
 	int kernel;		/* -1: all */
 	double padding;		/* fraction of the room turned into padding (a stepped ceiling) */
 	int block[2];		/* GPU threads per block; 0: the room's (default 32 x 8) */
+	int dts[8], ndts;	/* diamond tile sizes to time; none: the default */
+	int nt[16], nnt;	/* diamond tower heights to time; none: the default */
 };
+
+/* A comma-separated list of at most max integers in [lo, hi]; its length, or -1. */
+static int int_list(const char *s, int *out, int max, int lo, int hi)
+{
+	int n = 0;
+	char *end;
+
+	while (n < max) {
+		long v = strtol(s, &end, 10);
+
+		if (end == s || v < lo || v > hi)
+			return -1;
+		out[n++] = (int)v;
+		if (!*end)
+			return n;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
+	return -1;
+}
 
 
 
@@ -198,15 +224,28 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "padding", required_argument, NULL, 'P' },
 		{ "block", required_argument, NULL, 'B' },
+		{ "dts", required_argument, NULL, 'D' },
+		{ "nt", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	*o = (struct bench_opts){ NULL, 0, 20, 4, 0, CFG_BACKEND_AUTO, -1, 0, { 0, 0 } };
+	*o = (struct bench_opts){ .steps = 20, .precision = 4, .backend = CFG_BACKEND_AUTO,
+				  .kernel = -1 };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:s:p:t:b:k:P:B:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:p:t:b:k:P:B:D:T:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'D':
+			if ((o->ndts = int_list(optarg, o->dts, 8, 1, CFG_MAX_DTS)) < 0)
+				return fprintf(stderr, "roomsim: --dts: valid: up to 8 tile sizes of 1 "
+					       "to %d, comma-separated\n", CFG_MAX_DTS), -1;
+			break;
+		case 'T':
+			if ((o->nnt = int_list(optarg, o->nt, 16, 1, CFG_MAX_NT)) < 0)
+				return fprintf(stderr, "roomsim: --nt: valid: up to 16 tower heights of "
+					       "1 to %d, comma-separated\n", CFG_MAX_NT), -1;
+			break;
 		case 'B':
 			if (sscanf(optarg, "%dx%d", &o->block[0], &o->block[1]) != 2 ||
 			    o->block[0] < 32 || o->block[0] % 32 || o->block[1] < 1 ||
@@ -298,6 +337,50 @@ static int bench_cpu(const struct bench_opts *o, struct cfg_room *room)
 }
 
 #ifdef ROOMSIM_CUDA
+/*
+ * Seed 002 section 5: the locality of a row of DiamondTorres of tile size dts and height nt
+ * (cell updates per cell moved to or from memory), dts n / (n (4 - 1/dts) + 2 - 2/dts +
+ * 1/dts^2) with n = nt / (2 dts); times the streaming bandwidth in cells/s it bounds the rate.
+ */
+static double diamond_model(int dts, int nt, double add, int precision)
+{
+	const double d = dts, n = nt / (2.0 * dts);
+
+	return d * n / (n * (4 - 1 / d) + 2 - 2 / d + 1 / (d * d)) * add / precision;
+}
+
+/* The diamond kernel at each tile size and tower height asked for (or the defaults). */
+static int bench_diamond(const struct bench_opts *o, struct cuda_engine *e, double cells,
+			 double air, double add, int precision, struct rs_error *err)
+{
+	const int nd = o->ndts ? o->ndts : 1, nn = o->nnt ? o->nnt : 1;
+
+	for (int a = 0; a < nd; a++)
+		for (int b = 0; b < nn; b++) {
+			char name[32];
+			int dts, nt, regs, steps;
+			size_t smem;
+			double t;
+
+			if (cuda_set_diamond(e, o->ndts ? o->dts[a] : 0, o->nnt ? o->nt[b] : 0, err)) {
+				printf("%-17s %s\n", "diamond", err->msg);
+				continue;
+			}
+			cuda_diamond(e, &dts, &nt);
+			steps = (o->steps + nt - 1) / nt * nt;
+			if (cuda_time_kernel(e, CFG_KERNEL_DIAMOND, steps, BENCH_RUNS, &t, err))
+				return -1;
+			cuda_kernel_resources(e, CFG_KERNEL_DIAMOND, &regs, &smem);
+			snprintf(name, sizeof(name), "diamond d%d t%d", dts, nt);
+			table_row(name, precision, cells, steps, cells * steps / t, air, add, regs, smem);
+			printf("%-17s model %.2f Gvox/s (seed 002 locality %.3f)\n", "",
+			       diamond_model(dts, nt, add, precision) / 1e9,
+			       diamond_model(dts, nt, add, precision) * precision / add);
+			fflush(stdout);
+		}
+	return 0;
+}
+
 static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 {
 	struct rs_error err = { 0 };
@@ -327,9 +410,12 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 					 st.fcc ? CFG_KERNEL_FCC
 					 : stn_is_seven_point(&st) ? CFG_KERNEL_NAIVE3D
 								   : CFG_KERNEL_GENERAL,
-					 { room->block[0], room->block[1] }, 0, &st, NULL, NULL };
+					 { room->block[0], room->block[1] }, 0, &st, NULL, NULL,
+					 room->dts, room->nt };
 
-		if (!(e = cuda_create(&cs, &err)))
+		if (!(e = cuda_create(&cs, &err)) ||
+		    ((o->kernel < 0 || o->kernel == CFG_KERNEL_DIAMOND) &&
+		     cuda_diamond_tables(e, g, &err)))
 			goto out;
 	}
 	air = (double)g->plan.air / (double)vox_nodes(&g->plan);
@@ -345,6 +431,12 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 
 		if ((o->kernel >= 0 && k != o->kernel) || !cuda_kernel_runs(e, (enum cfg_kernel)k))
 			continue;
+		if (k == CFG_KERNEL_DIAMOND) {
+			if (bench_diamond(o, e, (double)vox_nodes(&g->plan), air, add, room->precision,
+					  &err))
+				goto out;
+			continue;
+		}
 		if (cuda_time_kernel(e, (enum cfg_kernel)k, o->steps, BENCH_RUNS, &t, &err))
 			goto out;
 		cuda_kernel_resources(e, (enum cfg_kernel)k, &regs, &smem);

@@ -552,6 +552,8 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.kernel = r->kernel >= 0 ? (enum cfg_kernel)r->kernel : room->kernel;
 	setup.block[0] = room->block[0];
 	setup.block[1] = room->block[1];
+	setup.dts = room->dts;
+	setup.nt = room->nt;
 	if (!(r->engine = fdtd_create(&setup, err)))
 		return err->code;
 	snprintf(r->engine_name, sizeof(r->engine_name), "%s%s", setup.cuda ? "cuda:" : "cpu",

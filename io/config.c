@@ -43,6 +43,7 @@ const char *const cfg_kernel_names[CFG_NKERNELS + 1] = {
 	[CFG_KERNEL_SHELL_VEC] = "shell-vec",
 	[CFG_KERNEL_FCC] = "fcc",
 	[CFG_KERNEL_FCC_VEC] = "fcc-vec",
+	[CFG_KERNEL_DIAMOND] = "diamond",
 	[CFG_NKERNELS] = NULL,
 };
 
@@ -835,13 +836,15 @@ static int parse_stencil_params(struct yp *p, yaml_node_t *s, struct cfg_room *r
 static int parse_scheme(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "stencil", "order", "radius2", "q", "weights",
-					    "variant", "precision", "kernel", "block", NULL };
+					    "variant", "precision", "kernel", "block", "dts", "nt",
+					    NULL };
 	static const char *const stencils[] = { "leggy", "compact", "box", "interpolated", "fcc",
 						NULL };
 	static const char *const precisions[] = { "float32", "float64", NULL };
 	struct cfg_room *r = p->room;
 	yaml_node_t *s = get(p, root, "scheme"), *n;
 	int idx;
+	long v;
 
 	r->stencil = CFG_STENCIL_LEGGY;
 	r->order = 2;
@@ -870,6 +873,16 @@ static int parse_scheme(struct yp *p, yaml_node_t *root)
 		if (choice(p, n, "scheme.kernel", cfg_kernel_names, &idx))
 			return RS_EINPUT;
 		r->kernel = (enum cfg_kernel)idx;
+	}
+	if ((n = get(p, s, "dts"))) {
+		if (integer(p, n, "scheme.dts", 1, CFG_MAX_DTS, &v))
+			return RS_EINPUT;
+		r->dts = (int)v;
+	}
+	if ((n = get(p, s, "nt"))) {
+		if (integer(p, n, "scheme.nt", 1, CFG_MAX_NT, &v))
+			return RS_EINPUT;
+		r->nt = (int)v;
 	}
 	return (n = get(p, s, "block")) ? parse_block(p, n, r->block) : 0;
 }

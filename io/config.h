@@ -41,6 +41,8 @@ enum cfg_stencil { CFG_STENCIL_LEGGY, CFG_STENCIL_COMPACT, CFG_STENCIL_BOX,
 		   CFG_STENCIL_INTERPOLATED, CFG_STENCIL_FCC };
 
 #define CFG_MAX_WEIGHTS 64	/* shell weights of a compact or box stencil */
+#define CFG_MAX_DTS 4		/* diamond tile sizes the kernel is built for (docs/kernels.md) */
+#define CFG_MAX_NT 1024		/* diamond levels per tower: bounds its receiver buffer */
 
 /* The CUDA kernels (docs/kernels.md); CFG_KERNEL_AUTO times them all and keeps the fastest. */
 enum cfg_kernel {
@@ -62,6 +64,7 @@ enum cfg_kernel {
 	CFG_KERNEL_SHELL_VEC,
 	CFG_KERNEL_FCC,
 	CFG_KERNEL_FCC_VEC,
+	CFG_KERNEL_DIAMOND,
 	CFG_NKERNELS
 };
 
@@ -164,6 +167,8 @@ struct cfg_room {
 	int precision;		/* bytes per value: 4 (float32) or 8 (float64) */
 	enum cfg_kernel kernel;	/* CUDA kernel (ignored by the CPU engine) */
 	int block[2];		/* CUDA thread block, x by y (seed 003: 32 x 8) */
+	int dts;		/* diamond kernel: tile size in stencil reaches; 0 = default */
+	int nt;			/* diamond kernel: levels per tower; 0 = default */
 
 	double duration;	/* seconds of impulse response */
 	double box[3];		/* room extent in metres: the box, or the bounds of the shape */

@@ -400,7 +400,7 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 #ifdef ROOMSIM_CUDA
 	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
-				 s->tex_limit, f->stencil, f->fallback, f->touch };
+				 s->tex_limit, f->stencil, f->fallback, f->touch, s->dts, s->nt };
 
 	f->gpu = cuda_create(&cs, err);
 	return f->gpu ? 0 : err ? err->code : RS_EDEVICE;

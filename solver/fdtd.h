@@ -37,6 +37,7 @@ struct fdtd_setup {
 	enum cfg_kernel kernel;		/* GPU kernel; CFG_KERNEL_AUTO picks the fastest */
 	int block[2];			/* GPU threads per block; 0 = [32, 8] */
 	size_t tex_limit;		/* GPU texels per texture; 0 = the device's limit */
+	int dts, nt;			/* GPU diamond kernel: tile size, tower height; 0 = default */
 };
 
 struct fdtd;

@@ -1150,6 +1150,8 @@ static void shell_vec_launch(dim3 g, dim3 blk, const double *a, double *b,
 }
 
 /* After the update of a step: add the source's values, then record every receiver. */
+#include "diamond.inc"
+
 template <typename R>
 __global__ void k_inject_record(R *u, const long long *__restrict__ src, const double *inj,
 				const long long *__restrict__ rcell, const double *__restrict__ rw,
@@ -1170,7 +1172,7 @@ __global__ void k_inject_record(R *u, const long long *__restrict__ src, const d
 /* The room cells of plane `index` along `axis`, slower in-plane axis first (fdtd_plane). */
 template <typename R>
 __global__ void k_plane(const R *__restrict__ u, float *__restrict__ out, int axis, int index,
-			int n2)
+			int n2, int zfast)
 {
 	const KDims d = k_dims;
 	const int uax = axis == 2 ? 1 : 2, vax = axis == 0 ? 1 : 0;
@@ -1182,7 +1184,9 @@ __global__ void k_plane(const R *__restrict__ u, float *__restrict__ out, int ax
 	ijk[axis] = index;
 	ijk[uax] = r + d.halo;
 	ijk[vax] = c + d.halo;
-	out[(size_t)r * n2 + c] = (float)u[ijk[0] + d.sy * ijk[1] + d.sz * ijk[2]];
+	out[(size_t)r * n2 + c] =
+		(float)u[zfast ? ijk[2] + (long long)d.nz * (ijk[0] + (long long)d.nx * ijk[1])
+			       : ijk[0] + d.sy * ijk[1] + d.sz * ijk[2]];
 }
 
 /*
@@ -1441,6 +1445,18 @@ struct cuda_engine {
 	double *h_rec;			/* host samples, nrec x cap */
 	float *stage;			/* device staging of snapshot planes */
 	double auto_rate[CFG_NKERNELS];	/* kernel auto: each kernel's voxel updates/s */
+	/* the diamond kernel (diamond.inc) */
+	int zfast;			/* 1: the fields are laid out z fastest (diamond runs) */
+	int dts, nt;			/* its tile size and tower height; 0 = default */
+	int dt_zlo, dt_zhi;		/* z range of the room's cells */
+	uint8_t *dt_cls;		/* class bytes, z fastest; NULL: diamond cannot run */
+	int2 *dt_probez;		/* per column: z range of its source and receiver cells */
+	int2 *h_probez;			/* the same on the host */
+	long long h_src[8];		/* the source's cells (x fastest, as cuda_set_source) */
+	long long *dt_src, *dt_probe;	/* the source's and receivers' cells, z fastest */
+	double *dt_pval;		/* receiver cells' values per level of a sweep */
+	size_t dt_pval_n;		/* doubles dt_pval holds */
+	int dt_dirty;			/* the source or receivers changed since the last sweep */
 	size_t stage_bytes;
 	size_t cap;
 	long step;
@@ -1466,15 +1482,21 @@ int cuda_available(char *name, size_t len, size_t *memory)
 	return 1;
 }
 
-size_t cuda_memory(const struct vox_plan *p, int precision, int nrec, size_t nsamples,
-		   size_t nsteps)
+size_t cuda_memory(const struct vox_plan *p, int precision, enum cfg_kernel k, int nrec,
+		   size_t nsamples, size_t nsteps)
 {
+	const size_t cols = (size_t)p->n[0] * p->n[1];
+	size_t diamond = 0;
+
 	if (p->fcc)	/* folded fields and class bytes */
 		return (2 * (size_t)precision + 1) * (p->cells / 2) +
 		       (size_t)nrec * nsamples * sizeof(double) + nsteps * 8 * sizeof(double);
+	/* the diamond kernel's class bytes, probe ranges and receiver values per level */
+	if (k == CFG_KERNEL_DIAMOND || k == CFG_KERNEL_AUTO)
+		diamond = p->cells + cols * sizeof(int2) + (size_t)nrec * 8 * DT_MAX_NT * 8;
 	return 2 * p->cells * (size_t)precision + p->cells + (p->cells / 32 + 1) * 4 +
-	       2 * sizeof(int2) * (size_t)p->n[0] * p->n[1] +
-	       (size_t)nrec * nsamples * sizeof(double) + nsteps * 8 * sizeof(double);
+	       2 * sizeof(int2) * cols + (size_t)nrec * nsamples * sizeof(double) +
+	       nsteps * 8 * sizeof(double) + diamond;
 }
 
 template <typename R> static void fill_coefs(KCoefs<R> *k, const struct fdtd_coefs *c)
@@ -1831,6 +1853,316 @@ static int update_once(struct cuda_engine *e, enum cfg_kernel kern, struct rs_er
 				 : launch_update<double>(e, kern, err);
 }
 
+/* ---- the diamond kernel's host side (diamond.inc) ---------------------------------------- */
+
+#define DT_DTS_7 2	/* default tile size of the 7-point scheme: fastest on the H100 */
+#define DT_NT 32	/* default tower height (docs/performance.md, "DiamondTorre") */
+
+static int floor_div(int a, int b)
+{
+	return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* The kernel of reach M and tile size dts; NULL where none is built. */
+template <typename R> static const void *dt_fn(int M, int dts)
+{
+	switch (M * 8 + dts) {
+	case 9: return (const void *)k_diamond<R, 1, 1>;
+	case 10: return (const void *)k_diamond<R, 1, 2>;
+	case 11: return (const void *)k_diamond<R, 1, 3>;
+	case 12: return (const void *)k_diamond<R, 1, 4>;
+	case 17: return (const void *)k_diamond<R, 2, 1>;
+	case 18: return (const void *)k_diamond<R, 2, 2>;
+	case 25: return (const void *)k_diamond<R, 3, 1>;
+	case 33: return (const void *)k_diamond<R, 4, 1>;
+	default: return NULL;
+	}
+}
+
+static const void *dt_kernel(const struct cuda_engine *e, int dts)
+{
+	return e->precision == 4 ? dt_fn<float>(e->leggy_m, dts) : dt_fn<double>(e->leggy_m, dts);
+}
+
+static int dt_dts(const struct cuda_engine *e)
+{
+	return e->dts ? e->dts : e->leggy_m == 1 ? DT_DTS_7 : 1;
+}
+
+static int dt_nt(const struct cuda_engine *e)
+{
+	return e->nt ? e->nt : DT_NT;
+}
+
+/* One thread per z cell of the room, in whole warps. */
+static int dt_threads(const struct cuda_engine *e)
+{
+	return (e->dt_zhi - e->dt_zlo + 32) / 32 * 32;
+}
+
+/* The z exchange: one value per tile column and thread, with M ghosts at each end. */
+static size_t dt_smem(const struct cuda_engine *e, int dts)
+{
+	const int N = e->leggy_m * dts;
+
+	return (size_t)2 * N * N * (dt_threads(e) + 2 * e->leggy_m) * e->precision;
+}
+
+/* 0 when the diamond kernel can run tile size dts and towers of nt levels here; else 1 and
+ * why, with what would be valid, in why. */
+static int dt_check(const struct cuda_engine *e, int dts, int nt, char *why, size_t len)
+{
+	struct cudaFuncAttributes a;
+	int optin = 0;
+	const void *fn;
+
+	if (e->fcc || e->leggy_m < 1 || e->leggy_m > 4 || (e->leggy_m > 1 && e->fallback))
+		return snprintf(why, len, "it runs the 7-point scheme in any room and leggy "
+				"stencils of order 4, 6 and 8 in a box"), 1;
+	if (!e->dt_cls)
+		return snprintf(why, len, "the room has no cells"), 1;
+	if (!(fn = dt_kernel(e, dts)))
+		return snprintf(why, len, "no tile size %d for order %d (valid dts: 1 to 4 for "
+				"order 2, 1 or 2 for order 4, 1 for orders 6 and 8)", dts,
+				2 * e->leggy_m), 1;
+	if (nt < 1 || nt > DT_MAX_NT)
+		return snprintf(why, len, "nt %d (valid: 1 to %d)", nt, DT_MAX_NT), 1;
+	if (cudaFuncGetAttributes(&a, fn) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) !=
+		    cudaSuccess)
+		return snprintf(why, len, "the device does not report the kernel's resources"), 1;
+	if (dt_threads(e) > a.maxThreadsPerBlock)
+		return snprintf(why, len, "the room is %d cells tall, and a block of tile size %d "
+				"holds %d (one thread per z cell; valid: a smaller dts, or a coarser "
+				"grid)", e->dt_zhi - e->dt_zlo + 1, dts, a.maxThreadsPerBlock), 1;
+	if (dt_smem(e, dts) > (size_t)optin)
+		return snprintf(why, len, "tile size %d needs %zu bytes of shared memory, the "
+				"device has %d (valid: a smaller dts)", dts, dt_smem(e, dts), optin), 1;
+	return 0;
+}
+
+/* The class bytes laid out z fastest. */
+__global__ void k_dt_cls(const uint8_t *__restrict__ cls, uint8_t *__restrict__ out, size_t n)
+{
+	const KDims &d = k_dims;
+
+	for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < n;
+	     c += (size_t)gridDim.x * blockDim.x) {
+		const size_t i = c % d.nx, j = c / d.nx % d.ny, k = c / ((size_t)d.nx * d.ny);
+
+		out[k + d.nz * (i + d.nx * j)] = cls[c];
+	}
+}
+
+/* The diamond kernel's tables: its class bytes, the room's z range, empty probe ranges. */
+static int dt_prepare(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err)
+{
+	const struct vox_plan *p = &g->plan;
+	const size_t cols = (size_t)p->n[0] * p->n[1];
+
+	e->dt_zlo = INT_MAX;
+	e->dt_zhi = -1;
+	if (!(e->h_probez = (int2 *)malloc(cols * sizeof(int2))))
+		return rs_fail(err, RS_ENOMEM, "out of host memory preparing the grid");
+	for (size_t c = 0; c < cols; c++) {
+		e->h_probez[c] = make_int2(INT_MAX, INT_MIN);
+		if (g->kstart[c] <= g->kstop[c]) {
+			e->dt_zlo = min(e->dt_zlo, g->kstart[c]);
+			e->dt_zhi = max(e->dt_zhi, g->kstop[c]);
+		}
+	}
+	if (e->dt_zhi < 0)
+		return 0;
+	if (upload(e, err) || CK(cudaMalloc(&e->dt_cls, p->cells)) ||
+	    CK(cudaMalloc(&e->dt_probez, cols * sizeof(int2))) ||
+	    CK(cudaMemcpy(e->dt_probez, e->h_probez, cols * sizeof(int2),
+			  cudaMemcpyHostToDevice)))
+		return RS_EDEVICE;
+	k_dt_cls<<<1024, 256>>>(e->cls, e->dt_cls, p->cells);
+	e->dt_dirty = 1;
+	return CK_LAUNCH() ? RS_EDEVICE : 0;
+}
+
+/* Cell n of the x-fastest grid in the z-fastest layout. */
+static long long dt_index(const struct cuda_engine *e, long long n, int *col)
+{
+	const long long nx = e->plan.n[0], ny = e->plan.n[1], i = n % nx, j = n / nx % ny;
+
+	*col = (int)(i + nx * j);
+	return n / (nx * ny) + e->plan.n[2] * (i + nx * j);
+}
+
+/* After the source or the receivers changed: their cells, z fastest, and the z range of such
+ * cells in each column, which makes them slow cells of the kernel. */
+static int dt_probes(struct cuda_engine *e, struct rs_error *err)
+{
+	const size_t cols = (size_t)e->plan.n[0] * e->plan.n[1];
+	const int nprobe = 8 * e->nrec;
+	long long *zc;
+	int *colof, rc = RS_EDEVICE;
+
+	if (!e->dt_dirty)
+		return 0;
+	zc = (long long *)malloc(sizeof(long long) * (8 + nprobe));
+	colof = (int *)malloc(sizeof(int) * (8 + nprobe));
+	if (!zc || !colof) {
+		free(zc);
+		free(colof);
+		return rs_fail(err, RS_ENOMEM, "out of memory for the receiver cells");
+	}
+	for (int q = 0; q < 8 + nprobe; q++) {
+		const long long n = q < 8 ? e->h_src[q] : e->h_rcell[q - 8];
+		int2 *pz;
+
+		zc[q] = dt_index(e, n, &colof[q]);
+		pz = &e->h_probez[colof[q]];
+		pz->x = min(pz->x, (int)(n / ((long long)e->plan.n[0] * e->plan.n[1])));
+		pz->y = max(pz->y, (int)(n / ((long long)e->plan.n[0] * e->plan.n[1])));
+	}
+	cudaFree(e->dt_src);
+	cudaFree(e->dt_probe);
+	cudaFree(e->dt_pval);
+	e->dt_src = e->dt_probe = NULL;
+	e->dt_pval = NULL;
+	e->dt_pval_n = (size_t)nprobe * dt_nt(e);
+	if (CK(cudaMemcpy(e->dt_probez, e->h_probez, cols * sizeof(int2), cudaMemcpyHostToDevice)) ||
+	    CK(cudaMalloc(&e->dt_src, 8 * sizeof(long long))) ||
+	    CK(cudaMemcpy(e->dt_src, zc, 8 * sizeof(long long), cudaMemcpyHostToDevice)) ||
+	    (nprobe && (CK(cudaMalloc(&e->dt_probe, nprobe * sizeof(long long))) ||
+			CK(cudaMemcpy(e->dt_probe, zc + 8, nprobe * sizeof(long long),
+				      cudaMemcpyHostToDevice)) ||
+			CK(cudaMalloc(&e->dt_pval, e->dt_pval_n * sizeof(double))))))
+		goto out;
+	e->dt_dirty = 0;
+	rc = 0;
+out:
+	for (int q = 0; q < 8 + nprobe; q++)	/* the host table stays empty between calls */
+		e->h_probez[colof[q]] = make_int2(INT_MAX, INT_MIN);
+	free(zc);
+	free(colof);
+	return rc;
+}
+
+/*
+ * One sweep of nlev levels: every stage from +x to -x, one launch each (seed 002 section 6),
+ * then, with probes, the receivers' samples of those levels.
+ */
+template <typename R>
+static int dt_sweep(struct cuda_engine *e, int nlev, int probes, struct rs_error *err)
+{
+	const int M = e->leggy_m, dts = dt_dts(e), N = M * dts;
+	const int lo = e->plan.halo, hi0 = e->dims.hi[0], hi1 = e->dims.hi[1];
+	const int s_hi = floor_div(hi0 + N - 1, N), s_lo = floor_div(lo - N - M * (nlev - 1), N);
+	const size_t smem = dt_smem(e, dts);
+	const void *fn = dt_kernel(e, dts);
+	DtArgs<R> g;
+	void *args[] = { &g };
+
+	memset(&g, 0, sizeof(g));
+	g.lev[0] = (R *)e->u[e->cur];
+	g.lev[1] = (R *)e->u[1 - e->cur];
+	g.cls = e->dt_cls;
+	g.probez = e->dt_probez;
+	g.nlev = nlev;
+	g.zlo = e->dt_zlo;
+	g.zhi = e->dt_zhi;
+	if (probes) {
+		g.src = e->dt_src;
+		g.inj = (size_t)e->step < e->inj_steps ? e->inj + 8 * e->step : NULL;
+		g.ninj = (int)min((size_t)nlev, e->inj_steps - min(e->inj_steps, (size_t)e->step));
+		g.probe = e->dt_probe;
+		g.pval = e->dt_pval;
+		g.nprobe = 8 * e->nrec;
+		g.pstride = dt_nt(e);
+		if (g.nprobe && CK(cudaMemset(e->dt_pval, 0, e->dt_pval_n * sizeof(double))))
+			return RS_EDEVICE;
+	}
+	if (CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)))
+		return RS_EDEVICE;
+	for (int st = s_hi; st >= s_lo; st--) {
+		const int par = st & 1;
+		const int t_lo = floor_div(lo - (N - 1) - N * par, 2 * N);
+		const int t_hi = floor_div(hi1 + N - 1 - N * par, 2 * N);
+
+		g.s = st;
+		g.t0 = t_lo;
+		if (CK(cudaLaunchKernel(fn, dim3(t_hi - t_lo + 1), dim3(dt_threads(e)), args, smem, 0)))
+			return RS_EDEVICE;
+	}
+	if (probes && e->nrec) {
+		k_dt_record<<<(e->nrec * nlev + 127) / 128, 128>>>(e->dt_pval, e->rw, e->rec, e->nrec,
+								    e->cap, e->step, nlev, g.pstride);
+		if (CK_LAUNCH())
+			return RS_EDEVICE;
+	}
+	e->cur = (e->cur + nlev) & 1;
+	return 0;
+}
+
+static int dt_run(struct cuda_engine *e, int nlev, int probes, struct rs_error *err)
+{
+	return e->precision == 4 ? dt_sweep<float>(e, nlev, probes, err)
+				 : dt_sweep<double>(e, nlev, probes, err);
+}
+
+/* Advance nsteps by sweeps of nt levels (the last one shorter), stopping between sweeps. */
+static int dt_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop,
+		      struct rs_error *err)
+{
+	if (dt_probes(e, err))
+		return err->code;
+	for (long done = 0; done < nsteps;) {
+		const int n = (int)min((long)dt_nt(e), nsteps - done);
+
+		if (stop && *stop)
+			return rs_fail(err, RS_EINTR, "interrupted");
+		if (dt_run(e, n, 1, err))
+			return RS_EDEVICE;
+		e->step += n;
+		done += n;
+	}
+	return 0;
+}
+
+int cuda_diamond_tables(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err)
+{
+	return e->dt_cls || e->fcc ? 0 : dt_prepare(e, g, err);
+}
+
+int cuda_set_diamond(struct cuda_engine *e, int dts, int nt, struct rs_error *err)
+{
+	char why[256];
+
+	if (dt_check(e, dts ? dts : e->leggy_m == 1 ? DT_DTS_7 : 1, nt ? nt : DT_NT, why,
+		     sizeof(why)))
+		return rs_fail(err, RS_EINPUT, "kernel diamond cannot run here: %s", why);
+	e->dts = dts;
+	e->nt = nt;
+	e->dt_dirty = 1;	/* the receiver buffer holds nt levels */
+	return 0;
+}
+
+void cuda_diamond(const struct cuda_engine *e, int *dts, int *nt)
+{
+	*dts = dt_dts(e);
+	*nt = dt_nt(e);
+}
+
+/* Steps of kernel kern for timing: one launch a step, or diamond sweeps without probes. */
+static int run_steps(struct cuda_engine *e, enum cfg_kernel kern, int steps, struct rs_error *err)
+{
+	for (int s = 0; s < steps;) {
+		const int n = kern == CFG_KERNEL_DIAMOND ? min(dt_nt(e), steps - s) : 1;
+
+		if (kern == CFG_KERNEL_DIAMOND ? dt_run(e, n, 0, err) : update_once(e, kern, err))
+			return RS_EDEVICE;
+		if (kern != CFG_KERNEL_DIAMOND)
+			e->cur = 1 - e->cur;
+		s += n;
+	}
+	return 0;
+}
+
 static int fill_noise(struct cuda_engine *e, struct rs_error *err)
 {
 	for (int b = 0; b < 2; b++) {
@@ -1863,18 +2195,14 @@ int cuda_time_kernel(struct cuda_engine *e, enum cfg_kernel kern, int steps, int
 	if (upload(e, err) || fill_noise(e, err) || CK(cudaEventCreate(&e0)) ||
 	    CK(cudaEventCreate(&e1)))
 		return RS_EDEVICE;
-	if (update_once(e, kern, err) || CK(cudaDeviceSynchronize()))	/* warm-up */
+	if (run_steps(e, kern, kern == CFG_KERNEL_DIAMOND ? min(steps, dt_nt(e)) : 1, err) ||
+	    CK(cudaDeviceSynchronize()))	/* warm-up */
 		goto out;
 	for (int r = 0; r < runs; r++) {
 		float ms;
 
-		if (CK(cudaEventRecord(e0)))
+		if (CK(cudaEventRecord(e0)) || run_steps(e, kern, steps, err))
 			goto out;
-		for (int s = 0; s < steps; s++) {
-			if (update_once(e, kern, err))
-				goto out;
-			e->cur = 1 - e->cur;
-		}
 		if (CK(cudaEventRecord(e1)) || CK(cudaEventSynchronize(e1)) ||
 		    CK(cudaEventElapsedTime(&ms, e0, e1)))
 			goto out;
@@ -1945,13 +2273,16 @@ void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *
 	const int tiles = k == CFG_KERNEL_TILED_SHARED || k == CFG_KERNEL_SLICE_SHARED ||
 			  k == CFG_KERNEL_SLICE_SHARED_TEX;
 
+	const void *fn = k == CFG_KERNEL_DIAMOND ? dt_kernel(e, dt_dts(e)) : kernel_fn(e->precision, k);
+
 	*regs = 0;
 	*shared = 0;
-	if (!kernel_fn(e->precision, k) || cudaFuncGetAttributes(&a, kernel_fn(e->precision, k)))
+	if (!fn || cudaFuncGetAttributes(&a, fn))
 		return;
 	*regs = a.numRegs;
 	*shared = a.sharedSizeBytes +
-		  (tiles ? (size_t)e->precision * e->block[0] * e->block[1] : 0);
+		  (tiles ? (size_t)e->precision * e->block[0] * e->block[1] : 0) +
+		  (k == CFG_KERNEL_DIAMOND ? dt_smem(e, dt_dts(e)) : 0);
 }
 
 /*
@@ -1964,6 +2295,10 @@ int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k)
 	/* the folded lattice has its own kernels */
 	const int fcc_kernel = k == CFG_KERNEL_FCC || k == CFG_KERNEL_FCC_VEC;
 
+	char why[256];
+
+	if (k == CFG_KERNEL_DIAMOND)
+		return !dt_check(e, dt_dts(e), dt_nt(e), why, sizeof(why));
 	if (e->fcc || fcc_kernel)
 		return e->fcc && fcc_kernel;
 	/* in a carved room only `general` has the fallback cells */
@@ -1984,11 +2319,14 @@ static int choose_kernel(struct cuda_engine *e, struct rs_error *err)
 	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
 		double t;
 
+		/* a sweep of whole towers: a shorter one would time only its ramps */
+		const int steps = k == CFG_KERNEL_DIAMOND ? dt_nt(e) : AUTO_STEPS;
+
 		if (!cuda_kernel_runs(e, (enum cfg_kernel)k))
 			continue;
-		if (cuda_time_kernel(e, (enum cfg_kernel)k, AUTO_STEPS, 3, &t, err))
+		if (cuda_time_kernel(e, (enum cfg_kernel)k, steps, 3, &t, err))
 			return RS_EDEVICE;
-		e->auto_rate[k] = (double)vox_nodes(&e->plan) * AUTO_STEPS / t;
+		e->auto_rate[k] = (double)vox_nodes(&e->plan) * steps / t;
 		if (t < best) {
 			best = t;
 			e->kernel = (enum cfg_kernel)k;
@@ -2070,7 +2408,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 {
 	const struct vox_plan *p = &s->grid->plan;
 	struct cuda_engine *e = (struct cuda_engine *)calloc(1, sizeof(*e));
-	size_t free_b = 0, total_b = 0, need = cuda_memory(p, s->precision, 0, 0, 0);
+	size_t free_b = 0, total_b = 0, need = cuda_memory(p, s->precision, s->kernel, 0, 0, 0);
 	const int bz = 4;	/* naive3d's blocks are bx x (by / bz) x bz */
 
 	if (!e) {
@@ -2079,6 +2417,8 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	}
 	e->precision = s->precision;
 	e->kernel = s->kernel;
+	e->dts = s->dts;
+	e->nt = s->nt;
 	e->block[0] = s->block[0];
 	e->block[1] = s->block[1];
 	e->plan = *p;
@@ -2143,9 +2483,17 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->grid3.z = (p->n[2] + bz - 1) / bz;
 	e->grid2.z = e->gridv.z = (p->n[2] - 2 + KCHUNK - 1) / KCHUNK;
 	/* naive3d's per-block heights cover bz slabs: a block is skipped when none is inside */
-	if (cuda_reset(e, err))
+	if (cuda_reset(e, err) || ((e->kernel == CFG_KERNEL_DIAMOND || e->kernel == CFG_KERNEL_AUTO) &&
+				   dt_prepare(e, s->grid, err)))
 		goto out_free;
-	if (e->kernel != CFG_KERNEL_AUTO && !cuda_kernel_runs(e, e->kernel)) {
+	if (e->kernel == CFG_KERNEL_DIAMOND) {
+		char why[256];
+
+		if (dt_check(e, dt_dts(e), dt_nt(e), why, sizeof(why))) {
+			rs_fail(err, RS_EINPUT, "kernel diamond cannot run here: %s", why);
+			goto out_free;
+		}
+	} else if (e->kernel != CFG_KERNEL_AUTO && !cuda_kernel_runs(e, e->kernel)) {
 		rs_fail(err, RS_EINPUT, "kernel %s cannot run %s here (valid: %s)",
 			cfg_kernel_names[e->kernel], s->stencil && e->general ? s->stencil->name :
 			"the 7-point stencil", !e->general ? "naive3d ... slice-vec"
@@ -2158,6 +2506,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	}
 	if (e->kernel == CFG_KERNEL_AUTO && choose_kernel(e, err))
 		goto out_free;
+	e->zfast = e->kernel == CFG_KERNEL_DIAMOND;	/* its fields are zero: no transposition */
 	return e;
 out_free:
 	cuda_destroy(e);
@@ -2189,6 +2538,12 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->rw);
 	cudaFree(e->rec);
 	cudaFree(e->stage);
+	cudaFree(e->dt_cls);
+	cudaFree(e->dt_probez);
+	cudaFree(e->dt_src);
+	cudaFree(e->dt_probe);
+	cudaFree(e->dt_pval);
+	free(e->h_probez);
 	free(e->h_rcell);
 	free(e->h_rw);
 	free(e->h_rec);
@@ -2211,7 +2566,8 @@ int cuda_set_source(struct cuda_engine *e, const size_t cell[8], const double *i
 	long long c[8];
 
 	for (int i = 0; i < 8; i++)
-		c[i] = (long long)cell[i];
+		e->h_src[i] = c[i] = (long long)cell[i];
+	e->dt_dirty = 1;
 	cudaFree(e->inj);
 	e->inj = NULL;
 	if (!e->src && CK(cudaMalloc(&e->src, sizeof(c))))
@@ -2242,6 +2598,7 @@ int cuda_add_receiver(struct cuda_engine *e, const size_t cell[8], const double 
 		ww[8 * e->nrec + i] = w[i];
 	}
 	e->nrec++;
+	e->dt_dirty = 1;
 	cudaFree(e->rcell);
 	cudaFree(e->rw);
 	e->rcell = NULL;
@@ -2315,7 +2672,10 @@ int cuda_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop
 		return rs_fail(err, RS_EINTERNAL, "no kernel chosen");
 	if (upload(e, err))
 		return RS_EDEVICE;
-	for (long i = 0; i < nsteps; i++) {
+	if (e->kernel == CFG_KERNEL_DIAMOND && (rc = dt_advance(e, nsteps, stop, err)) &&
+	    rc != RS_EINTR)
+		return rc;
+	for (long i = 0; i < nsteps && e->kernel != CFG_KERNEL_DIAMOND; i++) {
 		if (stop && *stop) {
 			rc = rs_fail(err, RS_EINTR, "interrupted");
 			break;
@@ -2351,20 +2711,20 @@ int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_er
 {
 	const size_t n = e->values;
 	const void *src = e->u[older ? 1 - e->cur : e->cur];
-
-	if (e->precision == 8)
-		return CK(cudaMemcpy(out, src, n * sizeof(double), cudaMemcpyDeviceToHost))
-			       ? RS_EDEVICE : 0;
-	float *tmp = (float *)malloc(n * sizeof(float));
+	void *tmp = malloc(n * (size_t)e->precision);
+	int col;
 
 	if (!tmp)
 		return rs_fail(err, RS_ENOMEM, "out of memory copying the field");
-	if (CK(cudaMemcpy(tmp, src, n * sizeof(float), cudaMemcpyDeviceToHost))) {
+	if (CK(cudaMemcpy(tmp, src, n * (size_t)e->precision, cudaMemcpyDeviceToHost))) {
 		free(tmp);
 		return RS_EDEVICE;
 	}
-	for (size_t i = 0; i < n; i++)
-		out[i] = tmp[i];
+	for (size_t i = 0; i < n; i++) {
+		const size_t m = e->zfast ? (size_t)dt_index(e, (long long)i, &col) : i;
+
+		out[i] = e->precision == 4 ? ((const float *)tmp)[m] : ((const double *)tmp)[m];
+	}
 	free(tmp);
 	return 0;
 }
@@ -2378,11 +2738,11 @@ static void plane_launch(const struct cuda_engine *e, dim3 g, float *out, int ax
 	if (e->precision == 4 && e->fcc)
 		k_plane_fcc<float><<<g, 128>>>((const float *)u, out, axis, index, n2);
 	else if (e->precision == 4)
-		k_plane<float><<<g, 128>>>((const float *)u, out, axis, index, n2);
+		k_plane<float><<<g, 128>>>((const float *)u, out, axis, index, n2, e->zfast);
 	else if (e->fcc)
 		k_plane_fcc<double><<<g, 128>>>((const double *)u, out, axis, index, n2);
 	else
-		k_plane<double><<<g, 128>>>((const double *)u, out, axis, index, n2);
+		k_plane<double><<<g, 128>>>((const double *)u, out, axis, index, n2, e->zfast);
 }
 
 int cuda_plane(struct cuda_engine *e, int axis, int index, float *out, struct rs_error *err)

@@ -36,14 +36,16 @@ struct cuda_setup {
 	const uint32_t *fallback;	/* a carved room's cells taking the 7-point rule (1 bit
 					 * each; NULL in a box): only `general` runs it */
 	const uint32_t *touch;		/* and the cells with edges to them (fdtd.c) */
+	int dts, nt;			/* diamond kernel: tile size and tower height; 0 = default */
 };
 
 /* 1 when a CUDA device is usable; name and total memory filled when not NULL. */
 int cuda_available(char *name, size_t len, size_t *memory);
 
-/* Device bytes a run needs; checked against free device memory by cuda_create(). */
-size_t cuda_memory(const struct vox_plan *p, int precision, int nrec, size_t nsamples,
-		   size_t nsteps);
+/* Device bytes a run with kernel k needs (auto: with every kernel's tables); checked against
+ * free device memory by cuda_create(). */
+size_t cuda_memory(const struct vox_plan *p, int precision, enum cfg_kernel k, int nrec,
+		   size_t nsamples, size_t nsteps);
 
 struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err);
 void cuda_destroy(struct cuda_engine *e);
@@ -101,6 +103,19 @@ void cuda_host_free(float *p);
  */
 int cuda_time_kernel(struct cuda_engine *e, enum cfg_kernel kernel, int steps, int runs,
 		     double *seconds, struct rs_error *err);
+
+/* Build the diamond kernel's tables for an engine created with another kernel (to time it);
+ * g must be the grid the engine was created from. */
+int cuda_diamond_tables(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err);
+
+/*
+ * The diamond kernel's tile size and tower height (0: the defaults), for the next advance or
+ * timing; RS_EINPUT with the valid values when the engine cannot run them.
+ */
+int cuda_set_diamond(struct cuda_engine *e, int dts, int nt, struct rs_error *err);
+
+/* The diamond kernel's tile size and tower height in use (the defaults resolved). */
+void cuda_diamond(const struct cuda_engine *e, int *dts, int *nt);
 
 /* Registers per thread and static + dynamic shared memory per block of a kernel. */
 void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel kernel, int *regs,

@@ -138,7 +138,8 @@ static double rel_diff(const double *a, const double *b, size_t n)
 }
 
 /* Compare every kernel (or only `only`) with the CPU on room r in one precision. */
-static void compare_room(int r, int precision, int only, size_t tex_limit, int bx, int by)
+static void compare_room(int r, int precision, int only, size_t tex_limit, int bx, int by,
+			 int dts, int nt)
 {
 	struct sim *s = sim_open(rooms[r]);
 	struct fdtd_setup cpu = { .grid = s->grid, .lambda = s->lambda, .precision = precision };
@@ -150,14 +151,17 @@ static void compare_room(int r, int precision, int only, size_t tex_limit, int b
 	if (r == 2)
 		carve(s);
 	run(s, &cpu, steps, &ref);
-	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_KERNEL_GENERAL; k++) {	/* the 7-point ones */
+	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
 		struct fdtd_setup gpu = cpu;
 		struct result got;
 		double e_rec, e_field;
 
-		if (only >= 0 && k != only)
+		/* all: the 7-point seed kernels; diamond has its own cases */
+		if (only >= 0 ? k != only : k >= CFG_KERNEL_GENERAL)
 			continue;
 		gpu.cuda = 1;
+		gpu.dts = dts;
+		gpu.nt = nt;
 		gpu.kernel = (enum cfg_kernel)k;
 		gpu.tex_limit = tex_limit;
 		gpu.block[0] = bx;
@@ -166,6 +170,12 @@ static void compare_room(int r, int precision, int only, size_t tex_limit, int b
 		e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
 			     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
 		e_field = fmax(rel_diff(got.cur, ref.cur, cells), rel_diff(got.prev, ref.prev, cells));
+		if (k == CFG_KERNEL_DIAMOND)
+			print_message("# %-9s %s diamond dts %d nt %-3d: receivers %.2e, field "
+				      "%.2e%s\n", room_names[r], precision == 4 ? "f32" : "f64", dts,
+				      nt, e_rec, e_field,
+				      e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
+		else
 		print_message("# %-9s %s %-16s block %dx%d%s: receivers %.2e, field %.2e%s\n",
 			      room_names[r], precision == 4 ? "f32" : "f64", cfg_kernel_names[k], bx,
 			      by, tex_limit ? " small textures" : "", e_rec, e_field,
@@ -184,7 +194,7 @@ static void compare_room(int r, int precision, int only, size_t tex_limit, int b
 	static void name(void **state)                        \
 	{                                                     \
 		(void)state;                                  \
-		compare_room(r, prec, -1, 0, 32, 8);          \
+		compare_room(r, prec, -1, 0, 32, 8, 0, 0);    \
 	}
 CASE(rigid_f32, 0, 4)
 CASE(rigid_f64, 0, 8)
@@ -489,8 +499,8 @@ static void texture_subvolumes(void **state)
 
 	(void)state;
 	for (int prec = 4; prec <= 8; prec += 4) {
-		compare_room(2, prec, CFG_KERNEL_SLICE_TEXTURE, 6 * slab + 1024, 32, 8);
-		compare_room(2, prec, CFG_KERNEL_SLICE_SHARED_TEX, 6 * slab + 1024, 32, 8);
+		compare_room(2, prec, CFG_KERNEL_SLICE_TEXTURE, 6 * slab + 1024, 32, 8, 0, 0);
+		compare_room(2, prec, CFG_KERNEL_SLICE_SHARED_TEX, 6 * slab + 1024, 32, 8, 0, 0);
 	}
 }
 
@@ -498,7 +508,7 @@ static void texture_subvolumes(void **state)
 static void other_block_shape(void **state)
 {
 	(void)state;
-	compare_room(2, 4, -1, 0, 64, 2);
+	compare_room(2, 4, -1, 0, 64, 2, 0, 0);
 }
 
 /* Kernel auto picks one of the kernels and gives the same result. */
@@ -518,7 +528,84 @@ static void auto_kernel(void **state)
 	assert_true(fdtd_kernel(f) > CFG_KERNEL_AUTO && fdtd_kernel(f) < CFG_NKERNELS);
 	fdtd_destroy(f);
 	sim_close(s);
-	compare_room(1, 4, -1, 0, 32, 8);
+	compare_room(1, 4, -1, 0, 32, 8, 0, 0);
+}
+
+/*
+ * The DiamondTorre kernel (diamond.inc) on the four rooms in both precisions, with the default
+ * tile and tower and with others whose height divides neither the 64-step chunks nor the 600
+ * steps; then the leggy stencils of order 4, 6 and 8 in rigid and absorbing boxes.
+ */
+static void diamond_kernel(void **state)
+{
+	static const int shapes[][2] = { { 0, 0 }, { 1, 7 }, { 3, 16 }, { 4, 5 }, { 2, 1 } };
+	static const struct {
+		const char *yaml;
+		int dts;
+	} leggy[] = {
+		{ "stencil: leggy, order: 4", 1 }, { "stencil: leggy, order: 4", 2 },
+		{ "stencil: leggy, order: 6", 1 }, { "stencil: leggy, order: 8", 1 },
+	};
+	static const char *const walls[] = { "{admittance: 0}", "{absorption: 0.3}" };
+	char yaml[1024];
+
+	(void)state;
+	if (only_kernels && strncmp("diamond", only_kernels, strlen(only_kernels)))
+		return;
+	for (int r = 0; r < 4; r++)
+		for (int prec = 4; prec <= 8; prec += 4)
+			for (size_t v = 0; v < sizeof(shapes) / sizeof(shapes[0]); v++) {
+				if (quick && (prec == 8 || v > 1 || r != 2))
+					continue;
+				compare_room(r, prec, CFG_KERNEL_DIAMOND, 0, 32, 8, shapes[v][0],
+					     shapes[v][1]);
+			}
+	for (size_t sc = 0; sc < sizeof(leggy) / sizeof(leggy[0]); sc++)
+		for (int wl = 0; wl < 2; wl++)
+			for (int prec = 4; prec <= 8; prec += 4) {
+				struct sim *s;
+				struct fdtd_setup cpu, gpu;
+				struct result ref, got;
+				const long steps = quick ? 100 : STEPS;
+				const double tol = prec == 4 ? TOL_F32 : TOL_F64;
+				double e_rec, e_field;
+
+				if (quick && (wl || prec == 8 || sc == 1))
+					continue;
+				snprintf(yaml, sizeof(yaml),
+					 "grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
+					 "scheme: {precision: %s, %s}\n"
+					 "geometry: {box: [3.1, 1.7, 1.3]}\n"
+					 "materials: {w: %s}\nsurfaces: {default: w}\n"
+					 "sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
+					 "receivers: [{name: A, position: [2.41, 1.13, 0.77]}, "
+					 "{name: B, position: [0.3, 1.5, 1.1]}]\n",
+					 prec == 4 ? "float32" : "float64", leggy[sc].yaml, walls[wl]);
+				s = sim_open(yaml);
+				cpu = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
+							   .lambda = s->lambda, .precision = prec };
+				run(s, &cpu, steps, &ref);
+				gpu = cpu;
+				gpu.cuda = 1;
+				gpu.kernel = CFG_KERNEL_DIAMOND;
+				gpu.dts = leggy[sc].dts;
+				gpu.nt = 9;	/* divides neither the chunks nor the steps */
+				run(s, &gpu, steps, &got);
+				e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
+					     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
+				e_field = fmax(rel_diff(got.cur, ref.cur, s->grid->plan.cells),
+					       rel_diff(got.prev, ref.prev, s->grid->plan.cells));
+				print_message("# %-24s %s %s diamond dts %d nt 9: receivers %.2e, field "
+					      "%.2e%s\n", s->stencil.name, wl ? "absorbing" : "rigid    ",
+					      prec == 4 ? "f32" : "f64", gpu.dts, e_rec, e_field,
+					      e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
+				if (e_rec > tol || e_field > tol)
+					fail_msg("diamond on %s: error %.3e / %.3e", s->stencil.name, e_rec,
+						 e_field);
+				result_free(&got);
+				result_free(&ref);
+				sim_close(s);
+			}
 }
 
 /* The foundation's energy test, on the GPU, for every kernel. */
@@ -532,9 +619,12 @@ static void energy_on_gpu(void **state)
 	(void)state;
 	assert_non_null(cur);
 	assert_non_null(prev);
-	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_KERNEL_GENERAL; k++) {
+	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
 		struct fdtd_setup g = { .grid = s->grid, .lambda = s->lambda, .precision = 8,
 					.cuda = 1, .kernel = (enum cfg_kernel)k };
+
+		if (k >= CFG_KERNEL_GENERAL && k != CFG_KERNEL_DIAMOND)	/* 7-point kernels */
+			continue;
 		struct rs_error err = { 0 };
 		struct fdtd *f = fdtd_create(&g, &err);
 		double e0 = 0, worst = 0;
@@ -575,10 +665,11 @@ int main(void)
 		cmocka_unit_test(texture_subvolumes), cmocka_unit_test(other_block_shape),
 		cmocka_unit_test(auto_kernel),	 cmocka_unit_test(energy_on_gpu),
 		cmocka_unit_test(larger_stencils), cmocka_unit_test(carved_larger_stencils),
-		cmocka_unit_test(fcc_lattice),
+		cmocka_unit_test(fcc_lattice),	 cmocka_unit_test(diamond_kernel),
 	};
 	const struct CMUnitTest few[] = {
 		cmocka_unit_test(lshaped_f32), cmocka_unit_test(texture_subvolumes),
+		cmocka_unit_test(diamond_kernel),
 		cmocka_unit_test(larger_stencils), cmocka_unit_test(fcc_lattice),
 	};
 
@@ -586,7 +677,8 @@ int main(void)
 		fprintf(stderr, "test_gpu: no usable CUDA device\n");
 		return 1;
 	}
-	const struct CMUnitTest some[] = { cmocka_unit_test(larger_stencils),
+	const struct CMUnitTest some[] = { cmocka_unit_test(diamond_kernel),
+					   cmocka_unit_test(larger_stencils),
 					   cmocka_unit_test(carved_larger_stencils),
 					   cmocka_unit_test(fcc_lattice) };
 
