@@ -1884,14 +1884,25 @@ static const void *dt_kernel(const struct cuda_engine *e, int dts)
 	return e->precision == 4 ? dt_fn<float>(e->leggy_m, dts) : dt_fn<double>(e->leggy_m, dts);
 }
 
+/* A tile size and tower height as asked (0: the default). */
+static int dt_dts_of(const struct cuda_engine *e, int dts)
+{
+	return dts ? dts : e->leggy_m == 1 ? DT_DTS_7 : 1;
+}
+
+static int dt_nt_of(int nt)
+{
+	return nt ? nt : DT_NT;
+}
+
 static int dt_dts(const struct cuda_engine *e)
 {
-	return e->dts ? e->dts : e->leggy_m == 1 ? DT_DTS_7 : 1;
+	return dt_dts_of(e, e->dts);
 }
 
 static int dt_nt(const struct cuda_engine *e)
 {
-	return e->nt ? e->nt : DT_NT;
+	return dt_nt_of(e->nt);
 }
 
 /* One thread per z cell of the room, in whole warps. */
@@ -1983,13 +1994,14 @@ static int dt_prepare(struct cuda_engine *e, const struct vox_grid *g, struct rs
 	return CK_LAUNCH() ? RS_EDEVICE : 0;
 }
 
-/* Cell n of the x-fastest grid in the z-fastest layout. */
-static long long dt_index(const struct cuda_engine *e, long long n, int *col)
+/* Cell n of the x-fastest grid in the z-fastest layout; its column and z. */
+static long long dt_index(const struct cuda_engine *e, long long n, int *col, int *z)
 {
 	const long long nx = e->plan.n[0], ny = e->plan.n[1], i = n % nx, j = n / nx % ny;
 
 	*col = (int)(i + nx * j);
-	return n / (nx * ny) + e->plan.n[2] * (i + nx * j);
+	*z = (int)(n / (nx * ny));
+	return *z + e->plan.n[2] * (i + nx * j);
 }
 
 /* After the source or the receivers changed: their cells, z fastest, and the z range of such
@@ -2012,12 +2024,13 @@ static int dt_probes(struct cuda_engine *e, struct rs_error *err)
 	}
 	for (int q = 0; q < 8 + nprobe; q++) {
 		const long long n = q < 8 ? e->h_src[q] : e->h_rcell[q - 8];
+		int z;
 		int2 *pz;
 
-		zc[q] = dt_index(e, n, &colof[q]);
+		zc[q] = dt_index(e, n, &colof[q], &z);
 		pz = &e->h_probez[colof[q]];
-		pz->x = min(pz->x, (int)(n / ((long long)e->plan.n[0] * e->plan.n[1])));
-		pz->y = max(pz->y, (int)(n / ((long long)e->plan.n[0] * e->plan.n[1])));
+		pz->x = min(pz->x, z);
+		pz->y = max(pz->y, z);
 	}
 	cudaFree(e->dt_src);
 	cudaFree(e->dt_probe);
@@ -2133,8 +2146,7 @@ int cuda_set_diamond(struct cuda_engine *e, int dts, int nt, struct rs_error *er
 {
 	char why[256];
 
-	if (dt_check(e, dts ? dts : e->leggy_m == 1 ? DT_DTS_7 : 1, nt ? nt : DT_NT, why,
-		     sizeof(why)))
+	if (dt_check(e, dt_dts_of(e, dts), dt_nt_of(nt), why, sizeof(why)))
 		return rs_fail(err, RS_EINPUT, "kernel diamond cannot run here: %s", why);
 	e->dts = dts;
 	e->nt = nt;
@@ -2712,7 +2724,7 @@ int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_er
 	const size_t n = e->values;
 	const void *src = e->u[older ? 1 - e->cur : e->cur];
 	void *tmp = malloc(n * (size_t)e->precision);
-	int col;
+	int col, z;
 
 	if (!tmp)
 		return rs_fail(err, RS_ENOMEM, "out of memory copying the field");
@@ -2721,7 +2733,7 @@ int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_er
 		return RS_EDEVICE;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const size_t m = e->zfast ? (size_t)dt_index(e, (long long)i, &col) : i;
+		const size_t m = e->zfast ? (size_t)dt_index(e, (long long)i, &col, &z) : i;
 
 		out[i] = e->precision == 4 ? ((const float *)tmp)[m] : ((const double *)tmp)[m];
 	}

@@ -137,6 +137,29 @@ static double rel_diff(const double *a, const double *b, size_t n)
 	return d / peak;
 }
 
+/* The receivers' and the field's errors of got against ref after steps steps. */
+static void errors(const struct result *got, const struct result *ref, long steps, size_t cells,
+		   double *e_rec, double *e_field)
+{
+	*e_rec = fmax(rel_diff(got->rec[0], ref->rec[0], (size_t)steps + 1),
+		      rel_diff(got->rec[1], ref->rec[1], (size_t)steps + 1));
+	*e_field = fmax(rel_diff(got->cur, ref->cur, cells), rel_diff(got->prev, ref->prev, cells));
+}
+
+/* The box of the larger-stencil cases with a scheme and a wall material. */
+static void box_yaml(char *yaml, size_t len, int prec, const char *scheme, const char *wall)
+{
+	snprintf(yaml, len,
+		 "grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
+		 "scheme: {precision: %s, %s}\n"
+		 "geometry: {box: [3.1, 1.7, 1.3]}\n"
+		 "materials: {w: %s}\nsurfaces: {default: w}\n"
+		 "sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
+		 "receivers: [{name: A, position: [2.41, 1.13, 0.77]}, "
+		 "{name: B, position: [0.3, 1.5, 1.1]}]\n",
+		 prec == 4 ? "float32" : "float64", scheme, wall);
+}
+
 /* Compare every kernel (or only `only`) with the CPU on room r in one precision. */
 static void compare_room(int r, int precision, int only, size_t tex_limit, int bx, int by,
 			 int dts, int nt)
@@ -167,9 +190,7 @@ static void compare_room(int r, int precision, int only, size_t tex_limit, int b
 		gpu.block[0] = bx;
 		gpu.block[1] = by;
 		run(s, &gpu, steps, &got);
-		e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
-			     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
-		e_field = fmax(rel_diff(got.cur, ref.cur, cells), rel_diff(got.prev, ref.prev, cells));
+		errors(&got, &ref, steps, cells, &e_rec, &e_field);
 		if (k == CFG_KERNEL_DIAMOND)
 			print_message("# %-9s %s diamond dts %d nt %-3d: receivers %.2e, field "
 				      "%.2e%s\n", room_names[r], precision == 4 ? "f32" : "f64", dts,
@@ -252,15 +273,7 @@ static void larger_stencils(void **state)
 				 * is slow) */
 				if (quick && (wl || prec == 8 || sc == 1 || sc == 3 || sc == 4))
 					continue;
-				snprintf(yaml, sizeof(yaml),
-					 "grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
-					 "scheme: {precision: %s, %s}\n"
-					 "geometry: {box: [3.1, 1.7, 1.3]}\n"
-					 "materials: {w: %s}\nsurfaces: {default: w}\n"
-					 "sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
-					 "receivers: [{name: A, position: [2.41, 1.13, 0.77]}, "
-					 "{name: B, position: [0.3, 1.5, 1.1]}]\n",
-					 prec == 4 ? "float32" : "float64", schemes[sc].yaml, walls[wl]);
+				box_yaml(yaml, sizeof(yaml), prec, schemes[sc].yaml, walls[wl]);
 				s = sim_open(yaml);
 				cpu = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
 							   .lambda = s->lambda, .precision = prec };
@@ -287,10 +300,7 @@ static void larger_stencils(void **state)
 					gpu.block[0] = passes[v].bx;
 					gpu.block[1] = passes[v].by;
 					run(s, &gpu, steps, &got);
-					e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
-						     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
-					e_field = fmax(rel_diff(got.cur, ref.cur, cells),
-						       rel_diff(got.prev, ref.prev, cells));
+					errors(&got, &ref, steps, cells, &e_rec, &e_field);
 					print_message("# %-30s %s %s %-13s block %dx%d: receivers %.2e, "
 						      "field %.2e%s\n", s->stencil.name,
 						      wl ? "absorbing" : "rigid    ",
@@ -351,10 +361,7 @@ static void carved_larger_stencils(void **state)
 				gpu.kernel = kern ? CFG_KERNEL_AUTO : CFG_KERNEL_GENERAL;
 				run(s, &cpu, steps, &ref);
 				run(s, &gpu, steps, &got);
-				e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
-					     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
-				e_field = fmax(rel_diff(got.cur, ref.cur, s->grid->plan.cells),
-					       rel_diff(got.prev, ref.prev, s->grid->plan.cells));
+				errors(&got, &ref, steps, s->grid->plan.cells, &e_rec, &e_field);
 				print_message("# %-30s L-shaped %s %-8s: receivers %.2e, field %.2e%s\n",
 					      s->stencil.name, prec == 4 ? "f32" : "f64",
 					      kern ? "auto" : "general", e_rec, e_field,
@@ -429,10 +436,7 @@ static void fcc_lattice(void **state)
 				gpu.block[0] = passes[v].bx;
 				gpu.block[1] = passes[v].by;
 				run(s, &gpu, steps, &got);
-				e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
-					     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
-				e_field = fmax(rel_diff(got.cur, ref.cur, s->grid->plan.cells),
-					       rel_diff(got.prev, ref.prev, s->grid->plan.cells));
+				errors(&got, &ref, steps, s->grid->plan.cells, &e_rec, &e_field);
 				print_message("# fcc %-9s %s %-7s block %dx%d: receivers %.2e, field "
 					      "%.2e%s\n", room_names[r], prec == 4 ? "f32" : "f64",
 					      cfg_kernel_names[gpu.kernel], gpu.block[0], gpu.block[1],
@@ -572,15 +576,7 @@ static void diamond_kernel(void **state)
 
 				if (quick && (wl || prec == 8 || sc == 1))
 					continue;
-				snprintf(yaml, sizeof(yaml),
-					 "grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
-					 "scheme: {precision: %s, %s}\n"
-					 "geometry: {box: [3.1, 1.7, 1.3]}\n"
-					 "materials: {w: %s}\nsurfaces: {default: w}\n"
-					 "sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
-					 "receivers: [{name: A, position: [2.41, 1.13, 0.77]}, "
-					 "{name: B, position: [0.3, 1.5, 1.1]}]\n",
-					 prec == 4 ? "float32" : "float64", leggy[sc].yaml, walls[wl]);
+				box_yaml(yaml, sizeof(yaml), prec, leggy[sc].yaml, walls[wl]);
 				s = sim_open(yaml);
 				cpu = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
 							   .lambda = s->lambda, .precision = prec };
@@ -591,10 +587,7 @@ static void diamond_kernel(void **state)
 				gpu.dts = leggy[sc].dts;
 				gpu.nt = 9;	/* divides neither the chunks nor the steps */
 				run(s, &gpu, steps, &got);
-				e_rec = fmax(rel_diff(got.rec[0], ref.rec[0], (size_t)steps + 1),
-					     rel_diff(got.rec[1], ref.rec[1], (size_t)steps + 1));
-				e_field = fmax(rel_diff(got.cur, ref.cur, s->grid->plan.cells),
-					       rel_diff(got.prev, ref.prev, s->grid->plan.cells));
+				errors(&got, &ref, steps, s->grid->plan.cells, &e_rec, &e_field);
 				print_message("# %-24s %s %s diamond dts %d nt 9: receivers %.2e, field "
 					      "%.2e%s\n", s->stencil.name, wl ? "absorbing" : "rigid    ",
 					      prec == 4 ? "f32" : "f64", gpu.dts, e_rec, e_field,
