@@ -1457,6 +1457,10 @@ struct cuda_engine {
 	double *dt_pval;		/* receiver cells' values per level of a sweep */
 	size_t dt_pval_n;		/* doubles dt_pval holds */
 	int dt_dirty;			/* the source or receivers changed since the last sweep */
+	unsigned *dt_flags;		/* k_dt7: per tower, the epoch of the sweep that ran it */
+	size_t dt_nflags;
+	int *dt_ticket;			/* k_dt7's ticket counter */
+	unsigned dt_epoch;		/* the last sweep's */
 	size_t stage_bytes;
 	size_t cap;
 	long step;
@@ -1493,7 +1497,8 @@ size_t cuda_memory(const struct vox_plan *p, int precision, enum cfg_kernel k, i
 		       (size_t)nrec * nsamples * sizeof(double) + nsteps * 8 * sizeof(double);
 	/* the diamond kernel's class bytes, probe ranges and receiver values per level */
 	if (k == CFG_KERNEL_DIAMOND || k == CFG_KERNEL_AUTO)
-		diamond = p->cells + cols * sizeof(int2) + (size_t)nrec * 8 * DT_MAX_NT * 8;
+		diamond = p->cells + cols * sizeof(int2) + (size_t)nrec * 8 * DT_MAX_NT * 8 +
+			  sizeof(unsigned) * (p->n[0] + DT_MAX_NT) * (p->n[1] / 2 + 2);
 	return 2 * p->cells * (size_t)precision + p->cells + (p->cells / 32 + 1) * 4 +
 	       2 * sizeof(int2) * cols + (size_t)nrec * nsamples * sizeof(double) +
 	       nsteps * 8 * sizeof(double) + diamond;
@@ -1867,10 +1872,10 @@ static int floor_div(int a, int b)
 template <typename R> static const void *dt_fn(int M, int dts)
 {
 	switch (M * 8 + dts) {
-	case 9: return (const void *)k_diamond<R, 1, 1>;
-	case 10: return (const void *)k_diamond<R, 1, 2>;
-	case 11: return (const void *)k_diamond<R, 1, 3>;
-	case 12: return (const void *)k_diamond<R, 1, 4>;
+	case 9: return (const void *)k_dt7<R, 1>;
+	case 10: return (const void *)k_dt7<R, 2>;
+	case 11: return (const void *)k_dt7<R, 3>;
+	case 12: return (const void *)k_dt7<R, 4>;
 	case 17: return (const void *)k_diamond<R, 2, 1>;
 	case 18: return (const void *)k_diamond<R, 2, 2>;
 	case 25: return (const void *)k_diamond<R, 3, 1>;
@@ -1911,11 +1916,14 @@ static int dt_threads(const struct cuda_engine *e)
 	return (e->dt_zhi - e->dt_zlo + 32) / 32 * 32;
 }
 
-/* The z exchange: one value per tile column and thread, with M ghosts at each end. */
+/* The z exchange: one value per tile column and thread, with M ghosts at each end; k_dt7
+ * keeps two, at an odd stride. */
 static size_t dt_smem(const struct cuda_engine *e, int dts)
 {
 	const int N = e->leggy_m * dts;
 
+	if (e->leggy_m == 1)
+		return (size_t)2 * dt7_stride(N) * (dt_threads(e) + 2) * e->precision;
 	return (size_t)2 * N * N * (dt_threads(e) + 2 * e->leggy_m) * e->precision;
 }
 
@@ -1946,6 +1954,9 @@ static int dt_check(const struct cuda_engine *e, int dts, int nt, char *why, siz
 		return snprintf(why, len, "the room is %d cells tall, and a block of tile size %d "
 				"holds %d (one thread per z cell; valid: a smaller dts, or a coarser "
 				"grid)", e->dt_zhi - e->dt_zlo + 1, dts, a.maxThreadsPerBlock), 1;
+	if (e->leggy_m == 1 && (long long)e->plan.n[0] * e->plan.n[2] * (2 * dts + 2) > INT_MAX)
+		return snprintf(why, len, "the grid's x-z planes are too large for its 32-bit offsets "
+				"(valid: nx nz (2 dts + 2) below 2^31)"), 1;
 	if (dt_smem(e, dts) > (size_t)optin)
 		return snprintf(why, len, "tile size %d needs %zu bytes of shared memory, the "
 				"device has %d (valid: a smaller dts)", dts, dt_smem(e, dts), optin), 1;
@@ -2057,8 +2068,64 @@ out:
 }
 
 /*
- * One sweep of nlev levels: every stage from +x to -x, one launch each (seed 002 section 6),
- * then, with probes, the receivers' samples of those levels.
+ * k_dt7's launch for stages s_hi down to s_lo: a ticket per tower slot of every stage, flags
+ * for as many (grown and zeroed when short; each sweep raises them to a new epoch), and as
+ * many persistent blocks as fit on the device at once.
+ */
+template <typename R>
+static int dt7_launch(struct cuda_engine *e, DtArgs<R> &g, const void *fn, int s_hi, int s_lo,
+		      size_t smem, struct rs_error *err)
+{
+	const int N = dt_dts(e), lo = e->plan.halo, hi1 = e->dims.hi[1];
+	void *args[] = { &g };
+	int nsm = 0, per = 0;
+	size_t need;
+
+	for (int par = 0; par < 2; par++) {
+		g.tlo[par] = floor_div(lo - (N - 1) - N * par, 2 * N);
+		g.thi[par] = floor_div(hi1 + N - 1 - N * par, 2 * N);
+	}
+	for (int y = -N; y <= N; y++)
+		for (int x = -N; x <= N + 1; x++) {
+			const int k = (y + N) * (2 * N + 2) + x + N;
+
+			g.eo[k] = (long long)e->plan.n[2] * (x + (long long)e->plan.n[0] * y);
+			g.ro[k] = g.eo[k] * e->precision;
+			g.po[k] = (long long)sizeof(int2) * (x + (long long)e->plan.n[0] * y);
+		}
+	g.s_hi = s_hi;
+	g.ntw = max(g.thi[0] - g.tlo[0], g.thi[1] - g.tlo[1]) + 1;
+	g.ntow = (s_hi - s_lo + 1) * g.ntw;
+	need = (size_t)g.ntow;
+	if (e->dt_nflags < need || e->dt_epoch == UINT_MAX) {
+		cudaFree(e->dt_flags);
+		e->dt_flags = NULL;
+		e->dt_nflags = 0;
+		if (CK(cudaMalloc(&e->dt_flags, need * sizeof(unsigned))) ||
+		    CK(cudaMemset(e->dt_flags, 0, need * sizeof(unsigned))))
+			return RS_EDEVICE;
+		e->dt_nflags = need;
+		e->dt_epoch = 0;
+	}
+	if (!e->dt_ticket && CK(cudaMalloc(&e->dt_ticket, sizeof(int))))
+		return RS_EDEVICE;
+	g.flags = e->dt_flags;
+	g.ticket = e->dt_ticket;
+	g.epoch = ++e->dt_epoch;
+	if (CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0)) ||
+	    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, dt_threads(e), smem)) ||
+	    CK(cudaMemsetAsync(e->dt_ticket, 0, sizeof(int))))
+		return RS_EDEVICE;
+	if (per < 1)
+		return rs_fail(err, RS_EDEVICE, "the diamond kernel does not fit on a multiprocessor");
+	return CK(cudaLaunchKernel(fn, dim3(min(g.ntow, nsm * per)), dim3(dt_threads(e)), args, smem,
+				   0));
+}
+
+/*
+ * One sweep of nlev levels: every stage from +x to -x (seed 002 section 6), one launch each,
+ * or for the 7-point scheme one launch of persistent blocks (k_dt7); then, with probes, the
+ * receivers' samples of those levels.
  */
 template <typename R>
 static int dt_sweep(struct cuda_engine *e, int nlev, int probes, struct rs_error *err)
@@ -2092,7 +2159,10 @@ static int dt_sweep(struct cuda_engine *e, int nlev, int probes, struct rs_error
 	}
 	if (CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)))
 		return RS_EDEVICE;
-	for (int st = s_hi; st >= s_lo; st--) {
+	if (M == 1) {
+		if (dt7_launch(e, g, fn, s_hi, s_lo, smem, err))
+			return RS_EDEVICE;
+	} else for (int st = s_hi; st >= s_lo; st--) {
 		const int par = st & 1;
 		const int t_lo = floor_div(lo - (N - 1) - N * par, 2 * N);
 		const int t_hi = floor_div(hi1 + N - 1 - N * par, 2 * N);
@@ -2555,6 +2625,8 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->dt_src);
 	cudaFree(e->dt_probe);
 	cudaFree(e->dt_pval);
+	cudaFree(e->dt_flags);
+	cudaFree(e->dt_ticket);
 	free(e->h_probez);
 	free(e->h_rcell);
 	free(e->h_rw);
