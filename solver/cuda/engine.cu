@@ -1860,7 +1860,7 @@ static int update_once(struct cuda_engine *e, enum cfg_kernel kern, struct rs_er
 
 /* ---- the diamond kernel's host side (diamond.inc) ---------------------------------------- */
 
-#define DT_DTS_7 1	/* default tile size of the 7-point scheme and */
+#define DT_DTS_7 3	/* default tile size of the 7-point scheme and */
 #define DT_NT 64	/* tower height: the fastest of the H100 sweep (docs/performance.md) */
 
 static int floor_div(int a, int b)
@@ -1922,8 +1922,9 @@ static size_t dt_smem(const struct cuda_engine *e, int dts)
 {
 	const int N = e->leggy_m * dts;
 
-	if (e->leggy_m == 1)
-		return (size_t)2 * dt7_stride(N) * (dt_threads(e) + 2) * e->precision;
+	if (e->leggy_m == 1)	/* and the staging of the edge */
+		return (size_t)2 * (dt7_stride(N) * (dt_threads(e) + 2) +
+				    dt7_estride(N) * dt_threads(e)) * e->precision;
 	return (size_t)2 * N * N * (dt_threads(e) + 2 * e->leggy_m) * e->precision;
 }
 
