@@ -1955,9 +1955,6 @@ static int dt_check(const struct cuda_engine *e, int dts, int nt, char *why, siz
 		return snprintf(why, len, "the room is %d cells tall, and a block of tile size %d "
 				"holds %d (one thread per z cell; valid: a smaller dts, or a coarser "
 				"grid)", e->dt_zhi - e->dt_zlo + 1, dts, a.maxThreadsPerBlock), 1;
-	if (e->leggy_m == 1 && (long long)e->plan.n[0] * e->plan.n[2] * (2 * dts + 2) > INT_MAX)
-		return snprintf(why, len, "the grid's x-z planes are too large for its 32-bit offsets "
-				"(valid: nx nz (2 dts + 2) below 2^31)"), 1;
 	if (dt_smem(e, dts) > (size_t)optin)
 		return snprintf(why, len, "tile size %d needs %zu bytes of shared memory, the "
 				"device has %d (valid: a smaller dts)", dts, dt_smem(e, dts), optin), 1;
