@@ -1860,7 +1860,7 @@ static int update_once(struct cuda_engine *e, enum cfg_kernel kern, struct rs_er
 
 /* ---- the diamond kernel's host side (diamond.inc) ---------------------------------------- */
 
-#define DT_DTS_7 3	/* default tile size of the 7-point scheme and */
+#define DT_DTS_7 2	/* default tile size of the 7-point scheme and */
 #define DT_NT 64	/* tower height: the fastest of the H100 sweep (docs/performance.md) */
 
 static int floor_div(int a, int b)
