@@ -12,6 +12,7 @@
 #include "../helper.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,13 +149,31 @@ static double rel_diff(const double *a, const double *b, size_t n)
 	return d / peak;
 }
 
-/* The receivers' and the field's errors of got against ref after steps steps. */
-static void errors(const struct result *got, const struct result *ref, long steps, size_t cells,
-		   double *e_rec, double *e_field)
+/*
+ * The receivers' and the field's errors of got against ref after steps steps, printed as
+ * "# LABEL: receivers E, field E" (and "bitwise equal" when both are 0); fails the test when
+ * either passes tol. LABEL is a printf format and its arguments.
+ */
+static void judge(const struct result *got, const struct result *ref, long steps, size_t cells,
+		  double tol, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void judge(const struct result *got, const struct result *ref, long steps, size_t cells,
+		  double tol, const char *fmt, ...)
 {
-	*e_rec = fmax(rel_diff(got->rec[0], ref->rec[0], (size_t)steps + 1),
-		      rel_diff(got->rec[1], ref->rec[1], (size_t)steps + 1));
-	*e_field = fmax(rel_diff(got->cur, ref->cur, cells), rel_diff(got->prev, ref->prev, cells));
+	const double e_rec = fmax(rel_diff(got->rec[0], ref->rec[0], (size_t)steps + 1),
+				  rel_diff(got->rec[1], ref->rec[1], (size_t)steps + 1));
+	const double e_field = fmax(rel_diff(got->cur, ref->cur, cells),
+				    rel_diff(got->prev, ref->prev, cells));
+	char label[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(label, sizeof(label), fmt, ap);
+	va_end(ap);
+	print_message("# %s: receivers %.2e, field %.2e%s\n", label, e_rec, e_field,
+		      e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
+	if (e_rec > tol || e_field > tol)
+		fail_msg("%s: error %.3e / %.3e over %.0e", label, e_rec, e_field, tol);
 }
 
 /* The box of the larger-stencil cases with a scheme and a wall material. */
@@ -188,7 +207,6 @@ static void compare_room(int r, int precision, int only, size_t tex_limit, int b
 	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
 		struct fdtd_setup gpu = cpu;
 		struct result got;
-		double e_rec, e_field;
 
 		/* all: the 7-point seed kernels; diamond has its own cases */
 		if (only >= 0 ? k != only : k >= CFG_KERNEL_GENERAL)
@@ -201,21 +219,13 @@ static void compare_room(int r, int precision, int only, size_t tex_limit, int b
 		gpu.block[0] = bx;
 		gpu.block[1] = by;
 		run(s, &gpu, steps, &got);
-		errors(&got, &ref, steps, cells, &e_rec, &e_field);
 		if (k == CFG_KERNEL_DIAMOND)
-			print_message("# %-9s %s diamond dts %d nt %-3d: receivers %.2e, field "
-				      "%.2e%s\n", room_names[r], precision == 4 ? "f32" : "f64", dts,
-				      nt, e_rec, e_field,
-				      e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
+			judge(&got, &ref, steps, cells, tol, "%-9s %s diamond dts %d nt %-3d",
+			      room_names[r], precision == 4 ? "f32" : "f64", dts, nt);
 		else
-		print_message("# %-9s %s %-16s block %dx%d%s: receivers %.2e, field %.2e%s\n",
+			judge(&got, &ref, steps, cells, tol, "%-9s %s %-16s block %dx%d%s",
 			      room_names[r], precision == 4 ? "f32" : "f64", cfg_kernel_names[k], bx,
-			      by, tex_limit ? " small textures" : "", e_rec, e_field,
-			      e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
-		if (e_rec > tol || e_field > tol)
-			fail_msg("%s %s on the %s room: error %.3e / %.3e over %.0e", cfg_kernel_names[k],
-				 precision == 4 ? "float32" : "float64", room_names[r], e_rec, e_field,
-				 tol);
+			      by, tex_limit ? " small textures" : "");
 		result_free(&got);
 	}
 	result_free(&ref);
@@ -299,7 +309,6 @@ static void larger_stencils(void **state)
 					struct fdtd_setup gpu = cpu;
 					struct result got;
 					const size_t cells = s->grid->plan.cells;
-					double e_rec, e_field;
 
 					if ((leggy && !schemes[sc].leggy) || (shells && !schemes[sc].shells) ||
 					    (vec && schemes[sc].reach != 1) ||
@@ -311,16 +320,10 @@ static void larger_stencils(void **state)
 					gpu.block[0] = passes[v].bx;
 					gpu.block[1] = passes[v].by;
 					run(s, &gpu, steps, &got);
-					errors(&got, &ref, steps, cells, &e_rec, &e_field);
-					print_message("# %-30s %s %s %-13s block %dx%d: receivers %.2e, "
-						      "field %.2e%s\n", s->stencil.name,
-						      wl ? "absorbing" : "rigid    ",
-						      prec == 4 ? "f32" : "f64", cfg_kernel_names[k],
-						      gpu.block[0], gpu.block[1], e_rec, e_field,
-						      e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
-					if (e_rec > tol || e_field > tol)
-						fail_msg("%s on %s: error %.3e / %.3e", cfg_kernel_names[k],
-							 s->stencil.name, e_rec, e_field);
+					judge(&got, &ref, steps, cells, tol,
+					      "%-30s %s %s %-13s block %dx%d", s->stencil.name,
+					      wl ? "absorbing" : "rigid    ", prec == 4 ? "f32" : "f64",
+					      cfg_kernel_names[k], gpu.block[0], gpu.block[1]);
 					result_free(&got);
 				}
 				result_free(&ref);
@@ -349,7 +352,6 @@ static void carved_larger_stencils(void **state)
 				struct result ref, got;
 				const long steps = quick ? 100 : STEPS;
 				const double tol = prec == 4 ? TOL_F32 : TOL_F64;
-				double e_rec, e_field;
 
 				if (quick && (prec == 8 || kern))
 					continue;
@@ -372,14 +374,8 @@ static void carved_larger_stencils(void **state)
 				gpu.kernel = kern ? CFG_KERNEL_AUTO : CFG_KERNEL_GENERAL;
 				run(s, &cpu, steps, &ref);
 				run(s, &gpu, steps, &got);
-				errors(&got, &ref, steps, s->grid->plan.cells, &e_rec, &e_field);
-				print_message("# %-30s L-shaped %s %-8s: receivers %.2e, field %.2e%s\n",
-					      s->stencil.name, prec == 4 ? "f32" : "f64",
-					      kern ? "auto" : "general", e_rec, e_field,
-					      e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
-				if (e_rec > tol || e_field > tol)
-					fail_msg("%s L-shaped: error %.3e / %.3e", s->stencil.name, e_rec,
-						 e_field);
+				judge(&got, &ref, steps, s->grid->plan.cells, tol, "%-30s L-shaped %s %-8s",
+				      s->stencil.name, prec == 4 ? "f32" : "f64", kern ? "auto" : "general");
 				result_free(&ref);
 				result_free(&got);
 				sim_close(s);
@@ -440,22 +436,16 @@ static void fcc_lattice(void **state)
 			for (size_t v = 0; v < sizeof(passes) / sizeof(passes[0]); v++) {
 				struct fdtd_setup gpu = cpu;
 				struct result got;
-				double e_rec, e_field;
 
 				gpu.cuda = 1;
 				gpu.kernel = passes[v].k;
 				gpu.block[0] = passes[v].bx;
 				gpu.block[1] = passes[v].by;
 				run(s, &gpu, steps, &got);
-				errors(&got, &ref, steps, s->grid->plan.cells, &e_rec, &e_field);
-				print_message("# fcc %-9s %s %-7s block %dx%d: receivers %.2e, field "
-					      "%.2e%s\n", room_names[r], prec == 4 ? "f32" : "f64",
-					      cfg_kernel_names[gpu.kernel], gpu.block[0], gpu.block[1],
-					      e_rec, e_field,
-					      e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
-				if (e_rec > tol || e_field > tol)
-					fail_msg("fcc on the %s room: error %.3e / %.3e", room_names[r],
-						 e_rec, e_field);
+				judge(&got, &ref, steps, s->grid->plan.cells, tol,
+				      "fcc %-9s %s %-7s block %dx%d", room_names[r],
+				      prec == 4 ? "f32" : "f64", cfg_kernel_names[gpu.kernel],
+				      gpu.block[0], gpu.block[1]);
 				result_free(&got);
 			}
 			result_free(&ref);
@@ -583,7 +573,6 @@ static void diamond_kernel(void **state)
 				struct result ref, got;
 				const long steps = quick ? 100 : STEPS;
 				const double tol = prec == 4 ? TOL_F32 : TOL_F64;
-				double e_rec, e_field;
 
 				if (quick && (wl || prec == 8 || sc == 1))
 					continue;
@@ -598,14 +587,9 @@ static void diamond_kernel(void **state)
 				gpu.dts = leggy[sc].dts;
 				gpu.nt = 9;	/* divides neither the chunks nor the steps */
 				run(s, &gpu, steps, &got);
-				errors(&got, &ref, steps, s->grid->plan.cells, &e_rec, &e_field);
-				print_message("# %-24s %s %s diamond dts %d nt 9: receivers %.2e, field "
-					      "%.2e%s\n", s->stencil.name, wl ? "absorbing" : "rigid    ",
-					      prec == 4 ? "f32" : "f64", gpu.dts, e_rec, e_field,
-					      e_rec == 0 && e_field == 0 ? " (bitwise equal)" : "");
-				if (e_rec > tol || e_field > tol)
-					fail_msg("diamond on %s: error %.3e / %.3e", s->stencil.name, e_rec,
-						 e_field);
+				judge(&got, &ref, steps, s->grid->plan.cells, tol,
+				      "%-24s %s %s diamond dts %d nt 9", s->stencil.name,
+				      wl ? "absorbing" : "rigid    ", prec == 4 ? "f32" : "f64", gpu.dts);
 				result_free(&got);
 				result_free(&ref);
 				sim_close(s);
