@@ -1451,6 +1451,7 @@ struct cuda_engine {
 	int dt_zlo, dt_zhi;		/* z range of the room's cells */
 	uint8_t *dt_cls;		/* class bytes, z fastest; NULL: diamond cannot run */
 	int2 *dt_probez;		/* per column: z range of its source and receiver cells */
+	int2 *dt_xr;			/* per row y: x range of its room columns (k_dt7) */
 	int2 *h_probez;			/* the same on the host */
 	long long h_src[8];		/* the source's cells (x fastest, as cuda_set_source) */
 	long long *dt_src, *dt_probe;	/* the source's and receivers' cells, z fastest */
@@ -1495,9 +1496,11 @@ size_t cuda_memory(const struct vox_plan *p, int precision, enum cfg_kernel k, i
 	if (p->fcc)	/* folded fields and class bytes */
 		return (2 * (size_t)precision + 1) * (p->cells / 2) +
 		       (size_t)nrec * nsamples * sizeof(double) + nsteps * 8 * sizeof(double);
-	/* the diamond kernel's class bytes, probe ranges and receiver values per level */
+	/* the diamond kernel's class bytes, probe ranges, row ranges, receiver values per level
+	 * and tower flags */
 	if (k == CFG_KERNEL_DIAMOND || k == CFG_KERNEL_AUTO)
-		diamond = p->cells + cols * sizeof(int2) + (size_t)nrec * 8 * DT_MAX_NT * 8 +
+		diamond = p->cells + cols * sizeof(int2) + p->n[1] * sizeof(int2) +
+			  (size_t)nrec * 8 * DT_MAX_NT * 8 +
 			  sizeof(unsigned) * (p->n[0] + DT_MAX_NT) * (p->n[1] / 2 + 2);
 	return 2 * p->cells * (size_t)precision + p->cells + (p->cells / 32 + 1) * 4 +
 	       2 * sizeof(int2) * cols + (size_t)nrec * nsamples * sizeof(double) +
@@ -1974,30 +1977,47 @@ __global__ void k_dt_cls(const uint8_t *__restrict__ cls, uint8_t *__restrict__ 
 	}
 }
 
-/* The diamond kernel's tables: its class bytes, the room's z range, empty probe ranges. */
+/* The diamond kernel's tables: its class bytes, the room's z range, each row's x range,
+ * empty probe ranges. */
 static int dt_prepare(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
 	const size_t cols = (size_t)p->n[0] * p->n[1];
+	int2 *xr;
+	int rc;
 
 	e->dt_zlo = INT_MAX;
 	e->dt_zhi = -1;
-	if (!(e->h_probez = (int2 *)malloc(cols * sizeof(int2))))
+	xr = (int2 *)malloc(p->n[1] * sizeof(int2));
+	if (!(e->h_probez = (int2 *)malloc(cols * sizeof(int2))) || !xr) {
+		free(xr);
 		return rs_fail(err, RS_ENOMEM, "out of host memory preparing the grid");
+	}
+	for (int j = 0; j < p->n[1]; j++)
+		xr[j] = make_int2(INT_MAX, INT_MIN);
 	for (size_t c = 0; c < cols; c++) {
 		e->h_probez[c] = make_int2(INT_MAX, INT_MIN);
 		if (g->kstart[c] <= g->kstop[c]) {
+			int2 *r = &xr[c / p->n[0]];
+
 			e->dt_zlo = min(e->dt_zlo, g->kstart[c]);
 			e->dt_zhi = max(e->dt_zhi, g->kstop[c]);
+			r->x = min(r->x, (int)(c % p->n[0]));
+			r->y = max(r->y, (int)(c % p->n[0]));
 		}
 	}
-	if (e->dt_zhi < 0)
-		return 0;
-	if (upload(e, err) || CK(cudaMalloc(&e->dt_cls, p->cells)) ||
-	    CK(cudaMalloc(&e->dt_probez, cols * sizeof(int2))) ||
-	    CK(cudaMemcpy(e->dt_probez, e->h_probez, cols * sizeof(int2),
-			  cudaMemcpyHostToDevice)))
-		return RS_EDEVICE;
+	rc = 0;
+	if (e->dt_zhi >= 0 &&
+	    (upload(e, err) || CK(cudaMalloc(&e->dt_cls, p->cells)) ||
+	     CK(cudaMalloc(&e->dt_probez, cols * sizeof(int2))) ||
+	     CK(cudaMemcpy(e->dt_probez, e->h_probez, cols * sizeof(int2),
+			   cudaMemcpyHostToDevice)) ||
+	     CK(cudaMalloc(&e->dt_xr, p->n[1] * sizeof(int2))) ||
+	     CK(cudaMemcpy(e->dt_xr, xr, p->n[1] * sizeof(int2), cudaMemcpyHostToDevice))))
+		rc = RS_EDEVICE;
+	free(xr);
+	if (rc || e->dt_zhi < 0)
+		return rc;
 	k_dt_cls<<<1024, 256>>>(e->cls, e->dt_cls, p->cells);
 	e->dt_dirty = 1;
 	return CK_LAUNCH() ? RS_EDEVICE : 0;
@@ -2141,6 +2161,7 @@ static int dt_sweep(struct cuda_engine *e, int nlev, int probes, struct rs_error
 	g.lev[1] = (R *)e->u[1 - e->cur];
 	g.cls = e->dt_cls;
 	g.probez = e->dt_probez;
+	g.xr = e->dt_xr;
 	g.nlev = nlev;
 	g.zlo = e->dt_zlo;
 	g.zhi = e->dt_zhi;
@@ -2620,6 +2641,7 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->stage);
 	cudaFree(e->dt_cls);
 	cudaFree(e->dt_probez);
+	cudaFree(e->dt_xr);
 	cudaFree(e->dt_src);
 	cudaFree(e->dt_probe);
 	cudaFree(e->dt_pval);
