@@ -23,7 +23,8 @@
 #include "../solver/fdtd.h"
 #include "../solver/signal.h"
 
-/* Steps per progress update at most, so Ctrl-C and progress stay responsive. */
+/* Steps per progress update at most, so Ctrl-C and progress stay responsive (rounded up to
+ * a multiple of the engine's batch, fdtd_batch()). */
 #define CHUNK_STEPS 64
 
 static volatile sig_atomic_t stop_requested;
@@ -372,6 +373,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	struct app_progress prog;
 	double *sig = malloc((size_t)steps * sizeof(double));
 	int *index = NULL, rc = 0;
+	long batch, chunk;
 	char path[CFG_PATH_MAX + 80];
 
 	if (!sig)
@@ -405,12 +407,14 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 		    (rc = snapper_queue(&writer, r, pl, index, err)))
 			goto out;
 	}
+	batch = fdtd_batch(r->engine);
+	chunk = (CHUNK_STEPS + batch - 1) / batch * batch;	/* whole towers of diamond */
 	app_progress_begin(&prog, src->name, steps, (double)vox_nodes(&r->plan.grid), r->quiet);
 	while (fdtd_steps(r->engine) < steps) {
 		long done = fdtd_steps(r->engine), n = steps - done;
 
-		if (n > CHUNK_STEPS)
-			n = CHUNK_STEPS;
+		if (n > chunk)
+			n = chunk;
 		if (room->snap_every && n > room->snap_every - done % room->snap_every)
 			n = room->snap_every - done % room->snap_every;
 		rc = fdtd_advance(r->engine, n, &stop_requested);

@@ -420,6 +420,20 @@ enum cfg_kernel fdtd_kernel(const struct fdtd *f)
 	return f->gpu ? GPU_VALUE(cuda_kernel(f->gpu), CFG_KERNEL_AUTO) : CFG_KERNEL_AUTO;
 }
 
+long fdtd_batch(const struct fdtd *f)
+{
+#ifdef ROOMSIM_CUDA
+	int dts, nt;
+
+	if (f->gpu && cuda_kernel(f->gpu) == CFG_KERNEL_DIAMOND) {
+		cuda_diamond(f->gpu, &dts, &nt);
+		return nt;
+	}
+#endif
+	(void)f;
+	return 1;
+}
+
 const double *fdtd_kernel_rates(const struct fdtd *f)
 {
 	return f->gpu ? GPU_VALUE(cuda_auto_rates(f->gpu), NULL) : NULL;

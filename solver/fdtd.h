@@ -90,6 +90,10 @@ void fdtd_reset(struct fdtd *f);
  */
 int fdtd_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop);
 
+/* Steps the engine advances best at once (the diamond kernel's tower height, else 1): a
+ * caller that advances in chunks makes them multiples of it. */
+long fdtd_batch(const struct fdtd *f);
+
 /* Steps done so far: samples 0..steps of every receiver are valid. */
 long fdtd_steps(const struct fdtd *f);
 

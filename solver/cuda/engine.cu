@@ -1452,6 +1452,7 @@ struct cuda_engine {
 	uint8_t *dt_cls;		/* class bytes, z fastest; NULL: diamond cannot run */
 	int2 *dt_probez;		/* per column: z range of its source and receiver cells */
 	int2 *dt_xr;			/* per row y: x range of its room columns (k_dt7) */
+	int nsm;			/* the device's multiprocessors */
 	int2 *h_probez;			/* the same on the host */
 	long long h_src[8];		/* the source's cells (x fastest, as cuda_set_source) */
 	long long *dt_src, *dt_probe;	/* the source's and receivers' cells, z fastest */
@@ -1863,8 +1864,10 @@ static int update_once(struct cuda_engine *e, enum cfg_kernel kern, struct rs_er
 
 /* ---- the diamond kernel's host side (diamond.inc) ---------------------------------------- */
 
-#define DT_DTS_7 2	/* default tile size of the 7-point scheme and */
-#define DT_NT 64	/* tower height: the fastest of the H100 sweep (docs/performance.md) */
+#define DT_DTS_7 2	/* default tile size of the 7-point scheme */
+#define DT_NT 64	/* default tower height of the leggy stencils */
+#define DT_NT_WIDE 256	/* of the 7-point scheme where a stage has a tower per multiprocessor */
+#define DT_NT_NARROW 32	/* and where it has fewer (docs/performance.md, "DiamondTorre") */
 
 static int floor_div(int a, int b)
 {
@@ -1898,19 +1901,41 @@ static int dt_dts_of(const struct cuda_engine *e, int dts)
 	return dts ? dts : e->leggy_m == 1 ? DT_DTS_7 : 1;
 }
 
-static int dt_nt_of(int nt)
-{
-	return nt ? nt : DT_NT;
-}
-
 static int dt_dts(const struct cuda_engine *e)
 {
 	return dt_dts_of(e, e->dts);
 }
 
+/* Towers in the stages of tile size dts (the larger count of the two parities). */
+static int dt_towers(const struct cuda_engine *e, int dts)
+{
+	const int N = e->leggy_m * dts, lo = e->plan.halo, hi1 = e->dims.hi[1];
+	int n = 0;
+
+	for (int par = 0; par < 2; par++)
+		n = max(n, floor_div(hi1 + N - 1 - N * par, 2 * N) -
+				   floor_div(lo - (N - 1) - N * par, 2 * N) + 1);
+	return n;
+}
+
+/*
+ * The default tower height of the 7-point scheme: tall where every multiprocessor has a
+ * tower of the stage to run, since a tower's start costs a wait and a load of its window;
+ * short where the stages are narrower, since the sweep then waits on the chain of towers
+ * from stage to stage, whose length grows with nt (docs/performance.md measures both).
+ */
+static int dt_nt_of(const struct cuda_engine *e, int dts, int nt)
+{
+	if (nt)
+		return nt;
+	if (e->leggy_m != 1)
+		return DT_NT;
+	return dt_towers(e, dt_dts_of(e, dts)) >= e->nsm ? DT_NT_WIDE : DT_NT_NARROW;
+}
+
 static int dt_nt(const struct cuda_engine *e)
 {
-	return dt_nt_of(e->nt);
+	return dt_nt_of(e, e->dts, e->nt);
 }
 
 /* One thread per z cell of the room, in whole warps. */
@@ -2112,7 +2137,7 @@ static int dt7_launch(struct cuda_engine *e, DtArgs<R> &g, const void *fn, int s
 			g.po[k] = (long long)sizeof(int2) * (x + (long long)e->plan.n[0] * y);
 		}
 	g.s_hi = s_hi;
-	g.ntw = max(g.thi[0] - g.tlo[0], g.thi[1] - g.tlo[1]) + 1;
+	g.ntw = dt_towers(e, N);
 	g.ntow = (s_hi - s_lo + 1) * g.ntw;
 	need = (size_t)g.ntow;
 	if (e->dt_nflags < need || e->dt_epoch == UINT_MAX) {
@@ -2235,7 +2260,7 @@ int cuda_set_diamond(struct cuda_engine *e, int dts, int nt, struct rs_error *er
 {
 	char why[256];
 
-	if (dt_check(e, dt_dts_of(e, dts), dt_nt_of(nt), why, sizeof(why)))
+	if (dt_check(e, dt_dts_of(e, dts), dt_nt_of(e, dts, nt), why, sizeof(why)))
 		return rs_fail(err, RS_EINPUT, "kernel diamond cannot run here: %s", why);
 	e->dts = dts;
 	e->nt = nt;
@@ -2538,7 +2563,8 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 		goto out_free;
 	fill_coefs(&e->cf, s->coefs);
 	fill_coefs(&e->cd, s->coefs);
-	if (CK(cudaMemGetInfo(&free_b, &total_b)))
+	if (CK(cudaMemGetInfo(&free_b, &total_b)) ||
+	    CK(cudaDeviceGetAttribute(&e->nsm, cudaDevAttrMultiProcessorCount, 0)))
 		goto out_free;
 	if (need > free_b) {
 		rs_fail(err, RS_ENOMEM, "the grid needs %.2f GiB of device memory, %.2f GiB is free",

@@ -7,7 +7,7 @@ out=${OUT:-/tmp/roomsim-device}
 steps=${BENCH_STEPS:-20}
 mkdir -p "$out"
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-export LD_LIBRARY_PATH="$PWD/.gpu/lib" CMOCKA_MESSAGE_OUTPUT=TAP
+export LD_LIBRARY_PATH="$PWD/.gpu/lib" CMOCKA_MESSAGE_OUTPUT=TAP ROOMSIM="$PWD/.gpu/bin/roomsim"
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv
 echo "== gpu-test"
 .gpu/bin/test_gpu > "$out/gpu-test.txt" 2>&1

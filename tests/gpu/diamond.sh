@@ -9,7 +9,7 @@ set -u
 out=${OUT:-/tmp/roomsim-diamond}
 mkdir -p "$out"
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-export LD_LIBRARY_PATH="$PWD/.gpu/lib" CMOCKA_MESSAGE_OUTPUT=TAP
+export LD_LIBRARY_PATH="$PWD/.gpu/lib" CMOCKA_MESSAGE_OUTPUT=TAP ROOMSIM="$PWD/.gpu/bin/roomsim"
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader
 if [ -z "${ROOMS_ONLY:-}" ]; then
 echo "== gpu-test, diamond cases"
