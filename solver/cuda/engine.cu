@@ -1451,7 +1451,7 @@ struct cuda_engine {
 	int dt_zlo, dt_zhi;		/* z range of the room's cells */
 	uint8_t *dt_cls;		/* class bytes, z fastest; NULL: diamond cannot run */
 	int2 *dt_probez;		/* per column: z range of its source and receiver cells */
-	int2 *dt_xr;			/* per row y: x range of its room columns (k_dt7) */
+	int2 *dt_xr;			/* per row y: x range of its room columns */
 	int nsm;			/* the device's multiprocessors */
 	int2 *h_probez;			/* the same on the host */
 	long long h_src[8];		/* the source's cells (x fastest, as cuda_set_source) */
