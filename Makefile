@@ -147,7 +147,7 @@ bench: all
 gpu-test: check-test-deps all
 	@[ "$(CUDA)" = 1 ] || { echo "gpu-test: needs a CUDA build (nvcc not found)" >&2; exit 1; }
 	@$(MAKE) --no-print-directory $(GPU_TEST)
-	CMOCKA_MESSAGE_OUTPUT=TAP $(GPU_TEST)
+	CMOCKA_MESSAGE_OUTPUT=TAP ROOMSIM=$(BUILD)/roomsim $(GPU_TEST)
 
 # For a GPU machine without the -dev libraries: .gpu/ holds the binaries and their libraries
 # (carry it there and run tests/gpu/device.sh).

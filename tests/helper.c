@@ -2,7 +2,10 @@
 #include "helper.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include "../solver/signal.h"
 
@@ -52,6 +55,19 @@ void sim_close(struct sim *s)
 	vox_free(s->grid);
 	cfg_free(s->room);
 	free(s);
+}
+
+int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
 size_t peak_index(const double *x, size_t from, size_t to)

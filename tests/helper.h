@@ -32,6 +32,10 @@ void sim_run(struct sim *s, int source, long steps);
 
 void sim_close(struct sim *s);
 
+/* Run the shell command made from fmt and its arguments; its exit status (-1 when it did not
+ * exit). */
+int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Index and value of the largest |x[i]| for i in [from, to). */
 size_t peak_index(const double *x, size_t from, size_t to);
 

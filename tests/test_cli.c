@@ -18,20 +18,6 @@
 static char dir[] = "/tmp/roomsim-test-cli-XXXXXX";
 static const char *roomsim;
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 static sf_count_t wav_frames(const char *path, int *rate)
 {
 	SF_INFO info = { 0 };

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "../../solver/signal.h"
 
@@ -597,21 +596,6 @@ static void diamond_kernel(void **state)
 				result_free(&ref);
 				sim_close(s);
 			}
-}
-
-/* A shell command's exit status (-1 when it did not exit). */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
 /* Dataset name of HDF5 file path as doubles (malloc'd), its element count in *n. */
