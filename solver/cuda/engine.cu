@@ -1906,15 +1906,23 @@ static int dt_dts(const struct cuda_engine *e)
 	return dt_dts_of(e, e->dts);
 }
 
+/* The first and last tower of the stages of parity par whose tiles (half-size N) meet the
+ * room's rows. */
+static void dt_trange(const struct cuda_engine *e, int N, int par, int *t_lo, int *t_hi)
+{
+	*t_lo = floor_div(e->plan.halo - (N - 1) - N * par, 2 * N);
+	*t_hi = floor_div(e->dims.hi[1] + N - 1 - N * par, 2 * N);
+}
+
 /* Towers in the stages of tile size dts (the larger count of the two parities). */
 static int dt_towers(const struct cuda_engine *e, int dts)
 {
-	const int N = e->leggy_m * dts, lo = e->plan.halo, hi1 = e->dims.hi[1];
-	int n = 0;
+	int n = 0, t_lo, t_hi;
 
-	for (int par = 0; par < 2; par++)
-		n = max(n, floor_div(hi1 + N - 1 - N * par, 2 * N) -
-				   floor_div(lo - (N - 1) - N * par, 2 * N) + 1);
+	for (int par = 0; par < 2; par++) {
+		dt_trange(e, e->leggy_m * dts, par, &t_lo, &t_hi);
+		n = max(n, t_hi - t_lo + 1);
+	}
 	return n;
 }
 
@@ -2119,15 +2127,13 @@ template <typename R>
 static int dt7_launch(struct cuda_engine *e, DtArgs<R> &g, const void *fn, int s_hi, int s_lo,
 		      size_t smem, struct rs_error *err)
 {
-	const int N = dt_dts(e), lo = e->plan.halo, hi1 = e->dims.hi[1];
+	const int N = dt_dts(e);
 	void *args[] = { &g };
-	int nsm = 0, per = 0;
+	int per = 0;
 	size_t need;
 
-	for (int par = 0; par < 2; par++) {
-		g.tlo[par] = floor_div(lo - (N - 1) - N * par, 2 * N);
-		g.thi[par] = floor_div(hi1 + N - 1 - N * par, 2 * N);
-	}
+	for (int par = 0; par < 2; par++)
+		dt_trange(e, N, par, &g.tlo[par], &g.thi[par]);
 	for (int y = -N; y <= N; y++)
 		for (int x = -N; x <= N + 1; x++) {
 			const int k = (y + N) * (2 * N + 2) + x + N;
@@ -2155,13 +2161,12 @@ static int dt7_launch(struct cuda_engine *e, DtArgs<R> &g, const void *fn, int s
 	g.flags = e->dt_flags;
 	g.ticket = e->dt_ticket;
 	g.epoch = ++e->dt_epoch;
-	if (CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0)) ||
-	    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, dt_threads(e), smem)) ||
+	if (CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, dt_threads(e), smem)) ||
 	    CK(cudaMemsetAsync(e->dt_ticket, 0, sizeof(int))))
 		return RS_EDEVICE;
 	if (per < 1)
 		return rs_fail(err, RS_EDEVICE, "the diamond kernel does not fit on a multiprocessor");
-	return CK(cudaLaunchKernel(fn, dim3(min(g.ntow, nsm * per)), dim3(dt_threads(e)), args, smem,
+	return CK(cudaLaunchKernel(fn, dim3(min(g.ntow, e->nsm * per)), dim3(dt_threads(e)), args, smem,
 				   0));
 }
 
@@ -2174,8 +2179,8 @@ template <typename R>
 static int dt_sweep(struct cuda_engine *e, int nlev, int probes, struct rs_error *err)
 {
 	const int M = e->leggy_m, dts = dt_dts(e), N = M * dts;
-	const int lo = e->plan.halo, hi0 = e->dims.hi[0], hi1 = e->dims.hi[1];
-	const int s_hi = floor_div(hi0 + N - 1, N), s_lo = floor_div(lo - N - M * (nlev - 1), N);
+	const int s_hi = floor_div(e->dims.hi[0] + N - 1, N);
+	const int s_lo = floor_div(e->plan.halo - N - M * (nlev - 1), N);
 	const size_t smem = dt_smem(e, dts);
 	const void *fn = dt_kernel(e, dts);
 	DtArgs<R> g;
@@ -2207,9 +2212,9 @@ static int dt_sweep(struct cuda_engine *e, int nlev, int probes, struct rs_error
 		if (dt7_launch(e, g, fn, s_hi, s_lo, smem, err))
 			return RS_EDEVICE;
 	} else for (int st = s_hi; st >= s_lo; st--) {
-		const int par = st & 1;
-		const int t_lo = floor_div(lo - (N - 1) - N * par, 2 * N);
-		const int t_hi = floor_div(hi1 + N - 1 - N * par, 2 * N);
+		int t_lo, t_hi;
+
+		dt_trange(e, N, st & 1, &t_lo, &t_hi);
 
 		g.s = st;
 		g.t0 = t_lo;
