@@ -766,13 +766,13 @@ __global__ void k_leggy_shared(const R *__restrict__ a, R *__restrict__ b,
 
 /*
  * Stencils of full shells (compact, box, interpolated; docs/kernels.md, "shell kernels"):
- * what rolls up z in registers is each cell's plane sums: for every in-plane shell (p, q),
- * p >= q, the sum of the slab's points at (+-p, +-q) and (+-q, +-p) around the cell. A 3-D
- * shell (q1, q2, q3) is the union over its distinct components c of the plane shell of the
- * other two components at the slabs k + c and k - c, so the whole stencil costs (2r + 1)^2
- * reads per cell and slab, r the reach, instead of one per point (25, not 125, for box
- * (2, 2, 2)). Sums are in double, as the CPU engine's (cpu_general.inc), in another order, so
- * both round S to the same value but where the two doubles straddle a rounding boundary.
+ * each slab is read around a cell as plane sums: for every in-plane shell (p, q), p >= q, the
+ * sum of the slab's points at (+-p, +-q) and (+-q, +-p) around the cell. A 3-D shell
+ * (q1, q2, q3) is the union over its distinct components c of the plane shell of the other two
+ * components at the slabs k + c and k - c, so the whole stencil costs (2r + 1)^2 reads per cell
+ * and slab, r the reach, instead of one per point (25, not 125, for box (2, 2, 2)). The plane
+ * sums are weighted and added in double, as the CPU engine's sum (cpu_general.inc) is, in
+ * another order: S differs from the CPU's in its last bits.
  */
 #define SH_CHUNK 64	/* slabs per block: 2r slabs are summed again at each chunk's start */
 #define SV_CHUNK 40	/* shell-vec: more blocks fill the chip better (docs/performance.md) */
@@ -788,20 +788,43 @@ __host__ __device__ constexpr int plane_shell(int p, int q)
 	return p * (p + 1) / 2 + q;
 }
 
-/* A cell's plane sums at the slabs k - r .. k + r: t[shell][r + dz], of type A. */
-template <int RR, typename A> struct Ring {
-	A t[plane_shell(RR, RR) + 1][2 * RR + 1];
+/* The weight per point of the shell holding (a, b, c), components in any order. */
+__device__ __forceinline__ double kshw_of(int a, int b, int c)
+{
+	const int q1 = max(a, max(b, c)), q3 = min(a, min(b, c));
+
+	return kshw(q1, a + b + c - q1 - q3, q3);
+}
+
+/*
+ * A cell column's stencil sums rolling up z. A slab's plane sums (type R: in float32 float,
+ * as each holds only neighbours of one sign of weight, so nothing cancels in them) weigh the
+ * same for the cells at the slabs s + dz and s - dz, so each slab is reduced at once, in
+ * double, to one partial sum per distance |dz| = 0 .. r, and acc[m] gathers them for the cell
+ * at slab s - r + m, s the slab pushed next. What stays in registers is 2r partial sums and
+ * r + 1 centres, not the plane sums of 2r + 1 slabs, and each plane sum is weighted once
+ * per distance instead of once per shell: at reach 2 in float32, 62 registers instead of 71
+ * and 88 Gvox/s instead of 72 on the H100 (docs/performance.md).
+ */
+template <int RR, typename R> struct Column {
+	double acc[2 * RR];
+	R u[RR + 1];	/* the cell's own value at the slabs s - r .. s, after the push of s */
 };
 
-/* Roll the ring up one slab; at(dx, dy) reads the new slab around the cell. */
-template <int RR, typename A, typename At>
-__device__ __forceinline__ void ring_push(Ring<RR, A> &g, At at)
+/*
+ * Push the next slab s (at(dx, dy) reads it around the cell) and return the sum, without the
+ * centre's own term, of every stencil point of the cell at slab s - r, now complete.
+ */
+template <int RR, typename R, typename At>
+__device__ __forceinline__ double column_push(Column<RR, R> &g, At at)
 {
+	double c[RR + 1];	/* the slab's weighted sum for the cells at distance d */
+
 #pragma unroll
 	for (int p = 0; p <= RR; p++)
 #pragma unroll
 		for (int q = 0; q <= p; q++) {
-			A v;
+			R v;
 
 			if (p == 0) {
 				v = at(0, 0);
@@ -813,53 +836,36 @@ __device__ __forceinline__ void ring_push(Ring<RR, A> &g, At at)
 					v += at(-q, -p) + at(q, -p) + at(-q, p) + at(q, p);
 			}
 #pragma unroll
-			for (int dz = 0; dz < 2 * RR; dz++)
-				g.t[plane_shell(p, q)][dz] = g.t[plane_shell(p, q)][dz + 1];
-			g.t[plane_shell(p, q)][2 * RR] = v;
-		}
-}
-
-/*
- * S of the cell at the ring's middle slab, shell by shell in lexicographic order: each shell's
- * points summed in A, then weighted and added with the centre in double.
- */
-template <int RR, typename A>
-__device__ __forceinline__ double shell_sum(const Ring<RR, A> &g)
-{
-	double s = 0 + kshw(0, 0, 0) * (double)g.t[0][RR];
-
+			for (int d = 0; d <= RR; d++)
+				if (p == 0)	/* the first term; the cell's own is apart */
+					c[d] = d ? kshw_of(d, 0, 0) * (double)v : 0.0;
+				else	/* one rounding (the build contracts nothing itself) */
+					c[d] = __fma_rn(kshw_of(d, p, q), (double)v, c[d]);
+			if (p == 0) {
 #pragma unroll
-	for (int q1 = 1; q1 <= RR; q1++)
-#pragma unroll
-		for (int q2 = 0; q2 <= q1; q2++)
-#pragma unroll
-			for (int q3 = 0; q3 <= q2; q3++) {
-				const double w = kshw(q1, q2, q3);
-				/* z offset q1: the plane shell (q2, q3); q2 != q1: (q1, q3); q3 != q2:
-				 * (q1, q2); a zero offset is the slab itself */
-				A v = g.t[plane_shell(q2, q3)][RR + q1] +
-				      g.t[plane_shell(q2, q3)][RR - q1];
-
-				if (q2 != q1)
-					v += q2 ? g.t[plane_shell(q1, q3)][RR + q2] +
-						  g.t[plane_shell(q1, q3)][RR - q2]
-						: g.t[plane_shell(q1, q3)][RR];
-				if (q3 != q2)
-					v += q3 ? g.t[plane_shell(q1, q2)][RR + q3] +
-						  g.t[plane_shell(q1, q2)][RR - q3]
-						: g.t[plane_shell(q1, q2)][RR];
-				if (w != 0)
-					s += w * (double)v;
+				for (int m = 0; m < RR; m++)
+					g.u[m] = g.u[m + 1];
+				g.u[RR] = v;
 			}
+		}
+	const double s = g.acc[0] + c[RR];
+
+#pragma unroll
+	for (int m = 0; m < 2 * RR - 1; m++) {
+		const int d = RR - 1 - m;	/* from s to the slab of acc[m + 1] */
+
+		g.acc[m] = g.acc[m + 1] + c[d < 0 ? -d : d];
+	}
+	g.acc[2 * RR - 1] = c[RR];
 	return s;
 }
 
 /*
  * `shell-shared`: one thread per column of a bx x by block, marching a chunk of SH_CHUNK
  * slabs, the block's slab in shared memory with a halo of r (two tiles, alternating, so that
- * one barrier per slab suffices). The tile and the plane sums have the field's type (float
- * plane sums hold no centre, so nothing cancels in them; shell_sum weights them in double, as
- * shell-vec does). The tile elements a thread fills are the same in every slab, so their
+ * one barrier per slab suffices), and the cell's sums rolling up z in a Column. The tile and
+ * the plane sums have the field's type, the weighted sums are double. The tile elements a
+ * thread fills are the same in every slab, so their
  * in-slab offsets (mirrored at the x and y walls) are computed once; each thread fetches its
  * share of slab z + 1 into registers before it sums slab z, so the loads are in flight during
  * the arithmetic.
@@ -897,7 +903,7 @@ __device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restr
 	int buf = 0;		/* the tile this slab goes into: 0 or cells */
 	int off[SH_LOADS];	/* in-slab offset of element tid + e nt; -1: reads 0 */
 	R next[SH_LOADS];
-	Ring<RR, R> g;
+	Column<RR, R> g = {};
 
 #pragma unroll
 	for (int e = 0; e < SH_LOADS; e++) {
@@ -936,15 +942,16 @@ __device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restr
 		__syncthreads();
 		if (z < k1 + RR)
 			fetch(z + 1);
-		ring_push<RR>(g, [&](int dx, int dy) { return own[buf + dx + tw * dy]; });
+		const double sum = column_push<RR>(g, [&](int dx, int dy) { return own[buf + dx + tw * dy]; });
+
 		buf = cells - buf;
 		if (z >= k0 + RR && mine && t != VOX_PAD) {
 			const KCoefs<R> &c = kc<R>();
+			const double s = kshw(0, 0, 0) * (double)g.u[0] + sum;
 
 			/* update_general's expression, with u^(n-1) and the class fetched early */
 			b[i + d.sy * j + d.sz * (long long)(z - RR)] =
-				c.sc[t] * (R(2) * g.t[0][RR] + c.l2 * (R)shell_sum<RR, R>(g) -
-					   c.cb[t] * prev);
+				c.sc[t] * (R(2) * g.u[0] + c.l2 * (R)s - c.cb[t] * prev);
 		}
 	}
 }
@@ -987,8 +994,9 @@ static void shell_launch(dim3 g, dim3 blk, size_t smem, const double *a, double 
  * four cells per thread at 110: fewer registers), mirrored at the y and z walls by folding
  * the row and slab indices. It takes its x neighbours from the next lanes by warp shuffles
  * (one extra load at each end of a warp; at the x walls a cell's outside neighbour is itself,
- * the mirror of reach 1), and rolls its cells' three plane sums up z in registers, as
- * shell-shared does. The plane sums have type A: double in float64; in float32 float (each
+ * the mirror of reach 1), and rolls its cells' three plane sums up z in registers (at reach
+ * 1 shell-shared's Column would weigh more doubles, not fewer). The plane sums have type A:
+ * double in float64; in float32 float (each
  * adds four neighbours, without the centre, whose large weight is what cancels), and the
  * shells are combined with the centre in double as the CPU does. That keeps float32 within
  * 2·10⁻⁵ of the CPU after 600 steps (float throughout drifted 1.9·10⁻³ from it) and runs at
@@ -1091,7 +1099,7 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 #pragma unroll
 			for (int q = 0; q < V; q++) {
 				const int i = i0 + q;
-				/* shell_sum's order: centre, (1,0,0), (1,1,0), (1,1,1) */
+				/* the centre, then the shells (1,0,0), (1,1,0), (1,1,1) */
 				double sum = 0 + w0 * (double)t00[q][1];
 
 				if (i < d.halo || i > d.hi[0])
