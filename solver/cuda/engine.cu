@@ -864,32 +864,34 @@ __device__ __forceinline__ double column_push(Column<RR, R> &g, At at)
  * `shell-shared`: one thread per column of a bx x by block, marching a chunk of SH_CHUNK
  * slabs, the block's slab in shared memory with a halo of r (two tiles, alternating, so that
  * one barrier per slab suffices), and the cell's sums rolling up z in a Column. The tile and
- * the plane sums have the field's type, the weighted sums are double. The tile elements a
- * thread fills are the same in every slab, so their
- * in-slab offsets (mirrored at the x and y walls) are computed once; each thread fetches its
- * share of slab z + 1 into registers before it sums slab z, so the loads are in flight during
- * the arithmetic.
+ * the plane sums have the field's type, the weighted sums are double. Thread t fills the tile
+ * elements t + e bx by, e < L (the instance is built for L = 2, 4 or 6, the fewest that cover
+ * the tile: shell_loads), the same in every slab, so their in-slab offsets (mirrored at the x
+ * and y walls) are computed once and the loads need no condition: an element that no updated
+ * cell reads loads cell 0. Each thread fetches its share of slab z + 1 into registers before
+ * it sums slab z, so the loads are in flight during the arithmetic.
  */
 #define SH_LOADS 6	/* tile elements per thread at most: (bx + 2r)(by + 2r) <= 6 bx by */
 
 #define SH_THREADS 256	/* threads per block at most: the register budget below assumes it */
 
 /*
- * Blocks per SM the float64 register budget aims at (measured on the H100,
- * docs/performance.md): 5 blocks at reach 1 took the 27-point stencil from 61 to 72 Gvox/s and
- * 2 at reach 2 the 125-point one from 25 to 42. In float32 any bound was slower or equal, with
- * double plane sums and again with float ones (125 points: 71.4 Gvox/s unbounded, 68.8 with 4
- * blocks of 256 threads, which spills): no bound there.
+ * Blocks per SM the register budget aims at (measured on the H100, docs/performance.md): in
+ * float64, 5 blocks at reach 1 took the 27-point stencil from 61 to 72 Gvox/s and 2 at reach 2
+ * the 125-point one from 25 to 42. In float32 any bound was slower or equal, with double plane
+ * sums and again with float ones (125 points: 71.4 Gvox/s unbounded, 68.8 with 4 blocks of 256
+ * threads, which spills): none there.
  */
-__host__ __device__ constexpr int shell_blocks64(int r)
+template <typename R>
+__host__ __device__ constexpr int shell_blocks(int r)
 {
-	return r == 1 ? 5 : r == 2 ? 2 : 1;
+	return sizeof(R) == sizeof(float) ? 1 : r == 1 ? 5 : r == 2 ? 2 : 1;
 }
 
-template <typename R, int RR>
-__device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restrict__ b,
-					     const unsigned *__restrict__ mask,
-					     const uint8_t *__restrict__ cls)
+template <typename R, int RR, int L>
+__global__ void __launch_bounds__(SH_THREADS, shell_blocks<R>(RR))
+k_shell_shared(const R *__restrict__ a, R *__restrict__ b, const unsigned *__restrict__ mask,
+	       const uint8_t *__restrict__ cls)
 {
 	extern __shared__ unsigned char smem[];
 	R *tile = reinterpret_cast<R *>(smem);	/* two of (bx + 2r) x (by + 2r), alternating */
@@ -900,17 +902,20 @@ __device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restr
 	const int k0 = d.halo + blockIdx.z * SH_CHUNK, k1 = min(d.hi[2], k0 + SH_CHUNK - 1);
 	const int cells = tw * (by + 2 * RR);
 	const R *own = tile + (RR + threadIdx.y) * tw + RR + threadIdx.x;
+	R *const fill = tile + tid;	/* the thread's first tile element */
 	int buf = 0;		/* the tile this slab goes into: 0 or cells */
-	int off[SH_LOADS];	/* in-slab offset of element tid + e nt; -1: reads 0 */
-	R next[SH_LOADS];
+	unsigned fills = 0;	/* bit e: element e is in the tile */
+	int off[L];		/* in-slab offset of element e */
+	R next[L];
 	Column<RR, R> g = {};
 
 #pragma unroll
-	for (int e = 0; e < SH_LOADS; e++) {
+	for (int e = 0; e < L; e++) {
 		const int n = tid + e * nt, ty = n / tw, x = x0 - RR + n - ty * tw, y = j0 - RR + ty;
 
+		fills |= (n < cells) << e;
 		off[e] = n >= cells || x > d.hi[0] + RR || y > d.hi[1] + RR
-				 ? -1 : kfold(0, x) + (int)d.sy * kfold(1, y);
+				 ? 0 : kfold(0, x) + (int)d.sy * kfold(1, y);
 	}
 	const bool mine = i <= d.hi[0] && j <= d.hi[1];	/* the thread updates a cell */
 	R old = 0;		/* u^(n-1) of the cell to update next, and its class */
@@ -921,8 +926,8 @@ __device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restr
 		const long long n = i + d.sy * j + d.sz * (long long)(z - RR);
 
 #pragma unroll
-		for (int e = 0; e < SH_LOADS; e++)
-			next[e] = off[e] >= 0 ? __ldg(slab + off[e]) : R(0);
+		for (int e = 0; e < L; e++)
+			next[e] = __ldg(slab + off[e]);
 		if (mine && z - RR >= k0) {
 			old = b[n];
 			cl = ((__ldg(mask + (n >> 5)) >> (n & 31)) & 1u) ? VOX_AIR : __ldg(cls + n);
@@ -936,9 +941,9 @@ __device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restr
 		/* one barrier per slab: this tile was last read two slabs ago, before the barrier
 		 * of the slab in between */
 #pragma unroll
-		for (int e = 0; e < SH_LOADS; e++)
-			if (tid + e * nt < cells)
-				tile[buf + tid + e * nt] = next[e];
+		for (int e = 0; e < L; e++)
+			if (fills & 1u << e)
+				fill[buf + e * nt] = next[e];
 		__syncthreads();
 		if (z < k1 + RR)
 			fetch(z + 1);
@@ -956,34 +961,28 @@ __device__ __forceinline__ void shell_shared(const R *__restrict__ a, R *__restr
 	}
 }
 
-template <int RR>
-__global__ void k_shell_shared32(const float *__restrict__ a, float *__restrict__ b,
-				 const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+/* Tile elements per thread of the instance for bx x by blocks at reach r; 0: none fits. */
+static int shell_loads(int bx, int by, int r)
 {
-	shell_shared<float, RR>(a, b, mask, cls);
+	const int need = ((bx + 2 * r) * (by + 2 * r) + bx * by - 1) / (bx * by);
+
+	return need <= 2 ? 2 : need <= 4 ? 4 : need <= SH_LOADS ? SH_LOADS : 0;
 }
 
-template <int RR>
-__global__ void __launch_bounds__(SH_THREADS, shell_blocks64(RR))
-k_shell_shared64(const double *__restrict__ a, double *__restrict__ b,
-		 const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls)
+/* The instance of reach r and l tile elements per thread; NULL where there is none. */
+template <typename R, int RR>
+static const void *shell_fn_r(int l)
 {
-	shell_shared<double, RR>(a, b, mask, cls);
+	return l == 2 ? (const void *)k_shell_shared<R, RR, 2>
+	       : l == 4 ? (const void *)k_shell_shared<R, RR, 4>
+	       : l == SH_LOADS ? (const void *)k_shell_shared<R, RR, SH_LOADS> : NULL;
 }
 
-/* The float and double instances, for the launcher. */
-template <int RR>
-static void shell_launch(dim3 g, dim3 blk, size_t smem, const float *a, float *b,
-			 const unsigned *mask, const uint8_t *cls)
+template <typename R>
+static const void *shell_fn(int r, int l)
 {
-	k_shell_shared32<RR><<<g, blk, smem>>>(a, b, mask, cls);
-}
-
-template <int RR>
-static void shell_launch(dim3 g, dim3 blk, size_t smem, const double *a, double *b,
-			 const unsigned *mask, const uint8_t *cls)
-{
-	k_shell_shared64<RR><<<g, blk, smem>>>(a, b, mask, cls);
+	return r == 1 ? shell_fn_r<R, 1>(l) : r == 2 ? shell_fn_r<R, 2>(l)
+	       : r == 3 ? shell_fn_r<R, 3>(l) : NULL;
 }
 
 /*
@@ -1733,15 +1732,15 @@ static int launch_shell(const struct cuda_engine *e, int r, dim3 blk, const R *a
 	const dim3 g((e->plan.room[0] + blk.x - 1) / blk.x, (e->plan.room[1] + blk.y - 1) / blk.y,
 		     (e->plan.room[2] + SH_CHUNK - 1) / SH_CHUNK);
 	const size_t smem = 2 * sizeof(R) * (blk.x + 2 * r) * (blk.y + 2 * r);
+	const void *fn = shell_fn<R>(r, shell_loads(blk.x, blk.y, r));
+	const unsigned *mask = e->mask;
+	const uint8_t *cls = e->cls;
+	void *args[] = { &a, &b, &mask, &cls };
 
-	if (!shell_fits(e, r))
+	if (!shell_fits(e, r) || !fn)
 		return -1;
-	switch (r) {
-	case 1: shell_launch<1>(g, blk, smem, a, b, e->mask, e->cls); return 0;
-	case 2: shell_launch<2>(g, blk, smem, a, b, e->mask, e->cls); return 0;
-	case 3: shell_launch<3>(g, blk, smem, a, b, e->mask, e->cls); return 0;
-	default: return -1;
-	}
+	(void)cudaLaunchKernel(fn, g, blk, args, smem, 0);	/* CK_LAUNCH sees its error */
+	return 0;
 }
 
 /* One update of the whole grid by kernel kern: u[cur] is read, u[1 - cur] written. */
@@ -2375,7 +2374,6 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 		case CFG_KERNEL_LEGGY: return (const void *)k_leggy<float, 2>;
 		case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<float, 4, 1>;
 		case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<float, 4, 2>;
-		case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared32<1>;
 		case CFG_KERNEL_SHELL_VEC: return (const void *)k_shell_vec32;
 		case CFG_KERNEL_FCC: return (const void *)k_fcc<float>;
 		case CFG_KERNEL_FCC_VEC: return (const void *)k_fcc_vec<float>;
@@ -2397,7 +2395,6 @@ static const void *kernel_fn(int precision, enum cfg_kernel k)
 	case CFG_KERNEL_LEGGY: return (const void *)k_leggy<double, 2>;
 	case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<double, 4, 1>;
 	case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<double, 4, 2>;
-	case CFG_KERNEL_SHELL_SHARED: return (const void *)k_shell_shared64<1>;
 	case CFG_KERNEL_SHELL_VEC: return (const void *)k_shell_vec64;
 	case CFG_KERNEL_FCC: return (const void *)k_fcc<double>;
 	case CFG_KERNEL_FCC_VEC: return (const void *)k_fcc_vec<double>;
@@ -2412,7 +2409,11 @@ void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *
 	const int tiles = k == CFG_KERNEL_TILED_SHARED || k == CFG_KERNEL_SLICE_SHARED ||
 			  k == CFG_KERNEL_SLICE_SHARED_TEX;
 
-	const void *fn = k == CFG_KERNEL_DIAMOND ? dt_kernel(e, dt_dts(e)) : kernel_fn(e->precision, k);
+	const int r = e->shell_r ? e->shell_r : 1;
+	const int l = shell_loads(e->block[0], e->block[1], r);
+	const void *fn = k == CFG_KERNEL_DIAMOND ? dt_kernel(e, dt_dts(e))
+			 : k != CFG_KERNEL_SHELL_SHARED ? kernel_fn(e->precision, k)
+			 : e->precision == 4 ? shell_fn<float>(r, l) : shell_fn<double>(r, l);
 
 	*regs = 0;
 	*shared = 0;
