@@ -1098,17 +1098,16 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 #pragma unroll
 			for (int q = 0; q < V; q++) {
 				const int i = i0 + q;
-				/* the centre, then the shells (1,0,0), (1,1,0), (1,1,1) */
+				/* the centre, then the shells (1,0,0), (1,1,0), (1,1,1), each
+				 * weighted and added in one rounding (a weight of 0 adds 0) */
 				double sum = 0 + w0 * (double)t00[q][1];
 
 				if (i < d.halo || i > d.hi[0])
 					continue;
-				if (w1 != 0)
-					sum += w1 * (double)((A)t00[q][2] + (A)t00[q][0] + t10[q][1]);
-				if (w2 != 0)
-					sum += w2 * (double)(t10[q][2] + t10[q][0] + t11[q][1]);
-				if (w3 != 0)
-					sum += w3 * (double)(t11[q][2] + t11[q][0]);
+				sum = __fma_rn(w1, (double)((A)t00[q][2] + (A)t00[q][0] + t10[q][1]),
+					       sum);
+				sum = __fma_rn(w2, (double)(t10[q][2] + t10[q][0] + t11[q][1]), sum);
+				sum = __fma_rn(w3, (double)(t11[q][2] + t11[q][0]), sum);
 				{
 					const unsigned t = ((word >> ((n + q) & 31)) & 1u) ? VOX_AIR
 											 : cls[n + q];
