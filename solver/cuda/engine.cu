@@ -803,8 +803,8 @@ __device__ __forceinline__ double kshw_of(int a, int b, int c)
  * double, to one partial sum per distance |dz| = 0 .. r, and acc[m] gathers them for the cell
  * at slab s - r + m, s the slab pushed next. What stays in registers is 2r partial sums and
  * r + 1 centres, not the plane sums of 2r + 1 slabs, and each plane sum is weighted once
- * per distance instead of once per shell: at reach 2 in float32, 62 registers instead of 71
- * and 88 Gvox/s instead of 72 on the H100 (docs/performance.md).
+ * per distance instead of once per shell (at reach 2 in float32 that took shell-shared from
+ * 71 registers to 62 and from 72 Gvox/s to 89 on the H100; docs/performance.md).
  */
 template <int RR, typename R> struct Column {
 	double acc[2 * RR];
@@ -947,7 +947,8 @@ k_shell_shared(const R *__restrict__ a, R *__restrict__ b, const unsigned *__res
 		__syncthreads();
 		if (z < k1 + RR)
 			fetch(z + 1);
-		const double sum = column_push<RR>(g, [&](int dx, int dy) { return own[buf + dx + tw * dy]; });
+		const double sum =
+			column_push<RR>(g, [&](int dx, int dy) { return own[buf + dx + tw * dy]; });
 
 		buf = cells - buf;
 		if (z >= k0 + RR && mine && t != VOX_PAD) {
@@ -995,11 +996,11 @@ static const void *shell_fn(int r, int l)
  * (one extra load at each end of a warp; at the x walls a cell's outside neighbour is itself,
  * the mirror of reach 1), and rolls its cells' three plane sums up z in registers (at reach
  * 1 shell-shared's Column would weigh more doubles, not fewer). The plane sums have type A:
- * double in float64; in float32 float (each
- * adds four neighbours, without the centre, whose large weight is what cancels), and the
- * shells are combined with the centre in double as the CPU does. That keeps float32 within
- * 2·10⁻⁵ of the CPU after 600 steps (float throughout drifted 1.9·10⁻³ from it) and runs at
- * 147 Gvox/s where double plane sums ran at 117 (docs/performance.md).
+ * double in float64; in float32 float (each adds four neighbours, without the centre, whose
+ * large weight is what cancels), and the shells are combined with the centre in double as the
+ * CPU does, each in one fused multiply-add. That keeps float32 within 2·10⁻⁵ of the CPU
+ * after 600 steps (float throughout drifted 1.9·10⁻³ from it) and runs at 153 Gvox/s where
+ * double plane sums ran at 117 (docs/performance.md).
  */
 template <typename R, typename VT, typename T>
 __device__ __forceinline__ void row_sides(const R *__restrict__ row, const T &v, int i0,
