@@ -1720,9 +1720,16 @@ static bool shell_fits(const struct cuda_engine *e, int r)
 {
 	const int bx = e->block[0], by = e->block[1];
 
-	return r >= 1 && r <= SH_MAX_REACH && bx * by <= SH_THREADS &&
-	       (bx + 2 * r) * (by + 2 * r) <= SH_LOADS * bx * by &&
+	return r >= 1 && r <= SH_MAX_REACH && bx * by <= SH_THREADS && shell_loads(bx, by, r) &&
 	       (long long)e->plan.n[0] * e->plan.n[1] <= INT_MAX;	/* in-slab offsets are ints */
+}
+
+/* The shell kernel's instance for the engine's precision and blocks at reach r. */
+static const void *shell_instance(const struct cuda_engine *e, int r)
+{
+	const int l = shell_loads(e->block[0], e->block[1], r);
+
+	return e->precision == 4 ? shell_fn<float>(r, l) : shell_fn<double>(r, l);
 }
 
 /* The shell kernel of reach r; -1 where it does not fit (shell_fits). */
@@ -1732,14 +1739,14 @@ static int launch_shell(const struct cuda_engine *e, int r, dim3 blk, const R *a
 	const dim3 g((e->plan.room[0] + blk.x - 1) / blk.x, (e->plan.room[1] + blk.y - 1) / blk.y,
 		     (e->plan.room[2] + SH_CHUNK - 1) / SH_CHUNK);
 	const size_t smem = 2 * sizeof(R) * (blk.x + 2 * r) * (blk.y + 2 * r);
-	const void *fn = shell_fn<R>(r, shell_loads(blk.x, blk.y, r));
 	const unsigned *mask = e->mask;
 	const uint8_t *cls = e->cls;
 	void *args[] = { &a, &b, &mask, &cls };
 
-	if (!shell_fits(e, r) || !fn)
+	if (!shell_fits(e, r))
 		return -1;
-	(void)cudaLaunchKernel(fn, g, blk, args, smem, 0);	/* CK_LAUNCH sees its error */
+	/* CK_LAUNCH sees its error */
+	(void)cudaLaunchKernel(shell_instance(e, r), g, blk, args, smem, 0);
 	return 0;
 }
 
@@ -2409,11 +2416,9 @@ void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *
 	const int tiles = k == CFG_KERNEL_TILED_SHARED || k == CFG_KERNEL_SLICE_SHARED ||
 			  k == CFG_KERNEL_SLICE_SHARED_TEX;
 
-	const int r = e->shell_r ? e->shell_r : 1;
-	const int l = shell_loads(e->block[0], e->block[1], r);
 	const void *fn = k == CFG_KERNEL_DIAMOND ? dt_kernel(e, dt_dts(e))
-			 : k != CFG_KERNEL_SHELL_SHARED ? kernel_fn(e->precision, k)
-			 : e->precision == 4 ? shell_fn<float>(r, l) : shell_fn<double>(r, l);
+			 : k == CFG_KERNEL_SHELL_SHARED ? shell_instance(e, e->shell_r ? e->shell_r : 1)
+			 : kernel_fn(e->precision, k);
 
 	*regs = 0;
 	*shared = 0;
