@@ -403,7 +403,7 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 		goto out;
 	}
 	lambda = room->courant * stn_courant_limit(&st);
-	fdtd_coefficients(g, lambda, &coefs);
+	fdtd_coefficients(g, &st, lambda, room->precision, &coefs);
 	printf("scheme     %s\n", st.name);
 	{
 		struct cuda_setup cs = { g, &coefs, room->precision,

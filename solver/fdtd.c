@@ -138,19 +138,43 @@ static const int fcc_order[12][3] = {
 #undef REAL
 #undef SFX
 
-void fdtd_coefficients(const struct vox_grid *g, double lambda, struct fdtd_coefs *c)
+/*
+ * lambda^2 as the engines use it: at most the stencil's limit computed in double (squaring a
+ * limit of 1/sqrt(3) gives 1/3 plus an ulp), then rounded down to the run's precision (float
+ * 1/3 is above 1/3), so that the scheme with its rounded coefficient is within the limit.
+ */
+static double l2_of(const struct stn_stencil *s, double lambda, int precision)
+{
+	const double lim = !s || stn_is_seven_point(s) ? 1 / 3.0 : stn_lambda2_limit(s);
+	double l2 = fmin(lambda * lambda, lim);
+	float f = (float)l2;
+
+	if (precision == 4) {
+		if ((double)f > l2)
+			f = nextafterf(f, 0);
+		l2 = f;
+	}
+	return l2;
+}
+
+void fdtd_coefficients(const struct vox_grid *g, const struct stn_stencil *s, double lambda,
+		       int precision, struct fdtd_coefs *c)
 {
 	memset(c, 0, sizeof(*c));
 	/* fcc: weight 1/4 per neighbour, and a node on a wall holds half the volume
 	 * (physics.md "FCC walls") */
-	c->l2 = g->plan.fcc ? 0.25 * lambda * lambda : lambda * lambda;
+	c->l2 = l2_of(s, lambda, precision) / (g->plan.fcc ? 4 : 1);
 	for (int t = 0; t < g->nkinds; t++) {
 		/* Kowalczyk & van Walstijn (2008), the K-neighbour form: physics.md "Walls". */
-		double gl = (g->plan.fcc ? 1 : 0.5) * lambda * g->kinds[t].beta_sum;
+		const double gl = (g->plan.fcc ? 1 : 0.5) * lambda * g->kinds[t].beta_sum;
+		const int K = g->kinds[t].K;
 
 		if (t == VOX_PAD)
 			continue;
-		c->ca[t] = 2 - g->kinds[t].K * c->l2;
+		/* T + be u is exactly 0 for a uniform field: physics.md, "A uniform field stays
+		 * uniform" (fcc: the twelve mirrored neighbours, always present) */
+		c->al[t] = K >= 3 && K <= 5 ? 1 : 0;
+		c->be[t] = c->al[t] ? 6 - K : -K;
 		c->cb[t] = 1 - gl;
 		c->sc[t] = 1 / (1 + gl);
 	}
@@ -472,7 +496,7 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 	f->threads = s->threads > 0 ? s->threads : omp_get_max_threads();
 	/* delta -> 1 / (node volume): h^3, or 2 h^3 per node of the fcc lattice */
 	f->inject = 4 * M_PI * s->lambda * s->lambda / p->h / (p->fcc ? 2 : 1);
-	fdtd_coefficients(s->grid, s->lambda, &f->coefs);
+	fdtd_coefficients(s->grid, s->stencil, s->lambda, s->precision, &f->coefs);
 	if (s->stencil && !stn_is_seven_point(s->stencil) && set_stencil(f, s, err))
 		goto out_free;
 	if (s->cuda)
@@ -931,4 +955,37 @@ void fdtd_field(const struct fdtd *f, int older, double *out)
 		unfold(f, v, out);
 		free(v);
 	}
+}
+
+int fdtd_set_field(struct fdtd *f, const double *cur, const double *prev)
+{
+	const struct vox_plan *p = &f->grid->plan;
+	const double *in[2] = { cur, prev };
+	double *v = p->fcc ? malloc(f->values * sizeof(double)) : NULL;
+	int rc = 0;
+
+	if (p->fcc && !v)
+		return rs_fail(&f->err, RS_ENOMEM, "out of memory folding a field");
+	for (int l = 0; l < 2 && !rc; l++) {
+		const double *x = in[l];
+
+		if (p->fcc) {	/* the nodes' cells, folded */
+			for (int k = 0; k < p->n[2]; k++)
+				for (int j = 0; j < p->n[1]; j++)
+					for (int i = (j + k) & 1; i < p->n[0]; i += 2)
+						v[vox_folded(p, i, j, k)] = in[l][vox_index(p, i, j, k)];
+			x = v;
+		}
+		if (f->gpu) {
+			rc = GPU_CALL(cuda_set_field(f->gpu, l, x, &f->err));
+			continue;
+		}
+		for (size_t n = 0; n < f->values; n++)
+			if (f->precision == 4)
+				((float *)(l ? f->prev : f->cur))[n] = (float)x[n];
+			else
+				((double *)(l ? f->prev : f->cur))[n] = x[n];
+	}
+	free(v);
+	return rc;
 }

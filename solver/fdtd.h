@@ -2,13 +2,17 @@
  * fdtd.h - the CPU engine: the 7-point two-step scheme with locally reacting walls.
  *
  * The engine owns two pressure arrays (u^n and u^(n-1)) and updates in place: step n writes
- * u^(n+1) over u^(n-1) (seed 003 section 4.3.1). Every cell, air or boundary, is updated by
- *     u+ = sc[t] * (ca[t] * u + l2 * S - cb[t] * u-)
- * with S the sum of the six neighbours evaluated as ((x- + x+) + (y- + y+)) + (z- + z+) and
- * t the cell's kind (docs/physics.md). This engine is the oracle of every other one: a GPU
- * kernel must evaluate the same expression in the same order. Stencils that reach further
- * than one cell (solver/stencil.h) take a general step with mirrored walls (cpu_general.inc),
- * and the fcc scheme its own step on folded fields, half the cells (cpu_fcc.inc).
+ * u^(n+1) over u^(n-1) (seed 003 section 4.3.1). Every update is written in increment form,
+ *     u+ = u + sc[t] * (cb[t] * (u - u-) + l2 * L),
+ * L the Laplacian's neighbour sum written so that it is exactly 0 for a uniform field, so a
+ * uniform field stays exactly uniform after rounding in every cell (docs/physics.md, "A
+ * uniform field stays uniform"). In the 7-point scheme L = T + be[t] u, with
+ * T = ((x- - a) + (x+ - a)) + ((y- - a) + (y+ - a)) + ((z- - a) + (z+ - a)), a = al[t] u,
+ * and t the cell's kind; air (al = 0, be = -6, sc = cb = 1) is u + ((u - u-) + l2 (S - 6 u)).
+ * This engine is the oracle of every other one: a GPU kernel must evaluate the same
+ * expression in the same order. Stencils that reach further than one cell
+ * (solver/stencil.h) take a general step with mirrored walls (cpu_general.inc), and the fcc
+ * scheme its own step on folded fields, half the cells (cpu_fcc.inc).
  *
  * fdtd_create() returns an engine that borrows the voxel grid (which must outlive it);
  * fdtd_destroy() releases everything the engine allocated.
@@ -42,14 +46,22 @@ struct fdtd_setup {
 
 struct fdtd;
 
-/* The per-kind coefficients of the update above, for any engine that implements it. */
+/*
+ * The per-kind coefficients of the updates above, for any engine that implements them
+ * (docs/physics.md, "Walls" and "A uniform field stays uniform").
+ */
 struct fdtd_coefs {
-	double ca[VOX_MAX_KINDS];	/* 2 - K lambda^2 (fcc: 2 - 3 lambda^2) */
+	double al[VOX_MAX_KINDS];	/* 1: T sums neighbour - centre; 0: the neighbours */
+	double be[VOX_MAX_KINDS];	/* the centre's multiple added to T (air: -6; fcc: -12) */
 	double cb[VOX_MAX_KINDS];	/* 1 - g, g = (lambda / 2) beta_sum (fcc: lambda beta_sum) */
-	double sc[VOX_MAX_KINDS];	/* 1 / (1 + g); 0 for padding, which stays 0 */
-	double l2;			/* lambda^2 (fcc: lambda^2 / 4, its neighbours' weight) */
+	double sc[VOX_MAX_KINDS];	/* 1 / (1 + g); 0 for padding */
+	double l2;			/* lambda^2 (fcc: lambda^2 / 4, its neighbours' weight), at
+					 * most the stencil's limit and rounded down to the run's
+					 * precision, so the rounded scheme is stable too */
 };
-void fdtd_coefficients(const struct vox_grid *g, double lambda, struct fdtd_coefs *c);
+/* s: the scheme's stencil (NULL: the 7-point one); precision: 4 or 8 bytes. */
+void fdtd_coefficients(const struct vox_grid *g, const struct stn_stencil *s, double lambda,
+		       int precision, struct fdtd_coefs *c);
 
 /* Bytes a run needs: both fields, the grid, and nrec receivers of nsamples doubles. */
 size_t fdtd_memory(const struct vox_plan *p, int precision, int nrec, size_t nsamples);
@@ -134,6 +146,13 @@ void fdtd_host_free(struct fdtd *f, float *p);
 /* Copy the newest level of the whole grid (or, with older = 1, the level before) as doubles,
  * plan.cells of them; with the fcc scheme the nodes' cells hold their values, the others 0. */
 void fdtd_field(const struct fdtd *f, int older, double *out);
+
+/*
+ * Load both levels, u^n from cur and u^(n-1) from prev, plan.cells doubles each in
+ * fdtd_field()'s layout (with the fcc scheme only the nodes' cells are read), rounded to the
+ * run's precision; padding cells must hold 0. The step counter and the receivers stay.
+ */
+int fdtd_set_field(struct fdtd *f, const double *cur, const double *prev);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,9 @@
  * A stencil is a set of K offsets l_k with weights w_k such that
  *     sum_k w_k u(x + l_k h) / h^2  ~  Laplacian u(x),
  * and the scheme is u+ = 2u - u- + lambda^2 sum_k w_k u_{i + l_k} (seed 000 eq. 2 and 5).
- * stn_* functions fill a caller-owned struct stn_stencil; nothing is allocated.
+ * stn_* functions fill a caller-owned struct stn_stencil; nothing is allocated. Every
+ * constructor rounds the weights so that they sum to exactly 0 and a uniform float32 field's
+ * weighted sum is exactly 0 in double (stencil.c, quantise).
  */
 #ifndef STN_STENCIL_H
 #define STN_STENCIL_H
@@ -97,6 +99,10 @@ double stn_symbol(const struct stn_stencil *s, const double xi[3]);
  * Returns 0 when W > 0 somewhere, i.e. the scheme is unstable for every lambda.
  */
 double stn_courant_limit(const struct stn_stencil *s);
+
+/* Its square, 4 / max(-W), computed as such (1/3 for the 7-point stencil): the largest
+ * lambda^2 an engine may use (fdtd_coefficients), which squaring the limit may pass by an ulp. */
+double stn_lambda2_limit(const struct stn_stencil *s);
 
 /* The directions of the dispersion analysis. */
 enum stn_dir { STN_AXIAL, STN_SIDE_DIAGONAL, STN_DIAGONAL, STN_NDIRS };

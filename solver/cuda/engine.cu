@@ -62,12 +62,13 @@ static int check(cudaError_t e, const char *call, const char *file, int line,
 
 /* ---- constants ------------------------------------------------------------------------- */
 
+/* The per-kind coefficients of solver/fdtd.h (struct fdtd_coefs) in the run's precision. */
 template <typename R> struct KCoefs {
-	R ca[VOX_MAX_KINDS];	/* 2 - K lambda^2 */
+	R al[VOX_MAX_KINDS];	/* 1: T sums neighbour - centre; 0: the neighbours */
+	R be[VOX_MAX_KINDS];	/* the centre's multiple added to T */
 	R cb[VOX_MAX_KINDS];	/* 1 - g */
 	R sc[VOX_MAX_KINDS];	/* 1 / (1 + g) */
-	R l2;			/* lambda^2 */
-	R air;			/* ca of air, 2 - 6 lambda^2 */
+	R l2;			/* lambda^2, rounded down to R (fdtd.c) */
 };
 
 struct KDims {
@@ -101,6 +102,8 @@ __constant__ double k_wd[STN_MAX_POINTS];
 #define SH_MAX_REACH 3
 #define SH_N (SH_MAX_REACH + 1)
 __constant__ double k_shd[SH_N][SH_N][SH_N];
+/* The stencil's total weight in the slab at z distance d (float64's column differences). */
+__constant__ double k_shc[SH_N];
 
 /*
  * Slicing kernels march z in chunks of KCHUNK slabs, one chunk per grid z index: a block
@@ -181,21 +184,47 @@ __device__ __forceinline__ Cell<R> cell_at(const R *__restrict__ b,
 	return c;
 }
 
-/* s must be ((x- + x+) + (y- + y+)) + (z- + z+), as the CPU engine sums it. */
+/*
+ * The air update of solver/fdtd.h, u + ((u - u-) + l2 (S - 6 u)), s the neighbours' sum
+ * ((x- + x+) + (y- + y+)) + (z- + z+) as the CPU engine sums it (cpu_step.inc, air_row):
+ * exactly u for a uniform field (docs/physics.md, "A uniform field stays uniform").
+ */
+template <typename R> __device__ __forceinline__ R air_update(R l2, R u, R old, R s)
+{
+	return u + ((u - old) + l2 * (s - R(6) * u));
+}
+
+/*
+ * The update of a cell of kind t from its six neighbours (padding reads 0), cpu_step.inc's
+ * kind_update: for air (al = 0, be = -6, sc = cb = 1) it rounds as air_update does.
+ */
+template <typename R>
+__device__ __forceinline__ R kind_update(const KCoefs<R> &c, unsigned t, R u, R old, R xm, R xp,
+					 R ym, R yp, R zm, R zp)
+{
+	const R a = c.al[t] * u;
+	const R s = (((xm - a) + (xp - a)) + ((ym - a) + (yp - a))) + ((zm - a) + (zp - a));
+
+	return u + c.sc[t] * (c.cb[t] * (u - old) + c.l2 * (s + c.be[t] * u));
+}
+
+/* The update of cell n from its neighbours: air by its bit, the others by their class byte;
+ * padding keeps its zeros. */
 template <typename R>
 __device__ __forceinline__ void update(R *__restrict__ b, const uint8_t *__restrict__ cls,
-				       long long n, Cell<R> cell, R centre, R s)
+				       long long n, Cell<R> cell, R u, R xm, R xp, R ym, R yp,
+				       R zm, R zp)
 {
 	const KCoefs<R> &c = kc<R>();
 	unsigned t;
 
 	if ((cell.word >> (n & 31)) & 1u) {
-		b[n] = c.air * centre + c.l2 * s - cell.old;
+		b[n] = air_update(c.l2, u, cell.old, ((xm + xp) + (ym + yp)) + (zm + zp));
 		return;
 	}
 	t = cls[n];
 	if (t != VOX_PAD)
-		b[n] = c.sc[t] * (c.ca[t] * centre + c.l2 * s - c.cb[t] * cell.old);
+		b[n] = kind_update(c, t, u, cell.old, xm, xp, ym, yp, zm, zp);
 }
 
 /* ---- kernels --------------------------------------------------------------------------- */
@@ -221,12 +250,12 @@ __global__ void k_naive3d(const R *__restrict__ a, R *__restrict__ b,
 	const int2 ck = colk[i + d.nx * j];
 	const Cell<R> cell = cell_at(b, mask, n);
 	const R centre = __ldg(a + n);
-	const R s = ((__ldg(a + n - 1) + __ldg(a + n + 1)) +
-		     (__ldg(a + n - d.sy) + __ldg(a + n + d.sy))) +
-		    (__ldg(a + n - d.sz) + __ldg(a + n + d.sz));
+	const R xm = __ldg(a + n - 1), xp = __ldg(a + n + 1);
+	const R ym = __ldg(a + n - d.sy), yp = __ldg(a + n + d.sy);
+	const R zm = __ldg(a + n - d.sz), zp = __ldg(a + n + d.sz);
 
 	if (k >= ck.x && k <= ck.y)
-		update(b, cls, n, cell, centre, s);
+		update(b, cls, n, cell, centre, xm, xp, ym, yp, zm, zp);
 }
 
 /*
@@ -278,7 +307,7 @@ __global__ void k_tiled(const R *a, R *b, const unsigned *__restrict__ mask,
 		ym = a[n - d.sy];
 		yp = a[n + d.sy];
 	}
-	update(b, cls, n, cell, centre, ((xm + xp) + (ym + yp)) + (a[n - d.sz] + a[n + d.sz]));
+	update(b, cls, n, cell, centre, xm, xp, ym, yp, a[n - d.sz], a[n + d.sz]);
 }
 
 /*
@@ -328,9 +357,9 @@ __global__ void k_slice(Rd rd, R *__restrict__ b, const unsigned *__restrict__ m
 	}
 	for (int k = ck.x; k <= ck.y; k++, n += d.sz) {
 		const bool in = k + PREFETCH + 1 <= ck.y;
-		const R s = ((rd(n - 1) + rd(n + 1)) + (rd(n - d.sy) + rd(n + d.sy))) + (below + up[0]);
 
-		update(b, cls, n, cq[0], centre, s);
+		update(b, cls, n, cq[0], centre, rd(n - 1), rd(n + 1), rd(n - d.sy), rd(n + d.sy),
+		       below, up[0]);
 		below = centre;
 		centre = up[0];
 #pragma unroll
@@ -395,7 +424,7 @@ __global__ void k_slice_shared(Rd rd, R *__restrict__ b, const unsigned *__restr
 			const R ym = threadIdx.y > 0 ? tile[t - blockDim.x] : rd(n - d.sy);
 			const R yp = threadIdx.y < blockDim.y - 1 ? tile[t + blockDim.x] : rd(n + d.sy);
 
-			update(b, cls, n, cq[0], centre, ((xm + xp) + (ym + yp)) + (below + up[0]));
+			update(b, cls, n, cq[0], centre, xm, xp, ym, yp, below, up[0]);
 		}
 		below = centre;
 		centre = up[0];
@@ -489,17 +518,20 @@ __global__ void k_slice_vec(const R *__restrict__ a, R *__restrict__ b,
 		for (int q = 0; q < V; q++) {
 			const R xm = q ? elem<R>(centre, q - 1) : left;
 			const R xp = q < V - 1 ? elem<R>(centre, q + 1) : right;
-			const R s = ((xm + xp) + (elem<R>(ym, q) + elem<R>(yp, q))) +
-				    (elem<R>(below, q) + elem<R>(up1, q));
 			const R u = elem<R>(centre, q), o = elem<R>(old0, q);
 
 			if ((w0 >> ((n + q) & 31)) & 1u) {
-				elem<R>(out, q) = c.air * u + c.l2 * s - o;
+				elem<R>(out, q) = air_update(
+					c.l2, u, o,
+					((xm + xp) + (elem<R>(ym, q) + elem<R>(yp, q))) +
+						(elem<R>(below, q) + elem<R>(up1, q)));
 			} else {
 				const unsigned t = cls[n + q];
 
 				if (t != VOX_PAD)
-					elem<R>(out, q) = c.sc[t] * (c.ca[t] * u + c.l2 * s - c.cb[t] * o);
+					elem<R>(out, q) = kind_update(c, t, u, o, xm, xp, elem<R>(ym, q),
+								      elem<R>(yp, q), elem<R>(below, q),
+								      elem<R>(up1, q));
 			}
 		}
 		if (in)
@@ -518,6 +550,26 @@ __device__ __forceinline__ double kw(int q)
 	return k_wd[q];
 }
 
+/*
+ * The stencil sums of cpu_general.inc, exactly 0 for a uniform field: in float32 the plain
+ * sum of w_k u_k from the centre on (the weights make it exact in double, stencil.c), in
+ * float64 the sum of w_k (u_k - u) from k = 1. DIFF<R> says which; sterm is one term.
+ */
+template <typename R> struct Diff {
+	static constexpr int value = sizeof(R) == sizeof(double);
+};
+
+template <typename R> __device__ __forceinline__ double sterm(double w, R v, R u)
+{
+	return Diff<R>::value ? w * ((double)v - (double)u) : w * (double)v;
+}
+
+/* The sum's first term: the centre's in float32, none in float64. */
+template <typename R> __device__ __forceinline__ double sfirst(R u)
+{
+	return Diff<R>::value ? 0.0 : 0 + kw(0) * (double)u;
+}
+
 /* The mirror image of index x along axis a (docs/physics.md, "Larger stencils"). */
 __device__ __forceinline__ int kfold(int a, int x)
 {
@@ -527,21 +579,25 @@ __device__ __forceinline__ int kfold(int a, int x)
 }
 
 /*
- * u+ = sc (2 u + lambda^2 S - cb u-) of a cell with S already summed in double and rounded to
- * R once, as the CPU engine does (cpu_general.inc).
+ * u+ = u + sc (cb (u - u-) + lambda^2 S) of a cell with S already summed in double and rounded
+ * to R once, as the CPU engine does (cpu_general.inc).
  */
+template <typename R> __device__ __forceinline__ R general_update(const KCoefs<R> &c, unsigned t,
+								  R u, R old, R s)
+{
+	return u + c.sc[t] * (c.cb[t] * (u - old) + c.l2 * s);
+}
+
 template <typename R>
 __device__ __forceinline__ void update_general(R *__restrict__ b,
 					       const unsigned *__restrict__ mask,
 					       const uint8_t *__restrict__ cls, long long n, R u,
 					       double s)
 {
-	const KCoefs<R> &c = kc<R>();
-	const R two = 2;
 	unsigned t = ((__ldg(mask + (n >> 5)) >> (n & 31)) & 1u) ? VOX_AIR : cls[n];
 
 	if (t != VOX_PAD)
-		b[n] = c.sc[t] * (two * u + c.l2 * (R)s - c.cb[t] * b[n]);
+		b[n] = general_update(kc<R>(), t, u, b[n], (R)s);
 }
 
 /* Whether cell (i, j, k) reads past a wall with a stencil of the given reach. */
@@ -573,25 +629,24 @@ __global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
 	if (i < d.halo || i > d.hi[0] || j < d.halo || j > d.hi[1] || k < d.halo || k > d.hi[2])
 		return;
 	const long long n = i + d.sy * j + d.sz * k;
+	const R u = __ldg(a + n);
 
 	if (fallback && ((__ldg(fallback + (n >> 5)) >> (n & 31)) & 1u)) {
 		/* a carved room's cell near its carved walls: the 7-point rule (cpu_general.inc) */
-		const KCoefs<R> &c = kc<R>();
 		const unsigned t = ((__ldg(mask + (n >> 5)) >> (n & 31)) & 1u) ? VOX_AIR : cls[n];
-		const R s7 = ((__ldg(a + n - 1) + __ldg(a + n + 1)) +
-			      (__ldg(a + n - d.sy) + __ldg(a + n + d.sy))) +
-			     (__ldg(a + n - d.sz) + __ldg(a + n + d.sz));
 
-		b[n] = c.sc[t] * (c.ca[t] * __ldg(a + n) + c.l2 * s7 - c.cb[t] * b[n]);
+		b[n] = kind_update(kc<R>(), t, u, b[n], __ldg(a + n - 1), __ldg(a + n + 1),
+				   __ldg(a + n - d.sy), __ldg(a + n + d.sy), __ldg(a + n - d.sz),
+				   __ldg(a + n + d.sz));
 		return;
 	}
 	if (touch && ((__ldg(touch + (n >> 5)) >> (n & 31)) & 1u)) {
 		/* its edges to fallback cells become 7-point ones (cpu_general.inc, touch_sum) */
 		double c0 = kw(0);
 
-		for (int pass = 0; pass < 2; pass++) {
+		for (int pass = Diff<R>::value; pass < 2; pass++) {
 			if (pass)
-				s = 0 + c0 * (double)__ldg(a + n);
+				s = Diff<R>::value ? 0.0 : 0 + c0 * (double)u;
 			for (int q = 1; q < K; q++) {
 				const int *o = k_st.off[q];
 				const long long m = kfold(0, i + o[0]) + d.sy * kfold(1, j + o[1]) +
@@ -601,28 +656,30 @@ __global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
 
 				if (!((__ldg(fallback + (m >> 5)) >> (m & 31)) & 1u)) {
 					if (pass)
-						s += kw(q) * (double)__ldg(a + m);
+						s += sterm(kw(q), __ldg(a + m), u);
 				} else if (!pass) {
 					c0 += unit ? kw(q) - 1 : kw(q);
 				} else if (unit) {
-					s += (double)__ldg(a + m);
+					s += sterm(1.0, __ldg(a + m), u);
 				}
 			}
 		}
-		update_general(b, mask, cls, n, __ldg(a + n), s);
+		update_general(b, mask, cls, n, u, s);
 		return;
 	}
+	if (!Diff<R>::value)
+		s += kw(0) * (double)u;
 	if (near_wall(i, j, k, k_st.reach)) {
-		for (int q = 0; q < K; q++)
-			s += kw(q) * (double)__ldg(a + kfold(0, i + k_st.off[q][0]) +
-							     d.sy * kfold(1, j + k_st.off[q][1]) +
-							     d.sz * kfold(2, k + k_st.off[q][2]));
+		for (int q = 1; q < K; q++)
+			s += sterm(kw(q), __ldg(a + kfold(0, i + k_st.off[q][0]) +
+						     d.sy * kfold(1, j + k_st.off[q][1]) +
+						     d.sz * kfold(2, k + k_st.off[q][2])), u);
 	} else {
-		for (int q = 0; q < K; q++)
-			s += kw(q) * (double)__ldg(a + n + k_st.off[q][0] +
-							     d.sy * k_st.off[q][1] + d.sz * k_st.off[q][2]);
+		for (int q = 1; q < K; q++)
+			s += sterm(kw(q), __ldg(a + n + k_st.off[q][0] + d.sy * k_st.off[q][1] +
+						     d.sz * k_st.off[q][2]), u);
 	}
-	update_general(b, mask, cls, n, __ldg(a + n), s);
+	update_general(b, mask, cls, n, u, s);
 }
 
 /*
@@ -642,7 +699,8 @@ __global__ void k_leggy(const R *__restrict__ a, R *__restrict__ b,
 		return;
 	const long long n = i + d.sy * j + d.sz * k;
 	const bool edge = near_wall(i, j, k, M);
-	double s = 0 + kw(0) * (double)__ldg(a + n);
+	const R u = __ldg(a + n);
+	double s = sfirst(u);
 
 #pragma unroll
 	for (int m = 1; m <= M; m++) {
@@ -666,9 +724,9 @@ __global__ void k_leggy(const R *__restrict__ a, R *__restrict__ b,
 		}
 #pragma unroll
 		for (int p = 0; p < 6; p++)
-			s += w * (double)__ldg(a + o[p]);
+			s += sterm(w, __ldg(a + o[p]), u);
 	}
-	update_general(b, mask, cls, n, __ldg(a + n), s);
+	update_general(b, mask, cls, n, u, s);
 }
 
 /*
@@ -738,18 +796,19 @@ __global__ void k_leggy_shared(const R *__restrict__ a, R *__restrict__ b,
 		for (int c = 0; c < C; c++) {
 			const int j = j0 + threadIdx.y + c * by, r = M + threadIdx.y + c * by;
 			const int x = M + threadIdx.x;
-			double s = 0 + w[0] * (double)q[c][M];
+			const R u = q[c][M];
+			double s = sfirst(u);
 
 			if (i > d.hi[0] || j > d.hi[1])
 				continue;
 #pragma unroll
 			for (int m = 1; m <= M; m++) {
-				s += w[m] * (double)tile[r * tw + x - m];
-				s += w[m] * (double)tile[r * tw + x + m];
-				s += w[m] * (double)tile[(r - m) * tw + x];
-				s += w[m] * (double)tile[(r + m) * tw + x];
-				s += w[m] * (double)q[c][M - m];
-				s += w[m] * (double)q[c][M + m];
+				s += sterm(w[m], tile[r * tw + x - m], u);
+				s += sterm(w[m], tile[r * tw + x + m], u);
+				s += sterm(w[m], tile[(r - m) * tw + x], u);
+				s += sterm(w[m], tile[(r + m) * tw + x], u);
+				s += sterm(w[m], q[c][M - m], u);
+				s += sterm(w[m], q[c][M + m], u);
 			}
 			update_general(b, mask, cls, i + d.sy * j + d.sz * (long long)k, q[c][M], s);
 		}
@@ -802,24 +861,40 @@ __device__ __forceinline__ double kshw_of(int a, int b, int c)
  * same for the cells at the slabs s + dz and s - dz, so each slab is reduced at once, in
  * double, to one partial sum per distance |dz| = 0 .. r, and acc[m] gathers them for the cell
  * at slab s - r + m, s the slab pushed next. What stays in registers is 2r partial sums and
- * r + 1 centres, not the plane sums of 2r + 1 slabs, and each plane sum is weighted once
- * per distance instead of once per shell (at reach 2 in float32 that took shell-shared from
- * 71 registers to 62 and from 72 Gvox/s to 89 on the H100; docs/performance.md).
+ * the column's own values, not the plane sums of 2r + 1 slabs, and each plane sum is weighted
+ * once per distance instead of once per shell (docs/kernels.md).
+ *
+ * The sum is exactly 0 for a uniform field (docs/physics.md, "A uniform field stays
+ * uniform"). Each plane sum adds 4 or 8 values in pairs, so it is exactly 4 u or 8 u then.
+ *  - float32: the plain weighted sum, the centre's term added by the caller: every product
+ *    and partial sum is exact in double for a uniform float field (stencil.c, quantise).
+ *  - float64: each plane sum less 4 or 8 times the slab's own column value u_s, and for the
+ *    cell at slab t the column differences sum over d of C(d) ((u_t+d - u_t) + (u_t-d - u_t)),
+ *    C(d) the stencil's weight at distance d (k_shc): the same sum of w (u_k - u_t). The
+ *    column then keeps 2r + 1 values, not r + 1.
  */
 template <int RR, typename R> struct Column {
+	static constexpr int NU = Diff<R>::value ? 2 * RR + 1 : RR + 1;
 	double acc[2 * RR];
-	R u[RR + 1];	/* the cell's own value at the slabs s - r .. s, after the push of s */
+	R u[NU];	/* the column's own values at the slabs s + 1 - NU .. s, after the push of s */
 };
 
 /*
  * Push the next slab s (at(dx, dy) reads it around the cell) and return the sum, without the
- * centre's own term, of every stencil point of the cell at slab s - r, now complete.
+ * centre's own term, of every stencil point of the cell at slab s - r, now complete (its own
+ * value is u[0] in float32, u[r] in float64).
  */
 template <int RR, typename R, typename At>
 __device__ __forceinline__ double column_push(Column<RR, R> &g, At at)
 {
+	constexpr int D = Diff<R>::value, NU = Column<RR, R>::NU;
 	double c[RR + 1];	/* the slab's weighted sum for the cells at distance d */
+	const R us = at(0, 0);
 
+#pragma unroll
+	for (int m = 0; m < NU - 1; m++)
+		g.u[m] = g.u[m + 1];
+	g.u[NU - 1] = us;
 #pragma unroll
 	for (int p = 0; p <= RR; p++)
 #pragma unroll
@@ -827,28 +902,24 @@ __device__ __forceinline__ double column_push(Column<RR, R> &g, At at)
 			R v;
 
 			if (p == 0) {
-				v = at(0, 0);
+				v = us;
 			} else if (q == 0) {
-				v = at(-p, 0) + at(p, 0) + at(0, -p) + at(0, p);
+				v = (at(-p, 0) + at(p, 0)) + (at(0, -p) + at(0, p));
 			} else {
-				v = at(-p, -q) + at(p, -q) + at(-p, q) + at(p, q);
+				v = (at(-p, -q) + at(p, -q)) + (at(-p, q) + at(p, q));
 				if (q != p)
-					v += at(-q, -p) + at(q, -p) + at(-q, p) + at(q, p);
+					v = v + ((at(-q, -p) + at(q, -p)) + (at(-q, p) + at(q, p)));
 			}
+			if (D && p > 0)	/* less its points' count times u_s: 4 or 8, exact */
+				v = v - R(q == 0 || q == p ? 4 : 8) * us;
 #pragma unroll
 			for (int d = 0; d <= RR; d++)
 				if (p == 0)	/* the first term; the cell's own is apart */
-					c[d] = d ? kshw_of(d, 0, 0) * (double)v : 0.0;
+					c[d] = d && !D ? kshw_of(d, 0, 0) * (double)v : 0.0;
 				else	/* one rounding (the build contracts nothing itself) */
 					c[d] = __fma_rn(kshw_of(d, p, q), (double)v, c[d]);
-			if (p == 0) {
-#pragma unroll
-				for (int m = 0; m < RR; m++)
-					g.u[m] = g.u[m + 1];
-				g.u[RR] = v;
-			}
 		}
-	const double s = g.acc[0] + c[RR];
+	double s = g.acc[0] + c[RR];
 
 #pragma unroll
 	for (int m = 0; m < 2 * RR - 1; m++) {
@@ -857,6 +928,14 @@ __device__ __forceinline__ double column_push(Column<RR, R> &g, At at)
 		g.acc[m] = g.acc[m + 1] + c[d < 0 ? -d : d];
 	}
 	g.acc[2 * RR - 1] = c[RR];
+	if (D) {
+		const double ut = (double)g.u[RR];
+
+#pragma unroll
+		for (int d = 1; d <= RR; d++)
+			s = __fma_rn(k_shc[d],
+				     ((double)g.u[RR + d] - ut) + ((double)g.u[RR - d] - ut), s);
+	}
 	return s;
 }
 
@@ -952,12 +1031,12 @@ k_shell_shared(const R *__restrict__ a, R *__restrict__ b, const unsigned *__res
 
 		buf = cells - buf;
 		if (z >= k0 + RR && mine && t != VOX_PAD) {
-			const KCoefs<R> &c = kc<R>();
-			const double s = kshw(0, 0, 0) * (double)g.u[0] + sum;
+			const R u = g.u[Diff<R>::value ? RR : 0];
+			const double s = Diff<R>::value ? sum : kshw(0, 0, 0) * (double)u + sum;
 
 			/* update_general's expression, with u^(n-1) and the class fetched early */
 			b[i + d.sy * j + d.sz * (long long)(z - RR)] =
-				c.sc[t] * (R(2) * g.u[0] + c.l2 * (R)s - c.cb[t] * prev);
+				general_update(kc<R>(), t, u, prev, (R)s);
 		}
 	}
 }
@@ -1033,8 +1112,7 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 	const unsigned lane = threadIdx.x & 31;
 	const bool in = i0 < d.nx;
 	const T zero = {};
-	const double w0 = kshw(0, 0, 0), w1 = kshw(1, 0, 0), w2 = kshw(1, 1, 0),
-		     w3 = kshw(1, 1, 1);
+	const double w1 = kshw(1, 0, 0), w2 = kshw(1, 1, 0), w3 = kshw(1, 1, 1);
 	const long long rm = d.sy * kfold(1, j - 1), rc = d.sy * j, rp = d.sy * kfold(1, j + 1);
 	R t00[V][3];		/* per cell: centre, then plane sums (1, 0) and (1, 1), slabs -1..1 */
 	A t10[V][3], t11[V][3];
@@ -1088,10 +1166,10 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 			t00[q][2] = elem<R>(yc, q);
 			t10[q][0] = t10[q][1];
 			t10[q][1] = t10[q][2];
-			t10[q][2] = (A)cm + (A)cp + (A)elem<R>(ym, q) + (A)elem<R>(yp, q);
+			t10[q][2] = ((A)cm + (A)cp) + ((A)elem<R>(ym, q) + (A)elem<R>(yp, q));
 			t11[q][0] = t11[q][1];
 			t11[q][1] = t11[q][2];
-			t11[q][2] = (A)mm + (A)mp + (A)pm + (A)pp;
+			t11[q][2] = ((A)mm + (A)mp) + ((A)pm + (A)pp);
 		}
 		if (z >= k0 + 1 && in) {
 			T out = old;
@@ -1099,24 +1177,28 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 #pragma unroll
 			for (int q = 0; q < V; q++) {
 				const int i = i0 + q;
-				/* the centre, then the shells (1,0,0), (1,1,0), (1,1,1), each
-				 * weighted and added in one rounding (a weight of 0 adds 0) */
-				double sum = 0 + w0 * (double)t00[q][1];
+				const A u = t00[q][1];
+				/* each shell, (1,0,0), (1,1,0) and (1,1,1), less its points' count
+				 * times the centre: exactly 0 for a uniform field (the pair and the
+				 * plane sums add exactly, and 6 u and 12 u round as their sums do),
+				 * then weighted and added in one rounding (a weight of 0 adds 0) */
+				const A e1 = (((A)t00[q][2] + (A)t00[q][0]) + t10[q][1]) - A(6) * u;
+				const A e2 = ((t10[q][2] + t10[q][0]) + t11[q][1]) - A(12) * u;
+				const A e3 = (t11[q][2] + t11[q][0]) - A(8) * u;
+				double sum;
 
 				if (i < d.halo || i > d.hi[0])
 					continue;
-				sum = __fma_rn(w1, (double)((A)t00[q][2] + (A)t00[q][0] + t10[q][1]),
-					       sum);
-				sum = __fma_rn(w2, (double)(t10[q][2] + t10[q][0] + t11[q][1]), sum);
-				sum = __fma_rn(w3, (double)(t11[q][2] + t11[q][0]), sum);
+				sum = w1 * (double)e1;
+				sum = __fma_rn(w2, (double)e2, sum);
+				sum = __fma_rn(w3, (double)e3, sum);
 				{
 					const unsigned t = ((word >> ((n + q) & 31)) & 1u) ? VOX_AIR
 											 : cls[n + q];
 
 					if (t != VOX_PAD)
-						elem<R>(out, q) = c.sc[t] * (R(2) * t00[q][1] +
-									     c.l2 * (R)sum -
-									     c.cb[t] * elem<R>(old, q));
+						elem<R>(out, q) = general_update(c, t, t00[q][1],
+										 elem<R>(old, q), (R)sum);
 				}
 			}
 			*(T *)(b + n) = out;
@@ -1234,6 +1316,16 @@ __device__ R fcc_mirrored(const R *__restrict__ a, int i, int j, int k)
 	       ((v[8] + v[9]) + (v[10] + v[11]));
 }
 
+/*
+ * The fcc air update of cpu_fcc.inc, u + ((u - u-) + l2 (S - 12 u)): S's (8 u + 4 u) and 12 u
+ * round alike, so a uniform field stays (docs/physics.md, "A uniform field stays uniform");
+ * the walls' u + sc (cb (u - u-) + l2 (S + be u)), be = -12, rounds the same for air.
+ */
+template <typename R> __device__ __forceinline__ R fcc_air(R l2, R u, R old, R s)
+{
+	return u + ((u - old) + l2 * (s - R(12) * u));
+}
+
 /* Node (i, j, k) at folded index n, parity p, of a room cell: direct or mirrored. */
 template <typename R>
 __device__ __forceinline__ void fcc_node(const R *__restrict__ a, R *__restrict__ b,
@@ -1252,12 +1344,13 @@ __device__ __forceinline__ void fcc_node(const R *__restrict__ a, R *__restrict_
 			    ((__ldg(a + n - d.sy - d.sz) + __ldg(a + n + d.sy + d.sz)) +
 			     (__ldg(a + n + d.sz - d.sy) + __ldg(a + n + d.sy - d.sz)));
 
-		b[n] = c.air * __ldg(a + n) + c.l2 * s - b[n];
+		b[n] = fcc_air(c.l2, __ldg(a + n), b[n], s);
 	} else {
 		const unsigned t = cls[n];
+		const R u = __ldg(a + n);
 
-		b[n] = c.sc[t] * (c.ca[t] * __ldg(a + n) + c.l2 * fcc_mirrored(a, i, j, k) -
-				  c.cb[t] * b[n]);
+		b[n] = u + c.sc[t] * (c.cb[t] * (u - b[n]) +
+				      c.l2 * (fcc_mirrored(a, i, j, k) + c.be[t] * u));
 	}
 }
 
@@ -1330,8 +1423,8 @@ __global__ void k_fcc_vec(const R *__restrict__ a, R *__restrict__ b,
 				     ((lo1[2] + hi1[2]) + (lo1[3] + hi1[3])) +
 				     ((mm.y + pp.y) + (mp.y + pm.y));
 
-			old.x = c.air * ctr.x + c.l2 * s0 - old.x;
-			old.y = c.air * ctr.y + c.l2 * s1 - old.y;
+			old.x = fcc_air(c.l2, ctr.x, old.x, s0);
+			old.y = fcc_air(c.l2, ctr.y, old.y, s1);
 			*(P *)(b + n) = old;
 			continue;
 		}
@@ -1422,6 +1515,7 @@ struct cuda_engine {
 	int leggy_m;			/* M of a leggy stencil, 0 for others */
 	int shell_r;			/* reach of a stencil the shell kernels run, else 0 */
 	double shd[SH_N][SH_N][SH_N];	/* its weight per point of each shell */
+	double shc[SH_N];		/* its weight in the slab at z distance d (k_shc) */
 	int general;			/* 1: a stencil other than the 7-point one */
 	int fcc;			/* 1: the fcc scheme: folded fields, kernel fcc only */
 	size_t values;			/* entries of each field (folded: half the cells) */
@@ -1518,12 +1612,12 @@ size_t cuda_memory(const struct vox_plan *p, int precision, enum cfg_kernel k, i
 template <typename R> static void fill_coefs(KCoefs<R> *k, const struct fdtd_coefs *c)
 {
 	for (int t = 0; t < VOX_MAX_KINDS; t++) {
-		k->ca[t] = (R)c->ca[t];
+		k->al[t] = (R)c->al[t];
+		k->be[t] = (R)c->be[t];
 		k->cb[t] = (R)c->cb[t];
 		k->sc[t] = (R)c->sc[t];
 	}
 	k->l2 = (R)c->l2;
-	k->air = (R)c->ca[VOX_AIR];
 }
 
 static int upload(struct cuda_engine *e, struct rs_error *err)
@@ -1534,6 +1628,7 @@ static int upload(struct cuda_engine *e, struct rs_error *err)
 	    CK(cudaMemcpyToSymbol(k_st, &e->st, sizeof(e->st))) ||
 	    CK(cudaMemcpyToSymbol(k_wd, e->wd, sizeof(e->wd))) ||
 	    CK(cudaMemcpyToSymbol(k_shd, e->shd, sizeof(e->shd))) ||
+	    CK(cudaMemcpyToSymbol(k_shc, e->shc, sizeof(e->shc))) ||
 	    CK(e->precision == 4 ? cudaMemcpyToSymbol(k_f32, &e->cf, sizeof(e->cf))
 				 : cudaMemcpyToSymbol(k_f64, &e->cd, sizeof(e->cd))))
 		return RS_EDEVICE;
@@ -2538,8 +2633,12 @@ static int set_stencil(struct cuda_engine *e, const struct stn_stencil *st,
 	e->st.K = s->K;
 	e->st.reach = s->reach;
 	memcpy(e->st.off, s->off, sizeof(e->st.off));
-	for (int q = 0; q < s->K; q++)
+	memset(e->shc, 0, sizeof(e->shc));
+	for (int q = 0; q < s->K; q++) {
 		e->wd[q] = s->w[q];
+		if (s->off[q][2] > 0 && s->off[q][2] < SH_N)
+			e->shc[s->off[q][2]] += s->w[q];
+	}
 	e->shell_r = shell_weights(s, e->shd);
 	/* a leggy stencil: 6M + 1 points along the axes only */
 	e->leggy_m = (s->K - 1) % 6 == 0 && s->reach == (s->K - 1) / 6 ? s->reach : 0;
@@ -2876,6 +2975,28 @@ int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_er
 	}
 	free(tmp);
 	return 0;
+}
+
+int cuda_set_field(struct cuda_engine *e, int older, const double *in, struct rs_error *err)
+{
+	const size_t n = e->values;
+	void *dst = e->u[older ? 1 - e->cur : e->cur];
+	void *tmp = malloc(n * (size_t)e->precision);
+	int col, z, rc;
+
+	if (!tmp)
+		return rs_fail(err, RS_ENOMEM, "out of memory copying the field");
+	for (size_t i = 0; i < n; i++) {
+		const size_t m = e->zfast ? (size_t)dt_index(e, (long long)i, &col, &z) : i;
+
+		if (e->precision == 4)
+			((float *)tmp)[m] = (float)in[i];
+		else
+			((double *)tmp)[m] = in[i];
+	}
+	rc = CK(cudaMemcpy(dst, tmp, n * (size_t)e->precision, cudaMemcpyHostToDevice));
+	free(tmp);
+	return rc ? RS_EDEVICE : 0;
 }
 
 /* The plane kernel of the engine's lattice and precision, into device memory out. */

@@ -84,6 +84,10 @@ const double *cuda_receiver(const struct cuda_engine *e, int r);
 /* The newest level (older = 0) or the one before, as doubles over the whole grid. */
 int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_error *err);
 
+/* Load the newest level (older = 0) or the one before from doubles over the whole grid (the
+ * folded nodes with the fcc scheme), cuda_field's layout. */
+int cuda_set_field(struct cuda_engine *e, int older, const double *in, struct rs_error *err);
+
 /* The room cells of one plane of the newest level, as fdtd_plane() lays them out. */
 int cuda_plane(struct cuda_engine *e, int axis, int index, float *out, struct rs_error *err);
 

@@ -7,6 +7,10 @@
  * of a rigid room is conserved on the GPU as on the CPU. The fcc scheme runs on its own
  * folded kernel (fcc_lattice).
  *
+ * Every kernel keeps a uniform field exactly uniform, and runs LONG_STEPS float32 steps of a
+ * small absorbing room and 2 s of a 10^7-cell mesh room at 2 kHz without growing
+ * (docs/physics.md, "A uniform field stays uniform").
+ *
  * ROOMSIM_GPU_QUICK=1 runs a few short cases, for compute-sanitizer.
  */
 #include "../helper.h"
@@ -26,6 +30,10 @@
 #define TOL_F64 1e-11		/* of the peak: float64 */
 #define ENERGY_STEPS 5000
 #define ENERGY_TOL 1e-10
+#define LONG_STEPS 1000000	/* at least 10^6 (the DC issue) */
+#define LONG_CHUNK 100000	/* steps between energy checks of the long runs */
+#define MEAN_TOL 1e-5		/* the late mean over the peak */
+#define SOURCE_TIME 0.05	/* s: the long runs' source is cut there */
 
 static int quick;
 static const char *roomsim;	/* the binary, for diamond_run: $ROOMSIM or build/roomsim */
@@ -762,6 +770,273 @@ static void energy_on_gpu(void **state)
 	sim_close(s);
 }
 
+/*
+ * The kernels and schemes of the uniform-field and long-run cases: every kernel once, on
+ * the scheme it runs (dts and nt for diamond: 0, the defaults).
+ */
+static const struct {
+	enum cfg_kernel k;
+	const char *scheme;
+} each_kernel[] = {
+	{ CFG_KERNEL_NAIVE3D, "stencil: leggy, order: 2" },
+	{ CFG_KERNEL_TILED_GLOBAL, "stencil: leggy, order: 2" },
+	{ CFG_KERNEL_TILED_SHARED, "stencil: leggy, order: 2" },
+	{ CFG_KERNEL_SLICE_NAIVE, "stencil: leggy, order: 2" },
+	{ CFG_KERNEL_SLICE_TEXTURE, "stencil: leggy, order: 2" },
+	{ CFG_KERNEL_SLICE_LDG, "stencil: leggy, order: 2" },
+	{ CFG_KERNEL_SLICE_SHARED, "stencil: leggy, order: 2" },
+	{ CFG_KERNEL_SLICE_SHARED_TEX, "stencil: leggy, order: 2" },
+	{ CFG_KERNEL_SLICE_VEC, "stencil: leggy, order: 2" },
+	{ CFG_KERNEL_DIAMOND, "stencil: leggy, order: 2" },
+	{ CFG_KERNEL_DIAMOND, "stencil: leggy, order: 4" },
+	{ CFG_KERNEL_GENERAL, "stencil: leggy, order: 4" },
+	{ CFG_KERNEL_GENERAL, "stencil: compact, radius2: 3" },
+	{ CFG_KERNEL_LEGGY, "stencil: leggy, order: 4" },
+	{ CFG_KERNEL_LEGGY_SHARED, "stencil: leggy, order: 4" },
+	{ CFG_KERNEL_LEGGY_SHARED2, "stencil: leggy, order: 8" },
+	{ CFG_KERNEL_SHELL_SHARED, "stencil: box, q: [2, 2, 2]" },
+	{ CFG_KERNEL_SHELL_SHARED, "stencil: interpolated, variant: IWB" },
+	{ CFG_KERNEL_SHELL_VEC, "stencil: compact, radius2: 3" },
+	{ CFG_KERNEL_FCC, "stencil: fcc" },
+	{ CFG_KERNEL_FCC_VEC, "stencil: fcc" },
+};
+#define NEACH (int)(sizeof(each_kernel) / sizeof(each_kernel[0]))
+
+/* The absorbing box of the long runs (1.2 x 1.0 x 0.8 m at 5 cm) with a scheme. */
+static struct sim *dc_room(const char *scheme, int precision)
+{
+	char yaml[1024];
+
+	snprintf(yaml, sizeof(yaml),
+		 "grid: {spacing: 0.05}\nduration: 0.1\nscheme: {%s, precision: %s}\n"
+		 "geometry: {box: [1.2, 1.0, 0.8]}\n"
+		 "materials: {w: {absorption: 0.1}, f: {absorption: 0.05}}\n"
+		 "surfaces: {default: w, floor: f}\n"
+		 "sources: [{name: S, position: [0.23, 0.21, 0.18], signal: ricker, fc: 250, highpass: 0}]\n"
+		 "receivers: [{name: A, position: [0.81, 0.66, 0.54]}, "
+		 "{name: B, position: [0.16, 0.78, 0.27]}]\n",
+		 scheme, precision == 4 ? "float32" : "float64");
+	return sim_open(yaml);
+}
+
+/* dc_room carved into an L with a lowered ceiling in one leg. */
+static void dc_carve(struct sim *s)
+{
+	const double lo1[3] = { 0.8, 0.6, -1 }, hi1[3] = { 9, 9, 9 };
+	const double lo2[3] = { -1, -1, 0.55 }, hi2[3] = { 0.4, 9, 9 };
+	struct rs_error err = { 0 };
+
+	assert_int_equal(vox_carve(s->grid, s->room, lo1, hi1, 0, &err), 0);
+	assert_int_equal(vox_carve(s->grid, s->room, lo2, hi2, 0, &err), 0);
+}
+
+/* Every kernel: a uniform field stays exactly uniform for 3 steps, both precisions, in the
+ * absorbing box (with its scheme) and, for the 7-point kernels, in the carved L. */
+static void uniform_field_on_gpu(void **state)
+{
+	static const double values[] = { 0.7315920591354370, -1234.5678910111213 };
+
+	(void)state;
+	for (int e = 0; e < NEACH; e++)
+		for (int prec = 4; prec <= 8; prec += 4)
+			for (int carved = 0; carved < 2; carved++) {
+				struct sim *s;
+				struct fdtd_setup g;
+				struct fdtd *f;
+				struct rs_error err = { 0 };
+				const struct vox_plan *p;
+				double *u, *got;
+				size_t bad = 0, n_room = 0;
+
+				if (carved && (each_kernel[e].k >= CFG_KERNEL_GENERAL &&
+					       each_kernel[e].k != CFG_KERNEL_DIAMOND))
+					continue;
+				if (carved && strcmp(each_kernel[e].scheme, "stencil: leggy, order: 2"))
+					continue;
+				s = dc_room(each_kernel[e].scheme, prec);
+				if (carved)
+					dc_carve(s);
+				p = &s->grid->plan;
+				g = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
+							 .lambda = s->lambda, .precision = prec, .cuda = 1,
+							 .kernel = each_kernel[e].k };
+				if (!(f = fdtd_create(&g, &err)))
+					fail_msg("%s", err.msg);
+				u = malloc(p->cells * sizeof(double));
+				got = malloc(p->cells * sizeof(double));
+				assert_non_null(u);
+				assert_non_null(got);
+				for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+					const double c = prec == 4 ? (double)(float)values[v] : values[v];
+
+					for (int k = 0; k < p->n[2]; k++)
+						for (int j = 0; j < p->n[1]; j++)
+							for (int i = 0; i < p->n[0]; i++) {
+								const size_t n = vox_index(p, i, j, k);
+
+								u[n] = s->grid->cls[n] != VOX_PAD &&
+									       (!p->fcc || (i + j + k) % 2 == 0)
+									       ? c : 0;
+							}
+					assert_int_equal(fdtd_set_field(f, u, u), 0);
+					assert_int_equal(fdtd_advance(f, 3, NULL), 0);
+					for (int older = 0; older < 2; older++) {
+						fdtd_field(f, older, got);
+						for (size_t n = 0; n < p->cells; n++) {
+							n_room += u[n] != 0;
+							bad += got[n] != u[n];
+						}
+					}
+				}
+				print_message("# uniform field, %-16s %-30s %s %s: %zu of %zu values "
+					      "changed\n", cfg_kernel_names[each_kernel[e].k],
+					      s->stencil.name, prec == 4 ? "f32" : "f64",
+					      carved ? "L-shaped" : "box", bad, n_room);
+				assert_true(n_room > 0);
+				assert_int_equal(bad, 0);
+				free(u);
+				free(got);
+				fdtd_destroy(f);
+				sim_close(s);
+			}
+}
+
+/*
+ * Receivers r of f after `steps` steps: the largest |late mean| (over the last tenth) over the
+ * peak, and the RMS of the last tenth over that of the second tenth.
+ */
+static void late_stats(struct fdtd *f, int nrec, long steps, double *mean, double *rms)
+{
+	*mean = 0;
+	*rms = 0;
+	for (int r = 0; r < nrec; r++) {
+		const double *x = fdtd_receiver(f, r);
+		const size_t late = (size_t)(steps - steps / 10), early = (size_t)(steps / 10);
+		double peak = 0, m = 0, a = 0, b = 0;
+
+		for (size_t i = 0; i <= (size_t)steps; i++)
+			peak = fmax(peak, fabs(x[i]));
+		for (size_t i = late; i <= (size_t)steps; i++) {
+			m += x[i];
+			a += x[i] * x[i];
+		}
+		for (size_t i = early; i < 2 * early; i++)
+			b += x[i] * x[i];
+		assert_true(peak > 0 && b > 0);
+		*mean = fmax(*mean, fabs(m / (double)((size_t)steps + 1 - late)) / peak);
+		*rms = fmax(*rms, sqrt(a / (double)((size_t)steps + 1 - late) / (b / (double)early)));
+	}
+}
+
+/*
+ * Every kernel, float32, LONG_STEPS steps of the absorbing box, the source cut after
+ * SOURCE_TIME: the late mean stays below MEAN_TOL of the peak and the energy never rises above
+ * its value at the cut.
+ */
+static void long_runs_on_gpu(void **state)
+{
+	int failed = 0;
+
+	(void)state;
+	if (quick)
+		skip();
+	for (int e = 0; e < NEACH; e++) {
+		struct sim *s = dc_room(each_kernel[e].scheme, 4);
+		const long from = (long)ceil(SOURCE_TIME / s->dt);
+		struct fdtd_setup g = { .grid = s->grid, .stencil = &s->stencil, .lambda = s->lambda,
+					.precision = 4, .cuda = 1, .kernel = each_kernel[e].k };
+		struct rs_error err = { 0 };
+		struct fdtd *f = fdtd_create(&g, &err);
+		double *sig = calloc(LONG_STEPS, sizeof(double)), e0, worst = 0, mean, rms;
+
+		if (!f)
+			fail_msg("%s", err.msg);
+		assert_non_null(sig);
+		for (int r = 0; r < 2; r++)
+			assert_int_equal(fdtd_add_receiver(f, s->room->receivers[r].pos), r);
+		assert_int_equal(fdtd_reserve(f, LONG_STEPS + 1), 0);
+		sig_source(&s->room->sources[0], s->dt, (size_t)from, sig);
+		assert_int_equal(fdtd_add_source(f, s->room->sources[0].pos, sig, LONG_STEPS), 0);
+		assert_int_equal(fdtd_advance(f, from, NULL), 0);
+		e0 = fdtd_energy(f);
+		for (long n = from; n < LONG_STEPS; n += LONG_CHUNK) {
+			assert_int_equal(fdtd_advance(f, n + LONG_CHUNK > LONG_STEPS ? LONG_STEPS - n
+										: LONG_CHUNK, NULL), 0);
+			worst = fmax(worst, fdtd_energy(f) / e0);
+		}
+		late_stats(f, 2, LONG_STEPS, &mean, &rms);
+		print_message("# %-16s %-30s %d steps: late mean %.2e of the peak, energy at most "
+			      "%.2e of its start%s\n", cfg_kernel_names[each_kernel[e].k],
+			      s->stencil.name, LONG_STEPS, mean, worst,
+			      mean < MEAN_TOL && worst <= 1 ? "" : "  FAILED");
+		failed += !(mean < MEAN_TOL && worst <= 1);
+		free(sig);
+		fdtd_destroy(f);
+		sim_close(s);
+	}
+	assert_int_equal(failed, 0);
+}
+
+/*
+ * Every 7-point kernel, float32: 2 s of tests/gpu/rooms/seminar.yaml (a mesh room, 10^7 cells
+ * at 2 kHz). The late mean stays below MEAN_TOL of the peak and the last tenth is quieter than
+ * the second.
+ */
+static void mesh_room_on_gpu(void **state)
+{
+	const char *path = "tests/gpu/rooms/seminar.yaml";
+	FILE *fp = fopen(path, "r");
+	char *text = calloc(1, 1 << 16), *at;
+	struct sim *s;
+	int failed = 0;
+
+	(void)state;
+	if (quick || (only_kernels && strncmp("diamond", only_kernels, strlen(only_kernels))))
+		skip();
+	assert_non_null(fp);
+	assert_non_null(text);
+	assert_true(fread(text, 1, (1 << 16) - 64, fp) > 0);
+	fclose(fp);
+	/* the mesh relative to the repository's root, where gpu-test runs */
+	assert_non_null(at = strstr(text, "mesh: seminar.obj"));
+	memmove(at + strlen("mesh: tests/gpu/rooms/"), at + strlen("mesh: "),
+		strlen(at + strlen("mesh: ")) + 1);
+	memcpy(at, "mesh: tests/gpu/rooms/", strlen("mesh: tests/gpu/rooms/"));
+	s = sim_open(text);
+	for (int e = 0; e < NEACH && each_kernel[e].k != CFG_KERNEL_GENERAL; e++) {
+		const enum cfg_kernel k = each_kernel[e].k;	/* the 7-point ones come first */
+		struct fdtd_setup g = { .grid = s->grid, .stencil = &s->stencil, .lambda = s->lambda,
+					.precision = 4, .cuda = 1, .kernel = k };
+		struct rs_error err = { 0 };
+		struct fdtd *f;
+		double *sig = malloc((size_t)s->steps * sizeof(double)), mean, rms;
+
+		if (strcmp(each_kernel[e].scheme, "stencil: leggy, order: 2"))
+			continue;
+		if (!(f = fdtd_create(&g, &err)))
+			fail_msg("%s", err.msg);
+		assert_non_null(sig);
+		for (int r = 0; r < 2; r++)
+			assert_int_equal(fdtd_add_receiver(f, s->room->receivers[r].pos), r);
+		assert_int_equal(fdtd_reserve(f, (size_t)s->steps + 1), 0);
+		sig_source(&s->room->sources[0], s->dt, (size_t)s->steps, sig);
+		assert_int_equal(fdtd_add_source(f, s->room->sources[0].pos, sig, (size_t)s->steps),
+				 0);
+		assert_int_equal(fdtd_advance(f, s->steps, NULL), 0);
+		late_stats(f, 2, s->steps, &mean, &rms);
+		print_message("# seminar room, %.3g M cells, %ld steps, %-16s: late mean %.2e of the "
+			      "peak, late RMS %.2e of the second tenth's%s\n",
+			      (double)s->grid->plan.cells / 1e6, s->steps, cfg_kernel_names[k], mean,
+			      rms, mean < MEAN_TOL && rms < 1 ? "" : "  FAILED");
+		failed += !(mean < MEAN_TOL && rms < 1);
+		free(sig);
+		fdtd_destroy(f);
+	}
+	sim_close(s);
+	free(text);
+	assert_int_equal(failed, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest all[] = {
@@ -773,12 +1048,14 @@ int main(void)
 		cmocka_unit_test(auto_kernel),	 cmocka_unit_test(energy_on_gpu),
 		cmocka_unit_test(larger_stencils), cmocka_unit_test(carved_larger_stencils),
 		cmocka_unit_test(fcc_lattice),	 cmocka_unit_test(diamond_kernel),
-		cmocka_unit_test(diamond_run),
+		cmocka_unit_test(diamond_run),	 cmocka_unit_test(uniform_field_on_gpu),
+		cmocka_unit_test(long_runs_on_gpu), cmocka_unit_test(mesh_room_on_gpu),
 	};
 	const struct CMUnitTest few[] = {
 		cmocka_unit_test(lshaped_f32), cmocka_unit_test(texture_subvolumes),
 		cmocka_unit_test(diamond_kernel),
 		cmocka_unit_test(larger_stencils), cmocka_unit_test(fcc_lattice),
+		cmocka_unit_test(uniform_field_on_gpu),
 	};
 
 	if (!fdtd_cuda_available(NULL, 0)) {
