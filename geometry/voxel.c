@@ -169,7 +169,24 @@ static double quantise(double b, double q)
 	return q > 0 && b > 0 ? exp(q * round(log(b) / q)) : b;
 }
 
-/* Give every wall's cell its kind with admittance sums rounded to step q; -1 if they overflow. */
+/*
+ * Whether a cell's sum of its six neighbours, ((x- + x+) + (y- + y+)) + (z- + z+) with its
+ * missing ones read as 0, can round twice for a uniform field: when the x and y pairs hold
+ * three values (2u + u rounds) and the z pair at least one more (and rounds again).
+ */
+static int kind_diff(const struct vox_wall *wl)
+{
+	int present[3] = { 0, 0, 0 };
+
+	for (int f = 0; f < 6; f++)
+		present[f / 2] += wl->material[f] == VOX_NO_WALL;
+	return present[0] + present[1] == 3 && present[2] >= 1;
+}
+
+/*
+ * Give every wall's cell its kind with admittance sums rounded to step q, the kinds with diff
+ * = 0 first; -1 if they overflow.
+ */
 static int assign_kinds(struct vox_grid *g, const struct cfg_room *room, double q)
 {
 	int slot_kind[KIND_SLOTS];
@@ -178,34 +195,39 @@ static int assign_kinds(struct vox_grid *g, const struct cfg_room *room, double 
 		slot_kind[s] = -1;
 	g->nkinds = 2;
 	g->kind_error = 0;
-	for (size_t w = 0; w < g->nwalls; w++) {
-		const struct vox_wall *wl = &g->walls[w];
-		double b = 0, bq;
-		int K = 6;
-		uint64_t s;
+	for (int diff = 0; diff < 2; diff++) {
+		g->first_diff = g->nkinds;
+		for (size_t w = 0; w < g->nwalls; w++) {
+			const struct vox_wall *wl = &g->walls[w];
+			double b = 0, bq;
+			int K = 6;
+			uint64_t s;
 
-		for (int f = 0; f < 6; f++)
-			if (wl->material[f] != VOX_NO_WALL) {
-				b += room->materials[wl->material[f]].beta * wl->area[f];
-				K--;
+			if (kind_diff(wl) != diff)
+				continue;
+			for (int f = 0; f < 6; f++)
+				if (wl->material[f] != VOX_NO_WALL) {
+					b += room->materials[wl->material[f]].beta * wl->area[f];
+					K--;
+				}
+			bq = quantise(b, q);
+			if (b > 0)
+				g->kind_error = fmax(g->kind_error, fabs(bq - b) / b);
+			for (s = kind_hash(K + 8 * diff, bq) & (KIND_SLOTS - 1); slot_kind[s] >= 0;
+			     s = (s + 1) & (KIND_SLOTS - 1)) {
+				const struct vox_kind *kd = &g->kinds[slot_kind[s]];
+
+				if (kd->K == K && kd->beta_sum == bq && kd->diff == diff)
+					break;
 			}
-		bq = quantise(b, q);
-		if (b > 0)
-			g->kind_error = fmax(g->kind_error, fabs(bq - b) / b);
-		for (s = kind_hash(K, bq) & (KIND_SLOTS - 1); slot_kind[s] >= 0;
-		     s = (s + 1) & (KIND_SLOTS - 1)) {
-			const struct vox_kind *kd = &g->kinds[slot_kind[s]];
-
-			if (kd->K == K && kd->beta_sum == bq)
-				break;
+			if (slot_kind[s] < 0) {
+				if (g->nkinds == VOX_MAX_KINDS)
+					return -1;
+				g->kinds[g->nkinds] = (struct vox_kind){ K, bq, diff };
+				slot_kind[s] = g->nkinds++;
+			}
+			g->cls[wl->cell] = (uint8_t)slot_kind[s];
 		}
-		if (slot_kind[s] < 0) {
-			if (g->nkinds == VOX_MAX_KINDS)
-				return -1;
-			g->kinds[g->nkinds] = (struct vox_kind){ K, bq };
-			slot_kind[s] = g->nkinds++;
-		}
-		g->cls[wl->cell] = (uint8_t)slot_kind[s];
 	}
 	return 0;
 }
@@ -319,9 +341,10 @@ struct vox_grid *vox_alloc(const struct cfg_room *room, struct rs_error *err)
 	for (int d = 0; d < 3; d++)	/* the first room node: at h / 2, or on the wall */
 		g->origin[d] = room->origin[d] +
 			       ((g->plan.fcc ? 0 : 0.5) - g->plan.halo) * g->plan.h;
-	g->kinds[VOX_PAD] = (struct vox_kind){ 0, 0 };
-	g->kinds[VOX_AIR] = (struct vox_kind){ g->plan.fcc ? 12 : 6, 0 };
+	g->kinds[VOX_PAD] = (struct vox_kind){ 0, 0, 0 };
+	g->kinds[VOX_AIR] = (struct vox_kind){ g->plan.fcc ? 12 : 6, 0, 0 };
 	g->nkinds = 2;
+	g->first_diff = VOX_MAX_KINDS;
 	return g;
 
 out_nomem:

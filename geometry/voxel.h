@@ -34,6 +34,10 @@ extern "C" {
 struct vox_kind {
 	int K;			/* non-padding neighbours among the six face neighbours */
 	double beta_sum;	/* sum of wall admittances over the 6 - K missing neighbours */
+	int diff;		/* 1: the engines' sum of its six neighbours, padding read as 0,
+				 * may round twice for a uniform field (one neighbour or two
+				 * missing along x or y and none along z or one: docs/physics.md,
+				 * "A uniform field stays uniform"); such kinds come last */
 };
 
 /* What a grid will be, computed without allocating it (roomsim info, memory checks). */
@@ -72,6 +76,7 @@ struct vox_grid {
 	int32_t *kstop;		/* per column: last non-padding k; kstop < kstart for none */
 	struct vox_kind kinds[VOX_MAX_KINDS];
 	int nkinds;
+	int first_diff;		/* the first kind with diff = 1 (nkinds: none) */
 	int carved;		/* 1: not a plain box (vox_carve, a mesh, shapes, a voxel file) */
 	struct vox_wall *walls;	/* every boundary cell, in cell order; owned (cubic grid only) */
 	size_t nwalls;

@@ -164,6 +164,7 @@ void fdtd_coefficients(const struct vox_grid *g, const struct stn_stencil *s, do
 	/* fcc: weight 1/4 per neighbour, and a node on a wall holds half the volume
 	 * (physics.md "FCC walls") */
 	c->l2 = l2_of(s, lambda, precision) / (g->plan.fcc ? 4 : 1);
+	c->first_diff = g->first_diff;
 	for (int t = 0; t < g->nkinds; t++) {
 		/* Kowalczyk & van Walstijn (2008), the K-neighbour form: physics.md "Walls". */
 		const double gl = (g->plan.fcc ? 1 : 0.5) * lambda * g->kinds[t].beta_sum;
@@ -173,8 +174,7 @@ void fdtd_coefficients(const struct vox_grid *g, const struct stn_stencil *s, do
 			continue;
 		/* T + be u is exactly 0 for a uniform field: physics.md, "A uniform field stays
 		 * uniform" (fcc: the twelve mirrored neighbours, always present) */
-		c->al[t] = K >= 3 && K <= 5 ? 1 : 0;
-		c->be[t] = c->al[t] ? 6 - K : -K;
+		c->be[t] = g->kinds[t].diff ? 6 - K : -K;
 		c->cb[t] = 1 - gl;
 		c->sc[t] = 1 / (1 + gl);
 	}

@@ -7,8 +7,9 @@
  * L the Laplacian's neighbour sum written so that it is exactly 0 for a uniform field, so a
  * uniform field stays exactly uniform after rounding in every cell (docs/physics.md, "A
  * uniform field stays uniform"). In the 7-point scheme L = T + be[t] u, with
- * T = ((x- - a) + (x+ - a)) + ((y- - a) + (y+ - a)) + ((z- - a) + (z+ - a)), a = al[t] u,
- * and t the cell's kind; air (al = 0, be = -6, sc = cb = 1) is u + ((u - u-) + l2 (S - 6 u)).
+ * T = ((x- - a) + (x+ - a)) + ((y- - a) + (y+ - a)) + ((z- - a) + (z+ - a)), a = u for the
+ * kinds whose plain neighbour sum could round twice (voxel.h, diff) and 0 for the others, and
+ * t the cell's kind; air (a = 0, be = -6, sc = cb = 1) is u + ((u - u-) + l2 (S - 6 u)).
  * This engine is the oracle of every other one: a GPU kernel must evaluate the same
  * expression in the same order. Stencils that reach further than one cell
  * (solver/stencil.h) take a general step with mirrored walls (cpu_general.inc), and the fcc
@@ -51,7 +52,7 @@ struct fdtd;
  * (docs/physics.md, "Walls" and "A uniform field stays uniform").
  */
 struct fdtd_coefs {
-	double al[VOX_MAX_KINDS];	/* 1: T sums neighbour - centre; 0: the neighbours */
+	int first_diff;			/* kinds t >= first_diff: a = u, else a = 0 (below) */
 	double be[VOX_MAX_KINDS];	/* the centre's multiple added to T (air: -6; fcc: -12) */
 	double cb[VOX_MAX_KINDS];	/* 1 - g, g = (lambda / 2) beta_sum (fcc: lambda beta_sum) */
 	double sc[VOX_MAX_KINDS];	/* 1 / (1 + g); 0 for padding */

@@ -64,7 +64,7 @@ static int check(cudaError_t e, const char *call, const char *file, int line,
 
 /* The per-kind coefficients of solver/fdtd.h (struct fdtd_coefs) in the run's precision. */
 template <typename R> struct KCoefs {
-	R al[VOX_MAX_KINDS];	/* 1: T sums neighbour - centre; 0: the neighbours */
+	int tdiff;		/* kinds t >= tdiff sum neighbour - u (voxel.h, diff) */
 	R be[VOX_MAX_KINDS];	/* the centre's multiple added to T */
 	R cb[VOX_MAX_KINDS];	/* 1 - g */
 	R sc[VOX_MAX_KINDS];	/* 1 / (1 + g) */
@@ -194,18 +194,33 @@ template <typename R> __device__ __forceinline__ R air_update(R l2, R u, R old, 
 	return u + ((u - old) + l2 * (s - R(6) * u));
 }
 
+/* u + sc (cb (u - u-) + l2 L) of a cell of kind t, L the stencil's exact sum. */
+template <typename R> __device__ __forceinline__ R inc_update(const KCoefs<R> &c, unsigned t,
+							      R u, R old, R L)
+{
+	return u + c.sc[t] * (c.cb[t] * (u - old) + c.l2 * L);
+}
+
+/* The kind update of a kind t < tdiff, whose plain sum s is exact: kind_update's value. */
+template <typename R>
+__device__ __forceinline__ R plain_update(const KCoefs<R> &c, unsigned t, R u, R old, R s)
+{
+	return inc_update(c, t, u, old, s + c.be[t] * u);
+}
+
 /*
  * The update of a cell of kind t from its six neighbours (padding reads 0), cpu_step.inc's
- * kind_update: for air (al = 0, be = -6, sc = cb = 1) it rounds as air_update does.
+ * kind_update: for air (a = +0, be = -6, sc = cb = 1) it rounds as air_update does, and for
+ * any kind t < tdiff as plain_update (x - (+0) is x, bit for bit).
  */
 template <typename R>
 __device__ __forceinline__ R kind_update(const KCoefs<R> &c, unsigned t, R u, R old, R xm, R xp,
 					 R ym, R yp, R zm, R zp)
 {
-	const R a = c.al[t] * u;
+	const R a = (int)t >= c.tdiff ? u : R(0);
 	const R s = (((xm - a) + (xp - a)) + ((ym - a) + (yp - a))) + ((zm - a) + (zp - a));
 
-	return u + c.sc[t] * (c.cb[t] * (u - old) + c.l2 * (s + c.be[t] * u));
+	return inc_update(c, t, u, old, s + c.be[t] * u);
 }
 
 /* The update of cell n from its neighbours: air by its bit, the others by their class byte;
@@ -585,7 +600,9 @@ __device__ __forceinline__ int kfold(int a, int x)
 template <typename R> __device__ __forceinline__ R general_update(const KCoefs<R> &c, unsigned t,
 								  R u, R old, R s)
 {
-	return u + c.sc[t] * (c.cb[t] * (u - old) + c.l2 * s);
+	if (t == VOX_AIR)	/* sc = cb = 1: the same value without the two multiplies */
+		return u + ((u - old) + c.l2 * s);
+	return inc_update(c, t, u, old, s);
 }
 
 template <typename R>
@@ -1073,13 +1090,14 @@ static const void *shell_fn(int r, int l)
  * four cells per thread at 110: fewer registers), mirrored at the y and z walls by folding
  * the row and slab indices. It takes its x neighbours from the next lanes by warp shuffles
  * (one extra load at each end of a warp; at the x walls a cell's outside neighbour is itself,
- * the mirror of reach 1), and rolls its cells' three plane sums up z in registers (at reach
- * 1 shell-shared's Column would weigh more doubles, not fewer). The plane sums have type A:
- * double in float64; in float32 float (each adds four neighbours, without the centre, whose
- * large weight is what cancels), and the shells are combined with the centre in double as the
- * CPU does, each in one fused multiply-add. That keeps float32 within 2·10⁻⁵ of the CPU
- * after 600 steps (float throughout drifted 1.9·10⁻³ from it) and runs at 153 Gvox/s where
- * double plane sums ran at 117 (docs/performance.md).
+ * the mirror of reach 1) and forms each slab's two plane sums (1, 0) and (1, 1) in type A
+ * (float in float32: four neighbours each, added in pairs). The sums are exactly 0 for a
+ * uniform field (docs/physics.md, "A uniform field stays uniform"):
+ *  - float32: the shells' float sums (1, 0, 0) and (1, 1, 0) get 2 u and 4 u added, so that
+ *    they hold 8 and 16 values and are exact, and the centre's weight 2 w1 + 4 w2 less; with
+ *    the weights rounded for it (stencil.c), every product and partial sum in double is then
+ *    exact: two fused multiply-adds more than the plain sums.
+ *  - float64: each shell's sum less its point count times the centre is weighted in double.
  */
 template <typename R, typename VT, typename T>
 __device__ __forceinline__ void row_sides(const R *__restrict__ row, const T &v, int i0,
@@ -1112,7 +1130,10 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 	const unsigned lane = threadIdx.x & 31;
 	const bool in = i0 < d.nx;
 	const T zero = {};
+	constexpr bool D = Diff<R>::value;
 	const double w1 = kshw(1, 0, 0), w2 = kshw(1, 1, 0), w3 = kshw(1, 1, 1);
+	/* float32: the centre's weight less the 2 u and 4 u added to two shells (below), exact */
+	const double w0 = kshw(0, 0, 0) - 2 * w1 - 4 * w2;
 	const long long rm = d.sy * kfold(1, j - 1), rc = d.sy * j, rp = d.sy * kfold(1, j + 1);
 	R t00[V][3];		/* per cell: centre, then plane sums (1, 0) and (1, 1), slabs -1..1 */
 	A t10[V][3], t11[V][3];
@@ -1177,28 +1198,46 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 #pragma unroll
 			for (int q = 0; q < V; q++) {
 				const int i = i0 + q;
-				const A u = t00[q][1];
-				/* each shell, (1,0,0), (1,1,0) and (1,1,1), less its points' count
-				 * times the centre: exactly 0 for a uniform field (the pair and the
-				 * plane sums add exactly, and 6 u and 12 u round as their sums do),
-				 * then weighted and added in one rounding (a weight of 0 adds 0) */
-				const A e1 = (((A)t00[q][2] + (A)t00[q][0]) + t10[q][1]) - A(6) * u;
-				const A e2 = ((t10[q][2] + t10[q][0]) + t11[q][1]) - A(12) * u;
-				const A e3 = (t11[q][2] + t11[q][0]) - A(8) * u;
+				const R u = t00[q][1];
 				double sum;
 
 				if (i < d.halo || i > d.hi[0])
 					continue;
-				sum = w1 * (double)e1;
-				sum = __fma_rn(w2, (double)e2, sum);
-				sum = __fma_rn(w3, (double)e3, sum);
+				if (!D) {
+					/* the shells' sums with 2 u and 4 u added, so that each holds 8
+					 * or 16 values and is exact for a uniform field (the pairs and
+					 * the plane sums add exactly), weighted with the centre's less
+					 * that: the sum of products, exact too (stencil.c, quantise) */
+					const R s6 = fma(R(2), u, t00[q][2] + t00[q][0]) + t10[q][1];
+					const R s12 = (t10[q][2] + t10[q][0]) + fma(R(4), u, t11[q][1]);
+
+					sum = w0 * (double)u;
+					sum = __fma_rn(w1, (double)s6, sum);
+					sum = __fma_rn(w2, (double)s12, sum);
+					sum = __fma_rn(w3, (double)(t11[q][2] + t11[q][0]), sum);
+				} else {
+					/* each shell, (1,0,0), (1,1,0) and (1,1,1), less its points'
+					 * count times the centre: exactly 0 for a uniform field (the
+					 * pair and the plane sums add exactly, and 6 u and 12 u =
+					 * 2 (6 u) round as their sums do; 2 u6 and 8 u are exact, so
+					 * one fused multiply-add subtracts each), then weighted and
+					 * added, each in one rounding (a weight of 0 adds 0) */
+					const A u6 = A(6) * u;
+					const A e1 = (((A)t00[q][2] + (A)t00[q][0]) + t10[q][1]) - u6;
+					const A e2 = fma(A(-2), u6, (t10[q][2] + t10[q][0]) + t11[q][1]);
+					const A e3 = fma(A(-8), u, t11[q][2] + t11[q][0]);
+
+					sum = w1 * (double)e1;
+					sum = __fma_rn(w2, (double)e2, sum);
+					sum = __fma_rn(w3, (double)e3, sum);
+				}
 				{
 					const unsigned t = ((word >> ((n + q) & 31)) & 1u) ? VOX_AIR
 											 : cls[n + q];
 
 					if (t != VOX_PAD)
-						elem<R>(out, q) = general_update(c, t, t00[q][1],
-										 elem<R>(old, q), (R)sum);
+						elem<R>(out, q) = inc_update(c, t, u, elem<R>(old, q),
+									     (R)sum);
 				}
 			}
 			*(T *)(b + n) = out;
@@ -1211,8 +1250,10 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 	}
 }
 
-/* No register budget: with 64 registers (4 blocks) it ran 2 % slower in float32 than with 72. */
-__global__ void k_shell_vec32(const float *__restrict__ a, float *__restrict__ b,
+/* Four blocks of SV_THREADS threads per SM (64 registers, none spilled): 152 Gvox/s on the
+ * H100 where the 66 registers the compiler takes unbounded ran 137 (docs/performance.md). */
+#define SV_THREADS 256	/* threads per block at most of shell-vec in float32 */
+__global__ void __launch_bounds__(SV_THREADS, 4) k_shell_vec32(const float *__restrict__ a, float *__restrict__ b,
 			      const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
 			      int chunk)
 {
@@ -1611,8 +1652,8 @@ size_t cuda_memory(const struct vox_plan *p, int precision, enum cfg_kernel k, i
 
 template <typename R> static void fill_coefs(KCoefs<R> *k, const struct fdtd_coefs *c)
 {
+	k->tdiff = c->first_diff;
 	for (int t = 0; t < VOX_MAX_KINDS; t++) {
-		k->al[t] = (R)c->al[t];
 		k->be[t] = (R)c->be[t];
 		k->cb[t] = (R)c->cb[t];
 		k->sc[t] = (R)c->sc[t];
@@ -1889,6 +1930,9 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 
 		if (e->shell_r != 1)
 			return rs_fail(err, RS_EINPUT, "kernel shell-vec runs stencils of reach 1");
+		if (sizeof(R) == sizeof(float) && blk.x * blk.y > SV_THREADS)
+			return rs_fail(err, RS_EINPUT, "kernel shell-vec runs float32 with blocks of "
+				       "at most %d threads, not %u x %u", SV_THREADS, blk.x, blk.y);
 		shell_vec_launch(g, blk, a, b, e->mask, e->cls, chunk);
 		break;
 	}
@@ -2547,7 +2591,8 @@ int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k)
 	if (k == CFG_KERNEL_SHELL_SHARED)
 		return e->general && shell_fits(e, e->shell_r) && !e->fallback;
 	if (k == CFG_KERNEL_SHELL_VEC)
-		return e->general && e->shell_r == 1 && !e->fallback;
+		return e->general && e->shell_r == 1 && !e->fallback &&
+		       (e->precision == 8 || e->block[0] * e->block[1] <= SV_THREADS);
 	return (k == CFG_KERNEL_GENERAL) == (e->general != 0);
 }
 

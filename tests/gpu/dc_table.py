@@ -1,8 +1,9 @@
 """dc_table.py BUILDS - the table of docs/physics.md, "A uniform field stays uniform", from the
 responses tests/gpu/dc.sh wrote to /tmp/dc-BUILD-ROOM-PRECISION/: per build and room, the
-float32 response against the float64 one (the largest difference over the peak, whole and over
-the last 0.3 s), the late mean (last 10 %) over the peak in each precision, and the level of
-the float32 WAV's last 0.3 s against its peak."""
+float32 WAVs against the float64 ones (the largest difference over the float64 peak, whole and
+over the last 0.3 s), the raw responses' late mean (last 10 %) over the peak in each precision
+(rirs.h5, before the WAVs' DC removal), and the level of each WAV's last 0.3 s against its
+peak."""
 import struct
 import sys
 
@@ -37,8 +38,8 @@ def wav(path):
 
 def main():
     builds = sys.argv[1].split()
-    print("| build | room | f32 - f64, whole | f32 - f64, last 0.3 s | late mean f32 | "
-          "late mean f64 | f32 WAV's last 0.3 s |")
+    print("| build | room | WAVs f32 - f64 | last 0.3 s | raw late mean f32 | raw late mean f64 |"
+          " last 0.3 s of the WAVs f32, f64 |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for b in builds:
         for room in ("seminar", "lroom"):
@@ -49,25 +50,26 @@ def main():
                 print("| %s | %s | missing: %s |" % (b, room, e))
                 continue
             x, y = (f["rir"][...].reshape(-1, f["rir"].shape[-1]) for f in h)
-            fs = float(h[0].attrs["sample_rate"][0])
-            n = x.shape[1]
-            tail = n - int(0.3 * fs)
-            pk = np.abs(y).max(axis=1, keepdims=True)
-            d = np.abs(x - y) / pk
-            late = n - n // 10
-            m32 = np.abs(x[:, late:].mean(axis=1)) / pk[:, 0]
-            m64 = np.abs(y[:, late:].mean(axis=1)) / pk[:, 0]
+            pk = np.abs(y).max(axis=1)
+            late = x.shape[1] - x.shape[1] // 10
+            m32 = (np.abs(x[:, late:].mean(axis=1)) / pk).max()
+            m64 = (np.abs(y[:, late:].mean(axis=1)) / pk).max()
+            src = h[0]["source_names"][0]
+            src = src.decode() if isinstance(src, bytes) else str(src)
+            diff = tail = 0
             levels = []
             for r in h[0]["receiver_names"][...]:
                 name = r.decode() if isinstance(r, bytes) else str(r)
-                src = h[0]["source_names"][0]
-                src = src.decode() if isinstance(src, bytes) else str(src)
-                w = wav("/tmp/dc-%s-%s-float32/%s_%s.wav" % (b, room, src, name))
-                t = w[len(w) - int(0.3 * 48000):]
-                levels.append(20 * np.log10(np.sqrt(np.mean(t * t)) / np.abs(w).max()))
+                w = [wav("/tmp/dc-%s-%s-%s/%s_%s.wav" % (b, room, p, src, name))
+                     for p in ("float32", "float64")]
+                n = int(0.3 * 48000)
+                wp = np.abs(w[1]).max()
+                diff = max(diff, np.abs(w[0] - w[1]).max() / wp)
+                tail = max(tail, np.abs(w[0][-n:] - w[1][-n:]).max() / wp)
+                levels.append("%.0f, %.0f" % tuple(
+                    20 * np.log10(np.sqrt(np.mean(v[-n:] ** 2)) / np.abs(v).max()) for v in w))
             print("| %s | %s | %.1e | %.1e | %.1e | %.1e | %s dB |" % (
-                b, room, d.max(), d[:, tail:].max(), m32.max(), m64.max(),
-                ", ".join("%.0f" % v for v in levels)))
+                b, room, diff, tail, m32, m64, "; ".join(levels)))
 
 
 main()

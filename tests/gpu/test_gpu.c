@@ -11,7 +11,8 @@
  * small absorbing room and 2 s of a 10^7-cell mesh room at 2 kHz without growing
  * (docs/physics.md, "A uniform field stays uniform").
  *
- * ROOMSIM_GPU_QUICK=1 runs a few short cases, for compute-sanitizer.
+ * ROOMSIM_GPU_QUICK=1 runs a few short cases, for compute-sanitizer; ROOMSIM_GPU_TESTS and
+ * ROOMSIM_GPU_SKIP run only the tests whose names match a pattern (* and ?), or all others.
  */
 #include "../helper.h"
 
@@ -33,6 +34,9 @@
 #define LONG_STEPS 1000000	/* at least 10^6 (the DC issue) */
 #define LONG_CHUNK 100000	/* steps between energy checks of the long runs */
 #define MEAN_TOL 1e-5		/* the late mean over the peak */
+/* The mesh room's: a float32 run keeps a static offset of a few 10^-5 of the peak from the
+ * rounding while its sound decays (docs/physics.md); the product form reached 10^5 there. */
+#define MESH_MEAN_TOL 1e-4
 #define SOURCE_TIME 0.05	/* s: the long runs' source is cut there */
 
 static int quick;
@@ -979,8 +983,8 @@ static void long_runs_on_gpu(void **state)
 
 /*
  * Every 7-point kernel, float32: 2 s of tests/gpu/rooms/seminar.yaml (a mesh room, 10^7 cells
- * at 2 kHz). The late mean stays below MEAN_TOL of the peak and the last tenth is quieter than
- * the second.
+ * at 2 kHz). Nothing grows: the late mean stays below MESH_MEAN_TOL of the peak and the last
+ * tenth is quieter than the second.
  */
 static void mesh_room_on_gpu(void **state)
 {
@@ -1027,8 +1031,8 @@ static void mesh_room_on_gpu(void **state)
 		print_message("# seminar room, %.3g M cells, %ld steps, %-16s: late mean %.2e of the "
 			      "peak, late RMS %.2e of the second tenth's%s\n",
 			      (double)s->grid->plan.cells / 1e6, s->steps, cfg_kernel_names[k], mean,
-			      rms, mean < MEAN_TOL && rms < 1 ? "" : "  FAILED");
-		failed += !(mean < MEAN_TOL && rms < 1);
+			      rms, mean < MESH_MEAN_TOL && rms < 1 ? "" : "  FAILED");
+		failed += !(mean < MESH_MEAN_TOL && rms < 1);
 		free(sig);
 		fdtd_destroy(f);
 	}
@@ -1069,6 +1073,10 @@ int main(void)
 					   cmocka_unit_test(fcc_lattice) };
 
 	quick = getenv("ROOMSIM_GPU_QUICK") != NULL;
+	if (getenv("ROOMSIM_GPU_TESTS"))
+		cmocka_set_test_filter(getenv("ROOMSIM_GPU_TESTS"));
+	if (getenv("ROOMSIM_GPU_SKIP"))
+		cmocka_set_skip_filter(getenv("ROOMSIM_GPU_SKIP"));
 	roomsim = getenv("ROOMSIM") ? getenv("ROOMSIM") : "build/roomsim";
 	if ((only_kernels = getenv("ROOMSIM_GPU_KERNELS")))
 		return cmocka_run_group_tests_name("gpu-kernels", some, NULL, NULL);
