@@ -945,7 +945,12 @@ static void long_runs_on_gpu(void **state)
 	if (quick)
 		skip();
 	for (int e = 0; e < NEACH; e++) {
-		struct sim *s = dc_room(each_kernel[e].scheme, 4);
+		struct sim *s;
+
+		if (only_kernels && strncmp(cfg_kernel_names[each_kernel[e].k], only_kernels,
+					    strlen(only_kernels)))
+			continue;
+		s = dc_room(each_kernel[e].scheme, 4);
 		const long from = (long)ceil(SOURCE_TIME / s->dt);
 		struct fdtd_setup g = { .grid = s->grid, .stencil = &s->stencil, .lambda = s->lambda,
 					.precision = 4, .cuda = 1, .kernel = each_kernel[e].k };
@@ -1066,7 +1071,8 @@ int main(void)
 		fprintf(stderr, "test_gpu: no usable CUDA device\n");
 		return 1;
 	}
-	const struct CMUnitTest some[] = { cmocka_unit_test(diamond_kernel),
+	const struct CMUnitTest some[] = { cmocka_unit_test(long_runs_on_gpu),
+					   cmocka_unit_test(diamond_kernel),
 					   cmocka_unit_test(diamond_run),
 					   cmocka_unit_test(larger_stencils),
 					   cmocka_unit_test(carved_larger_stencils),
