@@ -24,7 +24,8 @@
 
 #define LONG_STEPS 100000	/* at least 10^5 (the issue) */
 #define MEAN_TOL 1e-5		/* the late mean over the peak */
-#define SOURCE_TIME 0.05	/* s: the source, a Ricker of 250 Hz (no DC, no net displacement), is cut there */
+/* s: the source, a Ricker of 250 Hz (no DC, no net displacement by itself), is cut there */
+#define SOURCE_TIME 0.05
 #define ENERGY_EVERY 500	/* steps between energy checks */
 
 /* The scheme families, as room-file keys. */

@@ -27,8 +27,9 @@ static void leggy_weights(void **state)
 		assert_int_equal(stn_leggy(&st, M), 0);
 		assert_int_equal(st.K, 6 * M + 1);
 		assert_int_equal(st.reach, M);
-		/* rounded to the stencil's quantum (below 10^-7) so that they sum to exactly 0 */
-		assert_true(fabs(st.w[0] - 3 * c0[M - 1]) < 1e-7);
+		/* rounded to the stencil's quantum q <= 2^-23 (each by at most q / 2) so that
+		 * they sum to exactly 0: the centre, minus the others' sum, by at most K q / 2 */
+		assert_true(fabs(st.w[0] - 3 * c0[M - 1]) < st.K * ldexp(1, -24));
 		assert_true(fabs(st.w[1] - c1[M - 1]) < 1e-7);
 		for (int k = 0; k < st.K; k++)
 			sum += st.w[k];
