@@ -1253,9 +1253,9 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 /* Four blocks of SV_THREADS threads per SM (64 registers, none spilled): 152 Gvox/s on the
  * H100 where the 66 registers the compiler takes unbounded ran 137 (docs/performance.md). */
 #define SV_THREADS 256	/* threads per block at most of shell-vec in float32 */
-__global__ void __launch_bounds__(SV_THREADS, 4) k_shell_vec32(const float *__restrict__ a, float *__restrict__ b,
-			      const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
-			      int chunk)
+__global__ void __launch_bounds__(SV_THREADS, 4)
+k_shell_vec32(const float *__restrict__ a, float *__restrict__ b, const unsigned *__restrict__ mask,
+	      const uint8_t *__restrict__ cls, int chunk)
 {
 	shell_vec<float, float>(a, b, mask, cls, chunk);
 }
