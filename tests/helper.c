@@ -57,6 +57,16 @@ void sim_close(struct sim *s)
 	free(s);
 }
 
+void sim_carve_l(struct sim *s, double x1, double y1, double z1, double x2)
+{
+	const double lo1[3] = { x1, y1, -1 }, hi1[3] = { 1e9, 1e9, 1e9 };
+	const double lo2[3] = { -1, -1, z1 }, hi2[3] = { x2, 1e9, 1e9 };
+	struct rs_error err = { 0 };
+
+	assert_int_equal(vox_carve(s->grid, s->room, lo1, hi1, 0, &err), 0);
+	assert_int_equal(vox_carve(s->grid, s->room, lo2, hi2, 0, &err), 0);
+}
+
 int sh(const char *fmt, ...)
 {
 	char cmd[2048];

@@ -32,6 +32,10 @@ void sim_run(struct sim *s, int source, long steps);
 
 void sim_close(struct sim *s);
 
+/* Carve s's grid into an L with a stepped ceiling: no cells with x > x1 and y > y1, and none
+ * above z1 where x < x2 (vox_carve, material 0). The engine is not rebuilt. */
+void sim_carve_l(struct sim *s, double x1, double y1, double z1, double x2);
+
 /* Run the shell command made from fmt and its arguments; its exit status (-1 when it did not
  * exit). */
 int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -66,12 +66,7 @@ static struct sim *room(const char *scheme, int precision, int carved, double co
 /* Carve the L: no cells with x > 0.65 and y > 0.45; the ceiling at 0.45 where x < 0.3. */
 static void carve(struct sim *s)
 {
-	const double lo1[3] = { 0.65, 0.45, -1 }, hi1[3] = { 9, 9, 9 };
-	const double lo2[3] = { -1, -1, 0.45 }, hi2[3] = { 0.3, 9, 9 };
-	struct rs_error err = { 0 };
-
-	assert_int_equal(vox_carve(s->grid, s->room, lo1, hi1, 0, &err), 0);
-	assert_int_equal(vox_carve(s->grid, s->room, lo2, hi2, 0, &err), 0);
+	sim_carve_l(s, 0.65, 0.45, 0.45, 0.3);
 }
 
 /* The room's engine again, after carving (the helper made it for the box). */

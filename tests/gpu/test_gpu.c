@@ -91,12 +91,7 @@ static const char *const room_names[] = { "rigid", "absorbing", "L-shaped", "sha
 /* The L: no cells with x > 1.6 and y > 0.9; a lowered ceiling (z > 0.8) where x < 1.0. */
 static void carve(struct sim *s)
 {
-	const double lo1[3] = { 1.6, 0.9, -1 }, hi1[3] = { 9, 9, 9 };
-	const double lo2[3] = { -1, -1, 0.8 }, hi2[3] = { 1.0, 9, 9 };
-	struct rs_error err = { 0 };
-
-	assert_int_equal(vox_carve(s->grid, s->room, lo1, hi1, 0, &err), 0);
-	assert_int_equal(vox_carve(s->grid, s->room, lo2, hi2, 0, &err), 0);
+	sim_carve_l(s, 1.6, 0.9, 0.8, 1.0);
 }
 
 struct result {
@@ -823,17 +818,6 @@ static struct sim *dc_room(const char *scheme, int precision)
 	return sim_open(yaml);
 }
 
-/* dc_room carved into an L with a lowered ceiling in one leg. */
-static void dc_carve(struct sim *s)
-{
-	const double lo1[3] = { 0.8, 0.6, -1 }, hi1[3] = { 9, 9, 9 };
-	const double lo2[3] = { -1, -1, 0.55 }, hi2[3] = { 0.4, 9, 9 };
-	struct rs_error err = { 0 };
-
-	assert_int_equal(vox_carve(s->grid, s->room, lo1, hi1, 0, &err), 0);
-	assert_int_equal(vox_carve(s->grid, s->room, lo2, hi2, 0, &err), 0);
-}
-
 /* Every kernel: a uniform field stays exactly uniform for 3 steps, both precisions, in the
  * absorbing box (with its scheme) and, for the 7-point kernels, in the carved L. */
 static void uniform_field_on_gpu(void **state)
@@ -858,8 +842,8 @@ static void uniform_field_on_gpu(void **state)
 				if (carved && strcmp(each_kernel[e].scheme, "stencil: leggy, order: 2"))
 					continue;
 				s = dc_room(each_kernel[e].scheme, prec);
-				if (carved)
-					dc_carve(s);
+				if (carved)	/* an L with a lowered ceiling in one leg */
+					sim_carve_l(s, 0.8, 0.6, 0.55, 0.4);
 				p = &s->grid->plan;
 				g = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
 							 .lambda = s->lambda, .precision = prec, .cuda = 1,
