@@ -52,11 +52,11 @@ NVFLAGS  += -std=c++17 -fmad=false -Xptxas -v -Xcompiler -Wall
 LDLIBS   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 endif
 
-LIB_SRCS := $(wildcard common/*.c geometry/*.c io/*.c solver/*.c)
+LIB_SRCS := $(wildcard common/*.c model/*.c geometry/*.c io/*.c solver/*.c)
 APP_SRCS := $(wildcard app/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(if $(filter 1,$(CUDA)),$(CU_SRCS:%.cu=$(BUILD)/%.o))
 APP_OBJS := $(APP_SRCS:%.c=$(BUILD)/%.o)
-HEADERS  := $(wildcard common/*.h geometry/*.h io/*.h solver/*.h)
+HEADERS  := $(wildcard common/*.h model/*.h geometry/*.h io/*.h solver/*.h)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
@@ -104,8 +104,8 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The kernels share the grid's and the room's structs with the C side: rebuild when they change.
-$(BUILD)/%.o: %.cu $(wildcard solver/cuda/*.h solver/cuda/*.inc) geometry/voxel.h io/config.h io/mesh.h \
-              solver/fdtd.h solver/stencil.h
+$(BUILD)/%.o: %.cu $(wildcard solver/cuda/*.h solver/cuda/*.inc) geometry/voxel.h model/room.h model/mesh.h \
+              solver/fdtd.h solver/kernels.h solver/stencil.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c -o $@ $< 2> $(@:.o=.ptxas.txt) || { cat $(@:.o=.ptxas.txt); exit 1; }
 

@@ -10,6 +10,7 @@
 #include "../common/rs_error.h"
 #include "../geometry/voxel.h"
 #include "../io/config.h"
+#include "../model/room.h"
 #include "../solver/stencil.h"
 
 /* Exit statuses of docs/cli.md. */
@@ -30,7 +31,7 @@ struct app_plan {
 };
 
 /* Plan room's run; RS_EINPUT naming the grid key when it cannot fit in memory. */
-int app_plan(const struct cfg_room *room, struct app_plan *plan, struct rs_error *err);
+int app_plan(const struct room *room, struct app_plan *plan, struct rs_error *err);
 
 /* mkdir -p path; RS_EIO naming the part that cannot be made. */
 int app_mkdirs(const char *path, struct rs_error *err);

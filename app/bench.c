@@ -45,9 +45,9 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* A box room of about cells cells with every wall absorbing. */
-static struct cfg_room *synthetic(double cells, int precision)
+static struct room *synthetic(double cells, int precision)
 {
-	struct cfg_room *r = calloc(1, sizeof(*r));
+	struct room *r = calloc(1, sizeof(*r));
 	double side = cbrt(cells);
 
 	if (!r)
@@ -74,7 +74,7 @@ static struct cfg_room *synthetic(double cells, int precision)
  * Lower the ceiling over the first 80 % of the room's length so that `frac` of the room
  * becomes padding: per-column start/stop heights then skip it (seed 003 section 4.3.3).
  */
-static int pad_room(struct vox_grid *g, const struct cfg_room *room, double frac)
+static int pad_room(struct vox_grid *g, const struct room *room, double frac)
 {
 	const double lo[3] = { -1, -1, room->box[2] * (1 - frac / 0.8) };
 	const double hi[3] = { 0.8 * room->box[0], room->box[1] + 1, room->box[2] + 1 };
@@ -99,7 +99,7 @@ static double median_rate(struct fdtd *f, double cells, int steps, int runs)
 	return rate[runs / 2];
 }
 
-static double rate_of(const struct cfg_room *room, int threads, int steps, int runs,
+static double rate_of(const struct room *room, int threads, int steps, int runs,
 		      double padding, double *air_fraction, double *cells)
 {
 	static struct stn_stencil st;	/* large: not on the stack */
@@ -130,7 +130,7 @@ static double rate_of(const struct cfg_room *room, int threads, int steps, int r
 double app_cpu_rate(int precision, int threads, double cells, int steps, int runs,
 		    double *air_fraction)
 {
-	struct cfg_room *room = synthetic(cells, precision);
+	struct room *room = synthetic(cells, precision);
 	double rate = room ? rate_of(room, threads, steps, runs, 0, air_fraction, NULL) : 0;
 
 	free(room);
@@ -182,7 +182,7 @@ struct bench_opts {
 	const char *file;
 	double cells;		/* 0: the backend's default */
 	int steps, precision, threads;
-	int backend;		/* enum cfg_backend */
+	int backend;		/* enum room_backend */
 	int kernel;		/* -1: all */
 	double padding;		/* fraction of the room turned into padding (a stepped ceiling) */
 	int block[2];		/* GPU threads per block; 0: the room's (default 32 x 8) */
@@ -231,20 +231,20 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 	};
 	int c;
 
-	*o = (struct bench_opts){ .steps = 20, .precision = 4, .backend = CFG_BACKEND_AUTO,
+	*o = (struct bench_opts){ .steps = 20, .precision = 4, .backend = ROOM_BACKEND_AUTO,
 				  .kernel = -1 };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:s:p:t:b:k:P:B:D:T:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'D':
-			if ((o->ndts = int_list(optarg, o->dts, 8, 1, CFG_MAX_DTS)) < 0)
+			if ((o->ndts = int_list(optarg, o->dts, 8, 1, ROOM_MAX_DTS)) < 0)
 				return fprintf(stderr, "roomsim: --dts: valid: up to 8 tile sizes of 1 "
-					       "to %d, comma-separated\n", CFG_MAX_DTS), -1;
+					       "to %d, comma-separated\n", ROOM_MAX_DTS), -1;
 			break;
 		case 'T':
-			if ((o->nnt = int_list(optarg, o->nt, 16, 1, CFG_MAX_NT)) < 0)
+			if ((o->nnt = int_list(optarg, o->nt, 16, 1, ROOM_MAX_NT)) < 0)
 				return fprintf(stderr, "roomsim: --nt: valid: up to 16 tower heights of "
-					       "1 to %d, comma-separated\n", CFG_MAX_NT), -1;
+					       "1 to %d, comma-separated\n", ROOM_MAX_NT), -1;
 			break;
 		case 'B':
 			if (sscanf(optarg, "%dx%d", &o->block[0], &o->block[1]) != 2 ||
@@ -263,8 +263,8 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 					       "auto\n"), -1;
 			break;
 		case 'k':
-			o->kernel = strcmp(optarg, "all") ? cfg_kernel_of(optarg) : -1;
-			if (o->kernel == CFG_KERNEL_AUTO || (strcmp(optarg, "all") && o->kernel < 0))
+			o->kernel = strcmp(optarg, "all") ? kernel_of(optarg) : -1;
+			if (o->kernel == KERNEL_AUTO || (strcmp(optarg, "all") && o->kernel < 0))
 				return fprintf(stderr, "roomsim: --kernel: valid: all or a kernel "
 					       "name (see roomsim run --help)\n"), -1;
 			break;
@@ -315,7 +315,7 @@ static void table_row(const char *name, int precision, double cells, int steps, 
 	       rate * air / 1e9, rate * bytes / 1e9, 100 * rate * bytes / add, regs, smem);
 }
 
-static int bench_cpu(const struct bench_opts *o, struct cfg_room *room)
+static int bench_cpu(const struct bench_opts *o, struct room *room)
 {
 	double copy, add, rate, air = 0, cells = 0;
 
@@ -368,9 +368,9 @@ static int bench_diamond(const struct bench_opts *o, struct cuda_engine *e, doub
 			}
 			cuda_diamond(e, &dts, &nt);
 			steps = (o->steps + nt - 1) / nt * nt;
-			if (cuda_time_kernel(e, CFG_KERNEL_DIAMOND, steps, BENCH_RUNS, &t, err))
+			if (cuda_time_kernel(e, KERNEL_DIAMOND, steps, BENCH_RUNS, &t, err))
 				return -1;
-			cuda_kernel_resources(e, CFG_KERNEL_DIAMOND, &regs, &smem);
+			cuda_kernel_resources(e, KERNEL_DIAMOND, &regs, &smem);
 			snprintf(name, sizeof(name), "diamond d%d t%d", dts, nt);
 			table_row(name, precision, cells, steps, cells * steps / t, air, add, regs, smem);
 			printf("%-17s model %.2f Gvox/s (seed 002 locality %.3f)\n", "",
@@ -381,7 +381,7 @@ static int bench_diamond(const struct bench_opts *o, struct cuda_engine *e, doub
 	return 0;
 }
 
-static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
+static int bench_gpu(const struct bench_opts *o, struct room *room)
 {
 	struct rs_error err = { 0 };
 	static struct stn_stencil st;
@@ -407,14 +407,14 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 	printf("scheme     %s\n", st.name);
 	{
 		struct cuda_setup cs = { g, &coefs, room->precision,
-					 st.fcc ? CFG_KERNEL_FCC
-					 : stn_is_seven_point(&st) ? CFG_KERNEL_NAIVE3D
-								   : CFG_KERNEL_GENERAL,
+					 st.fcc ? KERNEL_FCC
+					 : stn_is_seven_point(&st) ? KERNEL_NAIVE3D
+								   : KERNEL_GENERAL,
 					 { room->block[0], room->block[1] }, 0, &st, NULL, NULL,
 					 room->dts, room->nt };
 
 		if (!(e = cuda_create(&cs, &err)) ||
-		    ((o->kernel < 0 || o->kernel == CFG_KERNEL_DIAMOND) &&
+		    ((o->kernel < 0 || o->kernel == KERNEL_DIAMOND) &&
 		     cuda_diamond_tables(e, g, &err)))
 			goto out;
 	}
@@ -424,23 +424,23 @@ static int bench_gpu(const struct bench_opts *o, struct cfg_room *room)
 	       room->block[1], 100 * air, 100.0 * g->plan.boundary / vox_nodes(&g->plan),
 	       100.0 * g->plan.padding / vox_nodes(&g->plan));
 	table_head();
-	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
+	for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
 		double t;
 		int regs;
 		size_t smem;
 
-		if ((o->kernel >= 0 && k != o->kernel) || !cuda_kernel_runs(e, (enum cfg_kernel)k))
+		if ((o->kernel >= 0 && k != o->kernel) || !cuda_kernel_runs(e, (enum kernel_id)k))
 			continue;
-		if (k == CFG_KERNEL_DIAMOND) {
+		if (k == KERNEL_DIAMOND) {
 			if (bench_diamond(o, e, (double)vox_nodes(&g->plan), air, add, room->precision,
 					  &err))
 				goto out;
 			continue;
 		}
-		if (cuda_time_kernel(e, (enum cfg_kernel)k, o->steps, BENCH_RUNS, &t, &err))
+		if (cuda_time_kernel(e, (enum kernel_id)k, o->steps, BENCH_RUNS, &t, &err))
 			goto out;
-		cuda_kernel_resources(e, (enum cfg_kernel)k, &regs, &smem);
-		table_row(cfg_kernel_names[k], room->precision, (double)vox_nodes(&g->plan), o->steps,
+		cuda_kernel_resources(e, (enum kernel_id)k, &regs, &smem);
+		table_row(kernel_names[k], room->precision, (double)vox_nodes(&g->plan), o->steps,
 			  (double)vox_nodes(&g->plan) * o->steps / t, air, add, regs, smem);
 		fflush(stdout);
 	}
@@ -458,13 +458,13 @@ int cmd_bench(int argc, char **argv)
 {
 	struct bench_opts o;
 	struct rs_error err = { 0 };
-	struct cfg_room *room;
+	struct room *room;
 	int gpu, rc;
 
 	if (parse(argc, argv, &o))
 		return EXIT_USAGE;
-	gpu = o.backend != CFG_BACKEND_CPU && fdtd_cuda_available(NULL, 0);
-	if (o.backend == CFG_BACKEND_CUDA && !gpu) {
+	gpu = o.backend != ROOM_BACKEND_CPU && fdtd_cuda_available(NULL, 0);
+	if (o.backend == ROOM_BACKEND_CUDA && !gpu) {
 		fprintf(stderr, "roomsim: --backend cuda: no usable CUDA device\n");
 		return EXIT_RUNTIME;
 	}
@@ -488,6 +488,6 @@ int cmd_bench(int argc, char **argv)
 #else
 	rc = bench_cpu(&o, room);
 #endif
-	cfg_free(room);
+	room_free(room);
 	return rc;
 }

@@ -27,7 +27,7 @@ static double mega(size_t n)
 	return (double)n / 1e6;
 }
 
-static void print(const struct cfg_room *room, const struct app_plan *p, double rate,
+static void print(const struct room *room, const struct app_plan *p, double rate,
 		  int threads)
 {
 	const struct vox_plan *g = &p->grid;
@@ -97,7 +97,7 @@ int cmd_info(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rs_error err = { 0 };
-	struct cfg_room *room;
+	struct room *room;
 	struct app_plan plan;
 	int c, threads = 0, rc;
 	double rate;
@@ -129,6 +129,6 @@ int cmd_info(int argc, char **argv)
 				    NULL);
 		print(room, &plan, rate, threads);
 	}
-	cfg_free(room);
+	room_free(room);
 	return app_exit_status(rc);
 }

@@ -11,7 +11,7 @@
 
 #include "../solver/fdtd.h"
 
-int app_plan(const struct cfg_room *room, struct app_plan *p, struct rs_error *err)
+int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 {
 	char need[32], have[32];
 	size_t avail, pairs = (size_t)room->nsources * (size_t)room->nreceivers;
@@ -19,25 +19,25 @@ int app_plan(const struct cfg_room *room, struct app_plan *p, struct rs_error *e
 	memset(p, 0, sizeof(*p));
 	vox_plan(room, &p->grid);
 	if (stn_from_config(room, &p->stencil))
-		return cfg_at(err, room, room->scheme_at, "scheme.weights", "%d weights given, but "
-			      "the stencil has a different number of shells (roomsim scheme lists "
-			      "them)", room->nweights);
+		return room_at(err, room, room->scheme_at, "scheme.weights", "%d weights given, but "
+			       "the stencil has a different number of shells (roomsim scheme lists "
+			       "them)", room->nweights);
 	p->limit = stn_courant_limit(&p->stencil);
 	if (p->limit <= 0)
-		return cfg_at(err, room, room->scheme_at, "scheme", "%s is unstable for every "
-			      "Courant number: its symbol is positive somewhere (valid: shell weights "
-			      "that keep the Laplacian negative; see roomsim scheme)", p->stencil.name);
+		return room_at(err, room, room->scheme_at, "scheme", "%s is unstable for every "
+			       "Courant number: its symbol is positive somewhere (valid: shell weights "
+			       "that keep the Laplacian negative; see roomsim scheme)", p->stencil.name);
 	if (room->courant > 1)
-		return cfg_at(err, room, room->courant_at, "grid.courant", "%g is past the "
-			      "stability limit of %s: lambda would be %.6f, the computed limit is "
-			      "%.6f (valid: (0, 1], a fraction of that limit)", room->courant,
-			      p->stencil.name, room->courant * p->limit, p->limit);
+		return room_at(err, room, room->courant_at, "grid.courant", "%g is past the "
+			       "stability limit of %s: lambda would be %.6f, the computed limit is "
+			       "%.6f (valid: (0, 1], a fraction of that limit)", room->courant,
+			       p->stencil.name, room->courant * p->limit, p->limit);
 	for (int d = 0; d < 3; d++)
 		if (p->grid.room[d] < 2 * p->grid.halo)
-			return cfg_at(err, room, room->grid_at, "geometry.box", "the room is %d cells "
-				      "along axis %d, less than twice the stencil's reach %d (valid: a "
-				      "finer grid or a smaller stencil)", p->grid.room[d], d,
-				      p->grid.halo);
+			return room_at(err, room, room->grid_at, "geometry.box", "the room is %d cells "
+				       "along axis %d, less than twice the stencil's reach %d (valid: a "
+				       "finer grid or a smaller stencil)", p->grid.room[d], d,
+				       p->grid.halo);
 	p->lambda = room->courant * p->limit;
 	p->dt = p->lambda * room->spacing / room->c;
 	p->fs = 1 / p->dt;
@@ -55,17 +55,17 @@ int app_plan(const struct cfg_room *room, struct app_plan *p, struct rs_error *e
 		    4 * (p->nsamples + p->wav_frames) * sizeof(double);
 	avail = app_memory_available();
 	if (avail && p->memory > avail)
-		return cfg_at(err, room, room->grid_at, "grid", "the run needs %s of memory "
-			      "(%d x %d x %d cells) but %s is available (valid: a coarser grid: "
-			      "lower fmax or ppw, a larger spacing, or a smaller room)",
-			      app_bytes((double)p->memory, need), p->grid.n[0], p->grid.n[1],
-			      p->grid.n[2], app_bytes((double)avail, have));
+		return room_at(err, room, room->grid_at, "grid", "the run needs %s of memory "
+			       "(%d x %d x %d cells) but %s is available (valid: a coarser grid: "
+			       "lower fmax or ppw, a larger spacing, or a smaller room)",
+			       app_bytes((double)p->memory, need), p->grid.n[0], p->grid.n[1],
+			       p->grid.n[2], app_bytes((double)avail, have));
 	return 0;
 }
 
 int app_mkdirs(const char *path, struct rs_error *err)
 {
-	char buf[CFG_PATH_MAX];
+	char buf[ROOM_PATH_MAX];
 
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (char *s = buf + 1;; s++) {
@@ -114,8 +114,8 @@ const char *app_bytes(double b, char buf[32])
 
 int app_backend_of(const char *name)
 {
-	return !strcmp(name, "cpu") ? CFG_BACKEND_CPU : !strcmp(name, "cuda") ? CFG_BACKEND_CUDA
-	       : !strcmp(name, "auto") ? CFG_BACKEND_AUTO : -1;
+	return !strcmp(name, "cpu") ? ROOM_BACKEND_CPU : !strcmp(name, "cuda") ? ROOM_BACKEND_CUDA
+	       : !strcmp(name, "auto") ? ROOM_BACKEND_AUTO : -1;
 }
 
 int app_exit_status(int code)

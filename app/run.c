@@ -36,14 +36,14 @@ static void on_signal(int sig)
 }
 
 struct run {
-	const struct cfg_room *room;
+	const struct room *room;
 	struct app_plan plan;
 	struct vox_grid *grid;
 	struct fdtd *engine;
 	const char *out;
 	int quiet;
 	int threads;
-	int backend;		/* enum cfg_backend as chosen on the command line */
+	int backend;		/* enum room_backend as chosen on the command line */
 	int kernel;		/* --kernel, or -1 for scheme.kernel */
 	char engine_name[64];	/* "cpu" or "cuda:<kernel>", recorded in rirs.h5 */
 	double *signals;	/* [source][receiver][sample] raw pressure */
@@ -79,7 +79,7 @@ static const char usage_run[] =
 /* Every source and receiver must sit where all eight interpolation nodes are room nodes. */
 static int check_points(struct run *r, struct rs_error *err)
 {
-	const struct cfg_room *room = r->room;
+	const struct room *room = r->room;
 	double lo = 0.5 * room->spacing, d, w[8];
 	int node[8][3];
 
@@ -87,7 +87,7 @@ static int check_points(struct run *r, struct rs_error *err)
 		int is_src = i < room->nsources;
 		const double *pos = is_src ? room->sources[i].pos
 					   : room->receivers[i - room->nsources].pos;
-		const struct cfg_mark at = is_src ? room->sources[i].at
+		const struct room_mark at = is_src ? room->sources[i].at
 						  : room->receivers[i - room->nsources].at;
 		char key[64];
 
@@ -96,33 +96,33 @@ static int check_points(struct run *r, struct rs_error *err)
 		snprintf(key, sizeof(key), "%s[%d].position", is_src ? "sources" : "receivers",
 			 is_src ? i : i - room->nsources);
 		if (r->plan.grid.fcc)	/* the region depends on the position in the lattice */
-			return cfg_at(err, room, at, key, "[%g, %g, %g] is too close to a wall: the "
-				      "fcc lattice nodes that would interpolate it lie up to %.3g m "
-				      "beyond the walls "
-				      "(valid: any position at least 2 cells, %g m, inside every wall; "
-				      "many closer ones too)", pos[0], pos[1], pos[2], d,
-				      2 * room->spacing);
+			return room_at(err, room, at, key, "[%g, %g, %g] is too close to a wall: the "
+				       "fcc lattice nodes that would interpolate it lie up to %.3g m "
+				       "beyond the walls "
+				       "(valid: any position at least 2 cells, %g m, inside every wall; "
+				       "many closer ones too)", pos[0], pos[1], pos[2], d,
+				       2 * room->spacing);
 		if (r->grid->carved) {	/* a wall or the outside: say where the air is */
 			double near[3];
 
 			if (vox_nearest_point(r->grid, pos, NEAR_REACH, near, &d))
-				return cfg_at(err, room, at, key,
-					      "[%g, %g, %g] is not in the air: it is inside a wall "
-					      "or outside the room, more than %g m from any air "
-					      "(valid: a position in the room's air, half a cell "
-					      "from its walls)", pos[0], pos[1], pos[2], NEAR_REACH);
-			return cfg_at(err, room, at, key,
-				      "[%g, %g, %g] is not in the air: it is inside a wall or "
-				      "outside the room, %.3g m from the nearest position that works, "
-				      "[%.3f, %.3f, %.3f] (valid: a position in the room's air, half a "
-				      "cell from its walls)", pos[0], pos[1], pos[2], d, near[0],
-				      near[1], near[2]);
+				return room_at(err, room, at, key,
+					       "[%g, %g, %g] is not in the air: it is inside a wall "
+					       "or outside the room, more than %g m from any air "
+					       "(valid: a position in the room's air, half a cell "
+					       "from its walls)", pos[0], pos[1], pos[2], NEAR_REACH);
+			return room_at(err, room, at, key,
+				       "[%g, %g, %g] is not in the air: it is inside a wall or "
+				       "outside the room, %.3g m from the nearest position that works, "
+				       "[%.3f, %.3f, %.3f] (valid: a position in the room's air, half a "
+				       "cell from its walls)", pos[0], pos[1], pos[2], d, near[0],
+				       near[1], near[2]);
 		}
-		return cfg_at(err, room, at, key,
-			      "[%g, %g, %g] is outside the air by %.3g m (valid: within "
-			      "[%g, %g] x [%g, %g] x [%g, %g], half a cell inside the walls)",
-			      pos[0], pos[1], pos[2], d, lo, r->plan.grid.size[0] - lo, lo,
-			      r->plan.grid.size[1] - lo, lo, r->plan.grid.size[2] - lo);
+		return room_at(err, room, at, key,
+			       "[%g, %g, %g] is outside the air by %.3g m (valid: within "
+			       "[%g, %g] x [%g, %g] x [%g, %g], half a cell inside the walls)",
+			       pos[0], pos[1], pos[2], d, lo, r->plan.grid.size[0] - lo, lo,
+			       r->plan.grid.size[1] - lo, lo, r->plan.grid.size[2] - lo);
 	}
 	return 0;
 }
@@ -130,7 +130,7 @@ static int check_points(struct run *r, struct rs_error *err)
 /* Render and write every WAV of the sources done so far, with one common gain. */
 static int write_wavs(struct run *r, struct rs_error *err)
 {
-	const struct cfg_room *room = r->room;
+	const struct room *room = r->room;
 	const size_t ns = r->plan.nsamples;
 	double *raw = malloc(ns * sizeof(double));
 	double *wav = malloc(r->plan.wav_frames * sizeof(double)), peak = 0, gain = 1;
@@ -145,15 +145,15 @@ static int write_wavs(struct run *r, struct rs_error *err)
 			gain = pow(10, -1 / 20.0) / peak;	/* loudest peak at -1 dBFS */
 		r->wav_clipped = 0;
 		for (int s = 0; s < r->nsources_done && !rc; s++) {
-			const struct cfg_source *src = &room->sources[s];
+			const struct room_source *src = &room->sources[s];
 			/* WAVs of an interrupted source hold what was computed. */
 			double t_done = fmin(room->duration, r->completed[s] * r->plan.dt);
 			size_t frames = (size_t)llround(t_done * room->wav_rate);
 			/* An impulse source's WAV is an impulse response: scale to unit in-band gain. */
-			double scale = src->signal == CFG_SIG_IMPULSE ? r->plan.fs / room->wav_rate : 1;
+			double scale = src->signal == ROOM_SIG_IMPULSE ? r->plan.fs / room->wav_rate : 1;
 
 			for (int q = 0; q < room->nreceivers && !rc; q++) {
-				char path[CFG_PATH_MAX * 2];
+				char path[ROOM_PATH_MAX * 2];
 				size_t clipped;
 
 				memcpy(raw, r->signals + ((size_t)s * room->nreceivers + q) * ns,
@@ -184,7 +184,7 @@ out:
 
 static int write_rirs(struct run *r, struct rs_error *err)
 {
-	char path[CFG_PATH_MAX + 16];
+	char path[ROOM_PATH_MAX + 16];
 	struct rirs_run meta = {
 		.room = r->room, .plan = &r->plan.grid, .dt = r->plan.dt,
 		.lambda = r->plan.lambda, .engine = r->engine_name, .signals = r->signals,
@@ -199,7 +199,7 @@ static int write_rirs(struct run *r, struct rs_error *err)
 /* The snapshot planes of the room, with their grid index along the normal. */
 static struct snap_plane *make_planes(const struct run *r, int *index)
 {
-	const struct cfg_room *room = r->room;
+	const struct room *room = r->room;
 	const struct vox_plan *g = &r->plan.grid;
 	struct snap_plane *pl = calloc((size_t)room->nplanes, sizeof(*pl));
 	static const char axes[] = "xyz";
@@ -364,8 +364,8 @@ static int snapper_stop(struct snapper *w, struct rs_error *err)
 /* Simulate source s; its signals land in r->signals. */
 static int simulate(struct run *r, int s, struct rs_error *err)
 {
-	const struct cfg_room *room = r->room;
-	const struct cfg_source *src = &room->sources[s];
+	const struct room *room = r->room;
+	const struct room_source *src = &room->sources[s];
 	const long steps = r->plan.steps;
 	struct snap_plane *pl = NULL;
 	struct snap_file *sf = NULL;
@@ -374,7 +374,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	double *sig = malloc((size_t)steps * sizeof(double));
 	int *index = NULL, rc = 0;
 	long batch, chunk;
-	char path[CFG_PATH_MAX + 80];
+	char path[ROOM_PATH_MAX + 80];
 
 	if (!sig)
 		return rs_fail(err, RS_ENOMEM, "out of memory for the source signal");
@@ -464,13 +464,13 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 	int c;
 	char *end;
 
-	*backend = CFG_BACKEND_AUTO;
+	*backend = ROOM_BACKEND_AUTO;
 	r->kernel = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:b:k:t:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
-			if ((r->kernel = cfg_kernel_of(optarg)) < 0)
+			if ((r->kernel = kernel_of(optarg)) < 0)
 				return rs_fail(err, RS_EINPUT, "--kernel: '%s' is not valid (valid: "
 					       "auto, naive3d, tiled-global, tiled-shared, slice-naive, "
 					       "slice-texture, slice-ldg, slice-shared, slice-shared-tex, "
@@ -514,21 +514,21 @@ static int choose_backend(struct run *r, struct rs_error *err)
 	char name[128] = "";
 	int gpu = fdtd_cuda_available(name, sizeof(name));
 
-	if (r->backend == CFG_BACKEND_CUDA && !gpu)
+	if (r->backend == ROOM_BACKEND_CUDA && !gpu)
 		return rs_fail(err, RS_ENODEV, "--backend cuda: no usable CUDA device (or a build "
 			       "without nvcc); valid here: --backend cpu or auto");
-	if (r->backend == CFG_BACKEND_AUTO && !gpu && !r->quiet)
+	if (r->backend == ROOM_BACKEND_AUTO && !gpu && !r->quiet)
 		fprintf(stderr, "roomsim: no usable CUDA device; using the CPU engine\n");
-	if (r->backend == CFG_BACKEND_AUTO)
-		r->backend = gpu ? CFG_BACKEND_CUDA : CFG_BACKEND_CPU;
-	if (r->backend == CFG_BACKEND_CUDA && !r->quiet)
+	if (r->backend == ROOM_BACKEND_AUTO)
+		r->backend = gpu ? ROOM_BACKEND_CUDA : ROOM_BACKEND_CPU;
+	if (r->backend == ROOM_BACKEND_CUDA && !r->quiet)
 		fprintf(stderr, "roomsim: CUDA engine on %s\n", name);
 	return 0;
 }
 
 static int prepare(struct run *r, const char *file, int backend, struct rs_error *err)
 {
-	struct cfg_room *room = cfg_load(file, err);
+	struct room *room = cfg_load(file, err);
 	struct fdtd_setup setup = { 0 };
 	size_t pairs;
 
@@ -552,8 +552,8 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.lambda = r->plan.lambda;
 	setup.precision = room->precision;
 	setup.threads = r->threads;
-	setup.cuda = r->backend == CFG_BACKEND_CUDA;
-	setup.kernel = r->kernel >= 0 ? (enum cfg_kernel)r->kernel : room->kernel;
+	setup.cuda = r->backend == ROOM_BACKEND_CUDA;
+	setup.kernel = (enum kernel_id)(r->kernel >= 0 ? r->kernel : room->kernel);
 	setup.block[0] = room->block[0];
 	setup.block[1] = room->block[1];
 	setup.dts = room->dts;
@@ -561,15 +561,15 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	if (!(r->engine = fdtd_create(&setup, err)))
 		return err->code;
 	snprintf(r->engine_name, sizeof(r->engine_name), "%s%s", setup.cuda ? "cuda:" : "cpu",
-		 setup.cuda ? cfg_kernel_names[fdtd_kernel(r->engine)] : "");
-	if (setup.cuda && !r->quiet && setup.kernel == CFG_KERNEL_AUTO)
-		for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++)
+		 setup.cuda ? kernel_names[fdtd_kernel(r->engine)] : "");
+	if (setup.cuda && !r->quiet && setup.kernel == KERNEL_AUTO)
+		for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++)
 			if (fdtd_kernel_rates(r->engine)[k] > 0)	/* the kernels that run it */
 				fprintf(stderr, "roomsim: kernel %-17s %8.2f Gvox/s\n",
-					cfg_kernel_names[k], fdtd_kernel_rates(r->engine)[k] / 1e9);
+					kernel_names[k], fdtd_kernel_rates(r->engine)[k] / 1e9);
 	if (setup.cuda && !r->quiet)
-		fprintf(stderr, "roomsim: kernel %s%s\n", cfg_kernel_names[fdtd_kernel(r->engine)],
-			setup.kernel == CFG_KERNEL_AUTO ? " (the fastest on this grid)" : "");
+		fprintf(stderr, "roomsim: kernel %s%s\n", kernel_names[fdtd_kernel(r->engine)],
+			setup.kernel == KERNEL_AUTO ? " (the fastest on this grid)" : "");
 	for (int q = 0; q < room->nreceivers; q++)
 		if (fdtd_add_receiver(r->engine, room->receivers[q].pos) < 0)
 			return rs_fail(err, RS_ENOMEM, "cannot add receiver %s: %s",
@@ -581,7 +581,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 
 static void summary(const struct run *r, double seconds)
 {
-	const struct cfg_room *room = r->room;
+	const struct room *room = r->room;
 	double vox = (double)vox_nodes(&r->plan.grid) * (double)r->plan.steps * r->nsources_done;
 
 	if (r->quiet && !r->wav_clipped)
@@ -634,6 +634,6 @@ int cmd_run(int argc, char **argv)
 	vox_free(r.grid);
 	free(r.signals);
 	free(r.completed);
-	cfg_free((struct cfg_room *)r.room);
+	room_free((struct room *)r.room);
 	return app_exit_status(rc);
 }

@@ -36,7 +36,7 @@ static const char usage_scheme[] =
 	"  --courant C                     fraction of the Courant limit (default 1)\n";
 
 struct scheme_opts {
-	int family;		/* enum cfg_stencil */
+	int family;		/* enum room_stencil */
 	int order, radius2, q[3], nweights, variant;
 	double weights[STN_MAX_SHELLS], courant;	/* courant < 0: the scheme's default */
 	const char *csv, *room;
@@ -61,11 +61,11 @@ static int parse(int argc, char **argv, struct scheme_opts *o)
 
 		switch (c) {
 		case 's':
-			o->family = !strcmp(optarg, "leggy") ? CFG_STENCIL_LEGGY
-				    : !strcmp(optarg, "compact") ? CFG_STENCIL_COMPACT
-				    : !strcmp(optarg, "box") ? CFG_STENCIL_BOX
-				    : !strcmp(optarg, "interpolated") ? CFG_STENCIL_INTERPOLATED
-				    : !strcmp(optarg, "fcc") ? CFG_STENCIL_FCC : -1;
+			o->family = !strcmp(optarg, "leggy") ? ROOM_STENCIL_LEGGY
+				    : !strcmp(optarg, "compact") ? ROOM_STENCIL_COMPACT
+				    : !strcmp(optarg, "box") ? ROOM_STENCIL_BOX
+				    : !strcmp(optarg, "interpolated") ? ROOM_STENCIL_INTERPOLATED
+				    : !strcmp(optarg, "fcc") ? ROOM_STENCIL_FCC : -1;
 			if (o->family < 0)
 				return fprintf(stderr, "roomsim: --stencil: '%s' is not valid (valid: "
 					       "leggy | compact | box | interpolated | fcc)\n", optarg), -1;
@@ -122,20 +122,20 @@ static int build(struct scheme_opts *o, struct stn_stencil *s)
 	struct stn_shell sh[STN_MAX_SHELLS];
 	int n;
 
-	if (o->family == CFG_STENCIL_LEGGY) {
+	if (o->family == ROOM_STENCIL_LEGGY) {
 		if (o->order < 2 || o->order > 2 * STN_MAX_LEGGY || o->order % 2)
 			return fprintf(stderr, "roomsim: --order: valid: 2, 4, ..., %d\n",
 				       2 * STN_MAX_LEGGY), -1;
 		return stn_leggy(s, o->order / 2);
 	}
-	if (o->family == CFG_STENCIL_INTERPOLATED)
+	if (o->family == ROOM_STENCIL_INTERPOLATED)
 		return stn_interpolated(s, o->variant);
-	if (o->family == CFG_STENCIL_FCC)
+	if (o->family == ROOM_STENCIL_FCC)
 		return stn_fcc(s);
-	n = o->family == CFG_STENCIL_COMPACT ? stn_compact_shells(o->radius2, sh, STN_MAX_SHELLS)
+	n = o->family == ROOM_STENCIL_COMPACT ? stn_compact_shells(o->radius2, sh, STN_MAX_SHELLS)
 					     : stn_box_shells(o->q, sh, STN_MAX_SHELLS);
 	if (n < 0)
-		return fprintf(stderr, "roomsim: %s\n", o->family == CFG_STENCIL_COMPACT
+		return fprintf(stderr, "roomsim: %s\n", o->family == ROOM_STENCIL_COMPACT
 			       ? "--radius2: valid: 1 to 22, a sum of three squares (not 7, 15)"
 			       : "--q: valid: Q1 >= Q2 >= Q3 >= 0, 1 <= Q1 <= 4"), -1;
 	if (o->nweights && o->nweights != n)
@@ -148,7 +148,7 @@ static int build(struct scheme_opts *o, struct stn_stencil *s)
 		o->nweights = n;
 	}
 	if (stn_from_shells(s, sh, n, o->weights,
-			    o->family == CFG_STENCIL_COMPACT ? "compact-in-space" : "box-compact"))
+			    o->family == ROOM_STENCIL_COMPACT ? "compact-in-space" : "box-compact"))
 		return fprintf(stderr, "roomsim: --weights: the shell weights must sum to 1\n"), -1;
 	printf("shells    ");
 	for (int p = 0; p < n; p++)
@@ -161,7 +161,7 @@ static int build(struct scheme_opts *o, struct stn_stencil *s)
 static int from_room(struct scheme_opts *o, struct stn_stencil *s)
 {
 	struct rs_error err = { 0 };
-	struct cfg_room *room = cfg_load(o->room, &err);
+	struct room *room = cfg_load(o->room, &err);
 	int rc = 0;
 
 	if (!room) {
@@ -173,7 +173,7 @@ static int from_room(struct scheme_opts *o, struct stn_stencil *s)
 		rc = EXIT_USAGE;
 	}
 	o->courant = room->courant;
-	cfg_free(room);
+	room_free(room);
 	return rc;
 }
 

@@ -108,7 +108,7 @@ static int parse_at(const char *s, double at[3])
 	return sscanf(s, "%lf,%lf,%lf", &at[0], &at[1], &at[2]) == 3 ? 0 : -1;
 }
 
-static void report(const struct cfg_room *room, const struct vox_grid *g, double seconds)
+static void report(const struct room *room, const struct vox_grid *g, double seconds)
 {
 	const struct vox_plan *p = &g->plan;
 	double volume, area, faces = 0, mv = NAN, ma = NAN;
@@ -151,10 +151,10 @@ int cmd_voxelize(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rs_error err = { 0 };
-	struct cfg_room *room = NULL;
+	struct room *room = NULL;
 	struct vox_grid *g = NULL;
 	struct app_plan plan;
-	char out[CFG_PATH_MAX + 16], png[CFG_PATH_MAX + 32], need[32], have[32];
+	char out[ROOM_PATH_MAX + 16], png[ROOM_PATH_MAX + 32], need[32], have[32];
 	const char *given = NULL;
 	double at[3], t0;
 	int c, quiet = 0, has_at = 0, rc = 0;
@@ -190,10 +190,10 @@ int cmd_voxelize(int argc, char **argv)
 	}
 	/* one class byte a cell, its columns, and the walls: refuse before allocating */
 	if (app_memory_available() && plan.grid.cells * 1.2 > app_memory_available()) {
-		rc = cfg_at(&err, room, room->grid_at, "grid", "voxelising needs about %s (%zu "
-			    "cells) but %s is available (valid: a coarser grid)",
-			    app_bytes(plan.grid.cells * 1.2, need), plan.grid.cells,
-			    app_bytes((double)app_memory_available(), have));
+		rc = room_at(&err, room, room->grid_at, "grid", "voxelising needs about %s (%zu "
+			     "cells) but %s is available (valid: a coarser grid)",
+			     app_bytes(plan.grid.cells * 1.2, need), plan.grid.cells,
+			     app_bytes((double)app_memory_available(), have));
 		goto out;
 	}
 	snprintf(out, sizeof(out), "%s%s%s", given ? given : room->out_dir, given ? "" : "/",
@@ -204,7 +204,7 @@ int cmd_voxelize(int argc, char **argv)
 	if (!quiet)
 		report(room, g, app_now() - t0);
 	{	/* the folder the file goes into */
-		char folder[CFG_PATH_MAX + 16];
+		char folder[ROOM_PATH_MAX + 16];
 		const char *slash = strrchr(out, '/');
 
 		snprintf(folder, sizeof(folder), "%.*s", slash ? (int)(slash - out) : 0, out);
@@ -232,6 +232,6 @@ out:
 	if (rc)
 		fprintf(stderr, "roomsim: %s\n", err.msg);
 	vox_free(g);
-	cfg_free(room);
+	room_free(room);
 	return app_exit_status(rc);
 }

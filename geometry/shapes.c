@@ -8,7 +8,7 @@
 #include <math.h>
 
 /* Even-odd rule: is (x, y) inside the polygon? */
-static int in_polygon(const struct cfg_shape *s, double x, double y)
+static int in_polygon(const struct room_shape *s, double x, double y)
 {
 	int in = 0;
 
@@ -22,7 +22,7 @@ static int in_polygon(const struct cfg_shape *s, double x, double y)
 	return in;
 }
 
-int vox_shape_holds(const struct cfg_shape *s, const double x[3])
+int vox_shape_holds(const struct room_shape *s, const double x[3])
 {
 	double r2 = 0;
 
@@ -30,13 +30,13 @@ int vox_shape_holds(const struct cfg_shape *s, const double x[3])
 		if (x[d] < s->lo[d] || x[d] > s->hi[d])
 			return 0;
 	switch (s->kind) {
-	case CFG_SHAPE_BOX:
+	case ROOM_SHAPE_BOX:
 		return 1;
-	case CFG_SHAPE_SPHERE:
+	case ROOM_SHAPE_SPHERE:
 		for (int d = 0; d < 3; d++)
 			r2 += (x[d] - s->center[d]) * (x[d] - s->center[d]);
 		return r2 <= s->radius * s->radius;
-	case CFG_SHAPE_CYLINDER:
+	case ROOM_SHAPE_CYLINDER:
 		for (int d = 0; d < 3; d++)
 			if (d != s->axis)
 				r2 += (x[d] - s->center[d]) * (x[d] - s->center[d]);
@@ -60,7 +60,7 @@ static double segment_distance(const double *a, const double *b, double x, doubl
 }
 
 /* The nearest of the box faces lo[d], hi[d] over the axes in mask: its axis. */
-static int nearest_face(const struct cfg_shape *s, const double x[3], int mask, double *dist)
+static int nearest_face(const struct room_shape *s, const double x[3], int mask, double *dist)
 {
 	int axis = -1;
 
@@ -78,24 +78,24 @@ static int nearest_face(const struct cfg_shape *s, const double x[3], int mask, 
 	return axis;
 }
 
-void vox_shape_normal(const struct cfg_shape *s, const double x[3], double n[3])
+void vox_shape_normal(const struct room_shape *s, const double x[3], double n[3])
 {
 	double r = 0, cap = INFINITY, side, e[2];
 	int axis;
 
 	n[0] = n[1] = n[2] = 0;
 	switch (s->kind) {
-	case CFG_SHAPE_BOX:
+	case ROOM_SHAPE_BOX:
 		n[nearest_face(s, x, 7, &cap)] = 1;
 		return;
-	case CFG_SHAPE_SPHERE:
+	case ROOM_SHAPE_SPHERE:
 		for (int d = 0; d < 3; d++)
 			r += (x[d] - s->center[d]) * (x[d] - s->center[d]);
 		r = sqrt(r);
 		for (int d = 0; d < 3; d++)
 			n[d] = r > 0 ? (x[d] - s->center[d]) / r : d == 2;
 		return;
-	case CFG_SHAPE_CYLINDER:
+	case ROOM_SHAPE_CYLINDER:
 		axis = nearest_face(s, x, 1 << s->axis, &cap);
 		for (int d = 0; d < 3; d++)
 			if (d != s->axis)

@@ -32,7 +32,7 @@ static size_t even_cells(int lo, const int n[3])
 	return count;
 }
 
-void vox_plan(const struct cfg_room *room, struct vox_plan *p)
+void vox_plan(const struct room *room, struct vox_plan *p)
 {
 	size_t nonpad = 1, inner = 1;
 	int in[3];
@@ -40,8 +40,8 @@ void vox_plan(const struct cfg_room *room, struct vox_plan *p)
 	memset(p, 0, sizeof(*p));
 	p->h = room->spacing;
 	p->cells = 1;
-	p->halo = cfg_stencil_reach(room);	/* padding cells each side: the stencil's reach */
-	p->fcc = room->stencil == CFG_STENCIL_FCC;
+	p->halo = room_stencil_reach(room);	/* padding cells each side: the stencil's reach */
+	p->fcc = room->stencil == ROOM_STENCIL_FCC;
 	for (int d = 0; d < 3; d++) {
 		const int align = p->fcc ? 2 * ROW_ALIGN : ROW_ALIGN;
 
@@ -79,8 +79,8 @@ static int is_room(const struct vox_plan *p, int i, int j, int k)
 /* The face a missing neighbour in direction (axis, side) lies behind. */
 static int face_of(int axis, int side)
 {
-	static const int faces[3][2] = { { CFG_X0, CFG_X1 }, { CFG_Y0, CFG_Y1 },
-					 { CFG_FLOOR, CFG_CEILING } };
+	static const int faces[3][2] = { { ROOM_X0, ROOM_X1 }, { ROOM_Y0, ROOM_Y1 },
+					 { ROOM_FLOOR, ROOM_CEILING } };
 	return faces[axis][side];
 }
 
@@ -102,7 +102,7 @@ static int kind_of(struct vox_grid *g, int K, double beta_sum)
  * outside the box is behind that face's material, one inside the box (a carved obstacle)
  * behind material `inner`. Aligned with the grid, every wall has area correction 1.
  */
-static int box_walls(struct vox_grid *g, const struct cfg_room *room, int inner,
+static int box_walls(struct vox_grid *g, const struct room *room, int inner,
 		     struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
@@ -187,7 +187,7 @@ static int kind_diff(const struct vox_wall *wl)
  * Give every wall's cell its kind with admittance sums rounded to step q, the kinds with diff
  * = 0 first; -1 if they overflow.
  */
-static int assign_kinds(struct vox_grid *g, const struct cfg_room *room, double q)
+static int assign_kinds(struct vox_grid *g, const struct room *room, double q)
 {
 	int slot_kind[KIND_SLOTS];
 
@@ -235,7 +235,7 @@ static int assign_kinds(struct vox_grid *g, const struct cfg_room *room, double 
 /* Relative steps tried for the admittance sums, exact first (docs/physics.md, "Kinds"). */
 static const double kind_steps[] = { 0, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1 };
 
-int vox_set_kinds(struct vox_grid *g, const struct cfg_room *room, struct rs_error *err)
+int vox_set_kinds(struct vox_grid *g, const struct room *room, struct rs_error *err)
 {
 	for (size_t s = 0; s < sizeof(kind_steps) / sizeof(kind_steps[0]); s++)
 		if (!assign_kinds(g, room, kind_steps[s]))
@@ -248,7 +248,7 @@ int vox_set_kinds(struct vox_grid *g, const struct cfg_room *room, struct rs_err
  * The fcc grid's kinds: a room cell on a wall takes the sum of the admittances of the walls
  * it lies on (an edge two, a corner three; docs/physics.md, "FCC walls"), the others are air.
  */
-static int classify_nodes(struct vox_grid *g, const struct cfg_room *room, struct rs_error *err)
+static int classify_nodes(struct vox_grid *g, const struct room *room, struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
 
@@ -324,7 +324,7 @@ void vox_column_heights(struct vox_grid *g)
 		}
 }
 
-struct vox_grid *vox_alloc(const struct cfg_room *room, struct rs_error *err)
+struct vox_grid *vox_alloc(const struct room *room, struct rs_error *err)
 {
 	struct vox_grid *g = calloc(1, sizeof(*g));
 	size_t columns;
@@ -353,7 +353,7 @@ out_nomem:
 	return NULL;
 }
 
-struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err)
+struct vox_grid *vox_build(const struct room *room, struct rs_error *err)
 {
 	struct vox_grid *g;
 
@@ -371,7 +371,7 @@ struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err)
 	return g;
 }
 
-int vox_carve(struct vox_grid *g, const struct cfg_room *room, const double lo[3],
+int vox_carve(struct vox_grid *g, const struct room *room, const double lo[3],
 	      const double hi[3], int material, struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "../common/rs_error.h"
-#include "../io/config.h"
+#include "../model/room.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,7 +85,7 @@ struct vox_grid {
 };
 
 /* Fill plan for room without allocating anything. */
-void vox_plan(const struct cfg_room *room, struct vox_plan *plan);
+void vox_plan(const struct room *room, struct vox_plan *plan);
 
 /* The scheme's nodes in the array, halo included: what its voxel updates per step count. */
 static inline size_t vox_nodes(const struct vox_plan *p)
@@ -112,7 +112,7 @@ static inline size_t vox_folded(const struct vox_plan *p, int i, int j, int k)
  * air when its node is inside. NULL and err filled on failure; a mesh whose inside reaches
  * its outside through a gap wider than a cell is an RS_EINPUT error that says where.
  */
-struct vox_grid *vox_build(const struct cfg_room *room, struct rs_error *err);
+struct vox_grid *vox_build(const struct room *room, struct rs_error *err);
 
 /* The air volume (m^3) and the corrected wall area (m^2) of a grid. */
 void vox_measure(const struct vox_grid *g, double *volume, double *area);
@@ -136,7 +136,7 @@ int vox_nearest_point(const struct vox_grid *g, const double pos[3], double reac
  * obstacle or a notch (L-shaped, stepped rooms). The new walls get material `material`;
  * kinds, column heights and cell counts are recomputed.
  */
-int vox_carve(struct vox_grid *g, const struct cfg_room *room, const double lo[3],
+int vox_carve(struct vox_grid *g, const struct room *room, const double lo[3],
 	      const double hi[3], int material, struct rs_error *err);
 
 void vox_free(struct vox_grid *g);

@@ -23,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../io/voxfile.h"
-
 /* Bits of the class bytes while building; the final classes replace them. */
 #define B_BASE 0x40	/* the base holds the node */
 #define B_TOUCH 0x10	/* a triangle meets the cell's box (leak check only) */
@@ -60,11 +58,11 @@ struct tri {
 };
 
 struct build {
-	const struct cfg_room *room;
+	const struct room *room;
 	struct vox_grid *g;
 	struct tri *tri;	/* the mesh's triangles without duplicates, or NULL */
 	size_t ntri;
-	struct voxf_walls *file;	/* the walls of a voxel file base, or NULL */
+	void *file;		/* a voxel file base, open (room->geo.voxels), or NULL */
 	/* nearest-triangle bins: bin b holds bin_tri[bin_at[b] .. bin_at[b + 1]) */
 	int nbin[3];
 	size_t *bin_at;
@@ -673,14 +671,14 @@ static int leak_check(struct build *b, struct rs_error *err)
 	if (!leaked)
 		return 0;
 	leak_place(b, lo, hi);
-	return cfg_at(err, b->room, b->room->geo.mesh_at, "geometry.mesh", "%s is not "
-		      "closed: %.3g m^3 of its inside reach the outside through a gap wider "
-		      "than a cell (%g m) at about (%.2f, %.2f, %.2f) m, where x %.2f..%.2f, "
-		      "y %.2f..%.2f, z %.2f..%.2f (valid: a closed mesh; gaps narrower than "
-		      "a cell are bridged, so a coarser grid may also do)",
-		      b->room->geo.mesh_path, (double)leaked * pow(p->h, 3),
-		      p->h, 0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]),
-		      0.5 * (lo[2] + hi[2]), lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
+	return room_at(err, b->room, b->room->geo.mesh_at, "geometry.mesh", "%s is not "
+		       "closed: %.3g m^3 of its inside reach the outside through a gap wider "
+		       "than a cell (%g m) at about (%.2f, %.2f, %.2f) m, where x %.2f..%.2f, "
+		       "y %.2f..%.2f, z %.2f..%.2f (valid: a closed mesh; gaps narrower than "
+		       "a cell are bridged, so a coarser grid may also do)",
+		       b->room->geo.mesh_path, (double)leaked * pow(p->h, 3),
+		       p->h, 0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]),
+		       0.5 * (lo[2] + hi[2]), lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
 }
 
 /* Bins of BIN_CELLS cells holding the triangles whose bounds meet them. */
@@ -893,10 +891,10 @@ static float area_of(const double n[3])
 /* Apply the shapes in order to the nodes each bounds: the last one holding a node decides. */
 static void apply_shapes(struct build *b)
 {
-	const struct cfg_geometry *geo = &b->room->geo;
+	const struct room_geometry *geo = &b->room->geo;
 
 	for (int s = 0; s < geo->nshapes; s++) {
-		const struct cfg_shape *sh = &geo->shapes[s];
+		const struct room_shape *sh = &geo->shapes[s];
 		int m0[3], m1[3];
 
 		for (int d = 0; d < 3; d++)
@@ -923,7 +921,7 @@ static void apply_shapes(struct build *b)
 static void face_wall(const struct build *b, const int c[3], const int s[3], int f,
 		      uint8_t *material, float *area, const struct tri **hint)
 {
-	const struct cfg_geometry *geo = &b->room->geo;
+	const struct room_geometry *geo = &b->room->geo;
 	double xc[3], xs[3], mid[3], n[3];
 
 	for (int d = 0; d < 3; d++) {
@@ -932,7 +930,7 @@ static void face_wall(const struct build *b, const int c[3], const int s[3], int
 		mid[d] = 0.5 * (xc[d] + xs[d]);
 	}
 	for (int q = geo->nshapes - 1; q >= 0; q--) {
-		const struct cfg_shape *sh = &geo->shapes[q];
+		const struct room_shape *sh = &geo->shapes[q];
 
 		if (vox_shape_holds(sh, xc) == vox_shape_holds(sh, xs))
 			continue;
@@ -944,8 +942,8 @@ static void face_wall(const struct build *b, const int c[3], const int s[3], int
 	*area = 1;
 	*material = (uint8_t)geo->default_material;
 	if (geo->has_box) {	/* the box's own faces; s lies beyond one of them */
-		static const int face[6] = { CFG_X0, CFG_X1, CFG_Y0, CFG_Y1, CFG_FLOOR,
-					     CFG_CEILING };
+		static const int face[6] = { ROOM_X0, ROOM_X1, ROOM_Y0, ROOM_Y1, ROOM_FLOOR,
+					     ROOM_CEILING };
 
 		*material = (uint8_t)b->room->face_material[face[f]];
 	} else if (b->tri) {
@@ -957,7 +955,7 @@ static void face_wall(const struct build *b, const int c[3], const int s[3], int
 			*area = area_of(t->n);
 		}
 	} else if (b->file) {
-		voxf_wall_of(b->file, c, f, material, area);
+		b->room->geo.voxels->wall_of(b->file, c, f, material, area);
 	}
 }
 
@@ -1091,6 +1089,36 @@ static void finish(struct vox_grid *g)
 	p->padding = p->cells - air;
 }
 
+/* A voxel file base: its air and boundary cells, slab by slab; its walls stay open for
+ * cell_walls(). */
+static int read_voxel_file(struct build *b, struct rs_error *err)
+{
+	const struct room_voxel_file *vf = b->room->geo.voxels;
+	const int *n = b->g->plan.room;
+	uint8_t *air = malloc((size_t)n[0] * (size_t)n[1]);
+	int rc = 0;
+
+	if (!air)
+		return rs_fail(err, RS_ENOMEM, "out of memory for a slab of the voxel file");
+	if (!(b->file = vf->open(b->room, err))) {
+		free(air);
+		return err ? err->code : RS_EIO;
+	}
+	for (int k = 0; k < n[2] && !rc; k++) {
+		if (vf->slab(b->file, k, air)) {
+			rc = rs_fail(err, RS_EIO, "%s: reading the voxel file failed",
+				     b->room->geo.voxels_path);
+			break;
+		}
+		for (int j = 0; j < n[1]; j++)
+			for (int i = 0; i < n[0]; i++)
+				if (air[i + (size_t)n[0] * j])
+					*cell(b, i, j, k) |= B_BASE;
+	}
+	free(air);
+	return rc;
+}
+
 /* The base of the grid: every room cell holds B_BASE or not. */
 static int make_base(struct build *b, struct rs_error *err)
 {
@@ -1114,14 +1142,10 @@ static int make_base(struct build *b, struct rs_error *err)
 	if (b->room->geo.mesh.ntri)
 		return load_triangles(b, err) || mesh_inside(b, err) || leak_check(b, err) ||
 		       make_bins(b, err) ? (err ? err->code : RS_EINPUT) : 0;
-	if (b->room->geo.voxels_path[0]) {
-		if (!(b->file = voxf_read(b->room, b->g, B_BASE, err)))
-			return err ? err->code : RS_EIO;
-	}
-	return 0;
+	return b->room->geo.voxels_path[0] ? read_voxel_file(b, err) : 0;
 }
 
-struct vox_grid *vox_build_shaped(const struct cfg_room *room, struct rs_error *err)
+struct vox_grid *vox_build_shaped(const struct room *room, struct rs_error *err)
 {
 	struct build b = { .room = room };
 
@@ -1145,6 +1169,7 @@ out:
 	free(b.tri);
 	free(b.bin_at);
 	free(b.bin_tri);
-	voxf_walls_free(b.file);
+	if (b.file)
+		room->geo.voxels->close(b.file);
 	return b.g;
 }

@@ -16,44 +16,10 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "../solver/kernels.h"
 #include "../solver/stencil.h"	/* grid.dispersion needs the scheme's dispersion */
+#include "mesh.h"
 #include "voxfile.h"
-
-const char *const cfg_face_names[CFG_NFACES] = {
-	[CFG_X0] = "x0", [CFG_X1] = "x1", [CFG_Y0] = "y0",
-	[CFG_Y1] = "y1", [CFG_FLOOR] = "floor", [CFG_CEILING] = "ceiling",
-};
-
-const char *const cfg_kernel_names[CFG_NKERNELS + 1] = {
-	[CFG_KERNEL_AUTO] = "auto",
-	[CFG_KERNEL_NAIVE3D] = "naive3d",
-	[CFG_KERNEL_TILED_GLOBAL] = "tiled-global",
-	[CFG_KERNEL_TILED_SHARED] = "tiled-shared",
-	[CFG_KERNEL_SLICE_NAIVE] = "slice-naive",
-	[CFG_KERNEL_SLICE_TEXTURE] = "slice-texture",
-	[CFG_KERNEL_SLICE_LDG] = "slice-ldg",
-	[CFG_KERNEL_SLICE_SHARED] = "slice-shared",
-	[CFG_KERNEL_SLICE_SHARED_TEX] = "slice-shared-tex",
-	[CFG_KERNEL_SLICE_VEC] = "slice-vec",
-	[CFG_KERNEL_GENERAL] = "general",
-	[CFG_KERNEL_LEGGY] = "leggy",
-	[CFG_KERNEL_LEGGY_SHARED] = "leggy-shared",
-	[CFG_KERNEL_LEGGY_SHARED2] = "leggy-shared2",
-	[CFG_KERNEL_SHELL_SHARED] = "shell-shared",
-	[CFG_KERNEL_SHELL_VEC] = "shell-vec",
-	[CFG_KERNEL_FCC] = "fcc",
-	[CFG_KERNEL_FCC_VEC] = "fcc-vec",
-	[CFG_KERNEL_DIAMOND] = "diamond",
-	[CFG_NKERNELS] = NULL,
-};
-
-int cfg_kernel_of(const char *s)
-{
-	for (int k = 0; k < CFG_NKERNELS; k++)
-		if (!strcmp(s, cfg_kernel_names[k]))
-			return k;
-	return -1;
-}
 
 /* Defaults of docs/input.md. */
 #define DEFAULT_C 343.0
@@ -72,35 +38,15 @@ int cfg_kernel_of(const char *s)
 
 struct yp {
 	yaml_document_t doc;
-	struct cfg_room *room;
+	struct room *room;
 	struct rs_error *err;
 	int from_string;	/* cfg_load_string: paths in the file are relative to the cwd */
 };
 
-static struct cfg_mark mark_of(const yaml_node_t *n)
+static struct room_mark mark_of(const yaml_node_t *n)
 {
-	struct cfg_mark m = { (int)n->start_mark.line + 1, (int)n->start_mark.column + 1 };
+	struct room_mark m = { (int)n->start_mark.line + 1, (int)n->start_mark.column + 1 };
 	return m;
-}
-
-static int vfail_at(struct rs_error *err, const char *file, struct cfg_mark m, const char *key,
-		    const char *fmt, va_list ap)
-{
-	char what[RS_MSG_MAX / 2];
-
-	vsnprintf(what, sizeof(what), fmt, ap);
-	return rs_fail(err, RS_EINPUT, "%s:%d:%d: %s: %s", file, m.line, m.col, key, what);
-}
-
-int cfg_at(struct rs_error *err, const struct cfg_room *room, struct cfg_mark at,
-	   const char *key, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfail_at(err, room->file, at, key, fmt, ap);
-	va_end(ap);
-	return RS_EINPUT;
 }
 
 __attribute__((format(printf, 4, 5)))
@@ -109,7 +55,7 @@ static int bad(struct yp *p, const yaml_node_t *n, const char *key, const char *
 	va_list ap;
 
 	va_start(ap, fmt);
-	vfail_at(p->err, p->room->file, mark_of(n), key, fmt, ap);
+	room_vat(p->err, p->room->file, mark_of(n), key, fmt, ap);
 	va_end(ap);
 	return RS_EINPUT;
 }
@@ -275,15 +221,15 @@ static int boolean(struct yp *p, const yaml_node_t *n, const char *key, int *out
 }
 
 /* A name that is safe as part of a file name. */
-static int name(struct yp *p, const yaml_node_t *n, const char *key, char out[CFG_NAME_MAX])
+static int name(struct yp *p, const yaml_node_t *n, const char *key, char out[ROOM_NAME_MAX])
 {
 	const char *s;
 
 	if (n->type != YAML_SCALAR_NODE)
 		return bad(p, n, key, "expected a name, got %s", node_kind(n));
 	s = scalar(n);
-	if (!*s || strlen(s) >= CFG_NAME_MAX)
-		return bad(p, n, key, "name must have 1 to %d characters", CFG_NAME_MAX - 1);
+	if (!*s || strlen(s) >= ROOM_NAME_MAX)
+		return bad(p, n, key, "name must have 1 to %d characters", ROOM_NAME_MAX - 1);
 	for (const char *c = s; *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("_.-", *c))
 			return bad(p, n, key, "'%s' has a character other than letters, digits, "
@@ -313,57 +259,7 @@ static int vec3(struct yp *p, const yaml_node_t *n, const char *key, double lo, 
 	return 0;
 }
 
-double cfg_absorption_of_beta(double beta)
-{
-	/*
-	 * Paris' formula: alpha(theta) = 4 beta cos(theta) / (cos(theta) + beta)^2 averaged
-	 * over a diffuse field, 2 int_0^1 alpha(mu) mu dmu, which integrates to
-	 * 8 beta [1 + beta/(1 + beta) - 2 beta ln(1 + 1/beta)] (docs/physics.md, "Walls").
-	 */
-	if (beta <= 0)
-		return 0;
-	return 8 * beta * (1 + beta / (1 + beta) - 2 * beta * log1p(1 / beta));
-}
-
-/* beta where the diffuse absorption peaks, by golden-section search. */
-static double beta_at_max(void)
-{
-	const double g = 0.5 * (sqrt(5.0) - 1);
-	double a = 0.1, b = 10;
-
-	for (int i = 0; i < 200; i++) {
-		double c = b - g * (b - a), d = a + g * (b - a);
-
-		if (cfg_absorption_of_beta(c) > cfg_absorption_of_beta(d))
-			b = d;
-		else
-			a = c;
-	}
-	return 0.5 * (a + b);
-}
-
-double cfg_absorption_max(void)
-{
-	return cfg_absorption_of_beta(beta_at_max());
-}
-
-/* Invert Paris' formula on its rising branch, beta in [0, beta_at_max]. */
-static double beta_of_absorption(double alpha)
-{
-	double lo = 0, hi = beta_at_max();
-
-	for (int i = 0; i < 200; i++) {
-		double mid = 0.5 * (lo + hi);
-
-		if (cfg_absorption_of_beta(mid) < alpha)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return 0.5 * (lo + hi);
-}
-
-static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct cfg_material *m)
+static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct room_material *m)
 {
 	static const char *const keys[] = { "absorption", "admittance", "reflection", NULL };
 	char path[160], sub[200];
@@ -376,7 +272,7 @@ static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct c
 		return RS_EINPUT;
 	m->at = mark_of(k);
 	if ((n = get(p, v, "absorption"))) {
-		double amax = cfg_absorption_max();
+		double amax = room_absorption_max();
 
 		snprintf(sub, sizeof(sub), "%s.absorption", path);
 		if (num(p, n, sub, 0, 0, 1, 0, &x))
@@ -385,7 +281,7 @@ static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct c
 			return bad(p, n, sub, "%g is more than a locally reacting wall with real "
 				   "admittance can absorb in a diffuse field (valid: 0 to %.4f)",
 				   x, amax);
-		m->beta = beta_of_absorption(x);
+		m->beta = room_beta_of_absorption(x);
 		given++;
 	}
 	if ((n = get(p, v, "admittance"))) {
@@ -404,11 +300,11 @@ static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct c
 	if (given != 1)
 		return bad(p, v, path, "give exactly one of absorption, admittance, reflection "
 			   "(%d given)", given);
-	m->absorption = cfg_absorption_of_beta(m->beta);
+	m->absorption = room_absorption_of_beta(m->beta);
 	return 0;
 }
 
-static int find_material(const struct cfg_room *r, const char *s)
+static int find_material(const struct room *r, const char *s)
 {
 	for (int i = 0; i < r->nmaterials; i++)
 		if (!strcmp(r->materials[i].name, s))
@@ -420,14 +316,14 @@ static int parse_materials(struct yp *p, yaml_node_t *root)
 {
 	yaml_node_t *m = get(p, root, "materials");
 	yaml_node_pair_t *a;
-	struct cfg_room *r = p->room;
+	struct room *r = p->room;
 
 	if (!m)
 		return 0;
 	if (want_map(p, m, "materials"))
 		return RS_EINPUT;
-	if (m->data.mapping.pairs.top - m->data.mapping.pairs.start > CFG_MAX_MATERIALS)
-		return bad(p, m, "materials", "more than %d materials", CFG_MAX_MATERIALS);
+	if (m->data.mapping.pairs.top - m->data.mapping.pairs.start > ROOM_MAX_MATERIALS)
+		return bad(p, m, "materials", "more than %d materials", ROOM_MAX_MATERIALS);
 	for (a = m->data.mapping.pairs.start; a < m->data.mapping.pairs.top; a++) {
 		if (node(p, a->key)->type != YAML_SCALAR_NODE)
 			return bad(p, node(p, a->key), "materials", "a material name must be a plain name");
@@ -444,7 +340,7 @@ static int parse_materials(struct yp *p, yaml_node_t *root)
 /* An unknown material name at n: the error lists the defined ones. */
 static int unknown_material(struct yp *p, yaml_node_t *n, const char *key)
 {
-	const struct cfg_room *r = p->room;
+	const struct room *r = p->room;
 	char list[512];
 	size_t len = 0;
 
@@ -469,13 +365,13 @@ static int material_of(struct yp *p, yaml_node_t *n, const char *key, int *out)
 /* The material named rigid, the implicit one (beta = 0) unless the file defines it. */
 static int rigid_material(struct yp *p, yaml_node_t *at, int *out)
 {
-	struct cfg_room *r = p->room;
+	struct room *r = p->room;
 	int i = find_material(r, "rigid");
 
 	if (i < 0) {
-		if (r->nmaterials == CFG_MAX_MATERIALS)
+		if (r->nmaterials == ROOM_MAX_MATERIALS)
 			return bad(p, at, "surfaces", "no room for the implicit rigid material "
-				   "(valid: at most %d materials with it)", CFG_MAX_MATERIALS - 1);
+				   "(valid: at most %d materials with it)", ROOM_MAX_MATERIALS - 1);
 		i = r->nmaterials++;
 		strcpy(r->materials[i].name, "rigid");
 		r->materials[i].beta = 0;
@@ -488,7 +384,7 @@ static int rigid_material(struct yp *p, yaml_node_t *at, int *out)
 /* The material of a surface given none: surfaces.default, else the rigid material. */
 static int default_material(struct yp *p, yaml_node_t *at, int *out)
 {
-	struct cfg_geometry *geo = &p->room->geo;
+	struct room_geometry *geo = &p->room->geo;
 
 	if (geo->default_material < 0 && rigid_material(p, at, &geo->default_material))
 		return RS_EINPUT;
@@ -502,8 +398,8 @@ static int default_material(struct yp *p, yaml_node_t *at, int *out)
  */
 static int voxel_surfaces(struct yp *p, yaml_node_t *s, yaml_node_t *at)
 {
-	struct cfg_geometry *geo = &p->room->geo;
-	char key[CFG_NAME_MAX + 16], list[512];
+	struct room_geometry *geo = &p->room->geo;
+	char key[ROOM_NAME_MAX + 16], list[512];
 	size_t len = 0;
 	int dflt;
 
@@ -602,12 +498,12 @@ static int parse_surfaces(struct yp *p, yaml_node_t *root)
 	static const char *const keys[] = { "default", "floor", "ceiling", "x0", "x1", "y0", "y1",
 					    NULL };
 	static const char *const only_default[] = { "default", NULL };
-	struct cfg_room *r = p->room;
-	struct cfg_geometry *geo = &r->geo;
+	struct room *r = p->room;
+	struct room_geometry *geo = &r->geo;
 	yaml_node_t *s = get(p, root, "surfaces"), *n;
 	char key[64];
 
-	for (int f = 0; f < CFG_NFACES; f++)
+	for (int f = 0; f < ROOM_NFACES; f++)
 		r->face_material[f] = -1;
 	if (s && want_map(p, s, "surfaces"))
 		return RS_EINPUT;
@@ -622,9 +518,9 @@ static int parse_surfaces(struct yp *p, yaml_node_t *root)
 		return mesh_surfaces(p, s, s ? s : root);
 	if (geo->voxels_path[0])
 		return voxel_surfaces(p, s, s ? s : root);
-	for (int f = 0; f < CFG_NFACES && geo->has_box; f++) {
-		snprintf(key, sizeof(key), "surfaces.%s", cfg_face_names[f]);
-		if (s && (n = get(p, s, cfg_face_names[f])) ?
+	for (int f = 0; f < ROOM_NFACES && geo->has_box; f++) {
+		snprintf(key, sizeof(key), "surfaces.%s", room_face_names[f]);
+		if (s && (n = get(p, s, room_face_names[f])) ?
 		    material_of(p, n, key, &r->face_material[f]) :
 		    default_material(p, s ? s : root, &r->face_material[f]))
 			return RS_EINPUT;
@@ -650,7 +546,7 @@ static int scheme_limit(struct yp *p, yaml_node_t *n, const char *key, double *l
 static int dispersion_spacing(struct yp *p, yaml_node_t *g, yaml_node_t *n)
 {
 	const struct stn_stencil *s = &stencil;
-	struct cfg_room *r = p->room;
+	struct room *r = p->room;
 	double tol, limit = 0;
 
 	if (!get(p, g, "fmax") || get(p, g, "ppw"))
@@ -673,7 +569,7 @@ static int parse_grid(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "fmax", "ppw", "dispersion", "spacing", "courant",
 					    NULL };
-	struct cfg_room *r = p->room;
+	struct room *r = p->room;
 	yaml_node_t *g = get(p, root, "grid"), *n, *f, *h;
 
 	if (!g)
@@ -710,7 +606,7 @@ static int parse_grid(struct yp *p, yaml_node_t *root)
 		if (num(p, n, "grid.courant", 0, 1, 100, 0, &r->courant))
 			return RS_EINPUT;
 		r->courant_at = mark_of(n);
-	} else if (r->stencil == CFG_STENCIL_INTERPOLATED || r->stencil == CFG_STENCIL_FCC) {
+	} else if (r->stencil == ROOM_STENCIL_INTERPOLATED || r->stencil == ROOM_STENCIL_FCC) {
 		double limit = 0;
 
 		/* a named scheme runs at its published Courant number unless told otherwise */
@@ -753,7 +649,7 @@ static int three_squares(long R)
 	return R % 8 != 7;
 }
 
-static int parse_stencil_params(struct yp *p, yaml_node_t *s, struct cfg_room *r)
+static int parse_stencil_params(struct yp *p, yaml_node_t *s, struct room *r)
 {
 	/* Each parameter belongs to one family; weights to compact and box. */
 	static const char *const only[] = { "order", "radius2", "q", "variant" };
@@ -768,10 +664,10 @@ static int parse_stencil_params(struct yp *p, yaml_node_t *s, struct cfg_room *r
 			return bad(p, n, k, "applies to the %s stencil only (this one is %s)",
 				   family[i], family[r->stencil]);
 		}
-	if ((n = get(p, s, "weights")) && r->stencil != CFG_STENCIL_COMPACT &&
-	    r->stencil != CFG_STENCIL_BOX)
+	if ((n = get(p, s, "weights")) && r->stencil != ROOM_STENCIL_COMPACT &&
+	    r->stencil != ROOM_STENCIL_BOX)
 		return bad(p, n, "scheme.weights", "applies to compact and box stencils only");
-	if (r->stencil == CFG_STENCIL_INTERPOLATED) {
+	if (r->stencil == ROOM_STENCIL_INTERPOLATED) {
 		if (!(n = get(p, s, "variant")))
 			return missing(p, s, "scheme.variant", "give variant: IWB, IISO, IISO2, CCP, "
 				       "OCTA, IDWM or SRL (SLF)");
@@ -785,7 +681,7 @@ static int parse_stencil_params(struct yp *p, yaml_node_t *s, struct cfg_room *r
 			return bad(p, n, "scheme.order", "order %ld is odd (valid: 2, 4, ..., 16)", v);
 		r->order = (int)v;
 	}
-	if (r->stencil == CFG_STENCIL_COMPACT) {
+	if (r->stencil == ROOM_STENCIL_COMPACT) {
 		if (!(n = get(p, s, "radius2")))
 			return missing(p, s, "scheme.radius2", "give radius2: R, e.g. 3 for 27 points");
 		if (integer(p, n, "scheme.radius2", 1, 22, &v))
@@ -795,7 +691,7 @@ static int parse_stencil_params(struct yp *p, yaml_node_t *s, struct cfg_room *r
 				   "shell lies at |q|^2 = %ld (valid: 1 to 22 but 7 and 15)", v, v);
 		r->radius2 = (int)v;
 	}
-	if (r->stencil == CFG_STENCIL_BOX) {
+	if (r->stencil == ROOM_STENCIL_BOX) {
 		if (!(n = get(p, s, "q")))
 			return missing(p, s, "scheme.q", "give q: [q1, q2, q3], e.g. [2, 2, 2]");
 		if (n->type != YAML_SEQUENCE_NODE ||
@@ -816,9 +712,9 @@ static int parse_stencil_params(struct yp *p, yaml_node_t *s, struct cfg_room *r
 		if (n->type != YAML_SEQUENCE_NODE)
 			return bad(p, n, "scheme.weights", "expected a list of shell weights");
 		r->nweights = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
-		if (r->nweights < 1 || r->nweights > CFG_MAX_WEIGHTS)
+		if (r->nweights < 1 || r->nweights > ROOM_MAX_WEIGHTS)
 			return bad(p, n, "scheme.weights", "%d weights (valid: 1 to %d)", r->nweights,
-				   CFG_MAX_WEIGHTS);
+				   ROOM_MAX_WEIGHTS);
 		for (int i = 0; i < r->nweights; i++) {
 			snprintf(k, sizeof(k), "scheme.weights[%d]", i);
 			if (num(p, node(p, n->data.sequence.items.start[i]), k, -1e3, 0, 1e3, 0,
@@ -841,15 +737,15 @@ static int parse_scheme(struct yp *p, yaml_node_t *root)
 	static const char *const stencils[] = { "leggy", "compact", "box", "interpolated", "fcc",
 						NULL };
 	static const char *const precisions[] = { "float32", "float64", NULL };
-	struct cfg_room *r = p->room;
+	struct room *r = p->room;
 	yaml_node_t *s = get(p, root, "scheme"), *n;
 	int idx;
 	long v;
 
-	r->stencil = CFG_STENCIL_LEGGY;
+	r->stencil = ROOM_STENCIL_LEGGY;
 	r->order = 2;
 	r->precision = 4;
-	r->kernel = CFG_KERNEL_AUTO;
+	r->kernel = KERNEL_AUTO;
 	r->block[0] = 32;
 	r->block[1] = 8;
 	if (!s)
@@ -860,7 +756,7 @@ static int parse_scheme(struct yp *p, yaml_node_t *root)
 	if ((n = get(p, s, "stencil"))) {
 		if (choice(p, n, "scheme.stencil", stencils, &idx))
 			return RS_EINPUT;
-		r->stencil = (enum cfg_stencil)idx;
+		r->stencil = (enum room_stencil)idx;
 	}
 	if (parse_stencil_params(p, s, r))
 		return RS_EINPUT;
@@ -870,42 +766,27 @@ static int parse_scheme(struct yp *p, yaml_node_t *root)
 		r->precision = idx ? 8 : 4;
 	}
 	if ((n = get(p, s, "kernel"))) {
-		if (choice(p, n, "scheme.kernel", cfg_kernel_names, &idx))
+		if (choice(p, n, "scheme.kernel", kernel_names, &idx))
 			return RS_EINPUT;
-		r->kernel = (enum cfg_kernel)idx;
+		r->kernel = (enum kernel_id)idx;
 	}
 	if ((n = get(p, s, "dts"))) {
-		if (integer(p, n, "scheme.dts", 1, CFG_MAX_DTS, &v))
+		if (integer(p, n, "scheme.dts", 1, ROOM_MAX_DTS, &v))
 			return RS_EINPUT;
 		r->dts = (int)v;
 	}
 	if ((n = get(p, s, "nt"))) {
-		if (integer(p, n, "scheme.nt", 1, CFG_MAX_NT, &v))
+		if (integer(p, n, "scheme.nt", 1, ROOM_MAX_NT, &v))
 			return RS_EINPUT;
 		r->nt = (int)v;
 	}
 	return (n = get(p, s, "block")) ? parse_block(p, n, r->block) : 0;
 }
 
-int cfg_stencil_reach(const struct cfg_room *r)
-{
-	switch (r->stencil) {
-	case CFG_STENCIL_INTERPOLATED:
-	case CFG_STENCIL_FCC:
-		return 1;
-	case CFG_STENCIL_COMPACT:
-		return (int)floor(sqrt((double)r->radius2));
-	case CFG_STENCIL_BOX:
-		return r->boxq[0];
-	default:
-		return r->order / 2;
-	}
-}
-
 static int parse_medium(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "c", "rho", NULL };
-	struct cfg_room *r = p->room;
+	struct room *r = p->room;
 	yaml_node_t *m = get(p, root, "medium"), *n;
 
 	r->c = DEFAULT_C;
@@ -935,15 +816,15 @@ static int list(struct yp *p, yaml_node_t *root, const char *key, const char *hi
 		return bad(p, l, key, "expected a list (- {name: ..., position: [x, y, z]}), got %s",
 			   node_kind(l));
 	*count = (int)(l->data.sequence.items.top - l->data.sequence.items.start);
-	if (*count < 1 || *count > CFG_MAX_POINTS)
-		return bad(p, l, key, "%d entries (valid: 1 to %d)", *count, CFG_MAX_POINTS);
+	if (*count < 1 || *count > ROOM_MAX_POINTS)
+		return bad(p, l, key, "%d entries (valid: 1 to %d)", *count, ROOM_MAX_POINTS);
 	*out = l;
 	return 0;
 }
 
 /* Common part of a source or receiver: its name (unique in names[0..i-1]) and position. */
 static int parse_point(struct yp *p, yaml_node_t *n, const char *path, char *nm,
-		       double pos[3], struct cfg_mark *at, const char *names, size_t stride, int i)
+		       double pos[3], struct room_mark *at, const char *names, size_t stride, int i)
 {
 	char key[200];
 	yaml_node_t *v;
@@ -968,7 +849,7 @@ static int parse_sources(struct yp *p, yaml_node_t *root)
 	static const char *const keys[] = { "name", "position", "signal", "fc", "amplitude",
 					    "delay", "highpass", NULL };
 	static const char *const signals[] = { "impulse", "gaussian", "ricker", NULL };
-	struct cfg_room *r = p->room;
+	struct room *r = p->room;
 	yaml_node_t *l, *n, *v;
 	char path[64], key[128];
 	int sig;
@@ -979,7 +860,7 @@ static int parse_sources(struct yp *p, yaml_node_t *root)
 	if (!r->sources)
 		return rs_fail(p->err, RS_ENOMEM, "out of memory reading sources");
 	for (int i = 0; i < r->nsources; i++) {
-		struct cfg_source *s = &r->sources[i];
+		struct room_source *s = &r->sources[i];
 
 		n = node(p, l->data.sequence.items.start[i]);
 		snprintf(path, sizeof(path), "sources[%d]", i);
@@ -987,17 +868,17 @@ static int parse_sources(struct yp *p, yaml_node_t *root)
 		    parse_point(p, n, path, s->name, s->pos, &s->at, r->sources[0].name,
 				sizeof(*s), i))
 			return RS_EINPUT;
-		s->signal = CFG_SIG_IMPULSE;
+		s->signal = ROOM_SIG_IMPULSE;
 		snprintf(key, sizeof(key), "%s.signal", path);
 		if ((v = get(p, n, "signal"))) {
 			if (choice(p, v, key, signals, &sig))
 				return RS_EINPUT;
-			s->signal = (enum cfg_signal)sig;
+			s->signal = (enum room_signal)sig;
 		}
 		s->fc = r->fmax / 2;
 		snprintf(key, sizeof(key), "%s.fc", path);
 		if ((v = get(p, n, "fc"))) {
-			if (s->signal == CFG_SIG_IMPULSE)
+			if (s->signal == ROOM_SIG_IMPULSE)
 				return bad(p, v, key, "fc applies to gaussian and ricker signals, "
 					   "not to impulse");
 			if (num(p, v, key, 0, 1, r->fmax, 0, &s->fc))
@@ -1022,7 +903,7 @@ static int parse_sources(struct yp *p, yaml_node_t *root)
 static int parse_receivers(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "name", "position", NULL };
-	struct cfg_room *r = p->room;
+	struct room *r = p->room;
 	yaml_node_t *l, *n;
 	char path[64];
 
@@ -1032,7 +913,7 @@ static int parse_receivers(struct yp *p, yaml_node_t *root)
 	if (!r->receivers)
 		return rs_fail(p->err, RS_ENOMEM, "out of memory reading receivers");
 	for (int i = 0; i < r->nreceivers; i++) {
-		struct cfg_receiver *c = &r->receivers[i];
+		struct room_receiver *c = &r->receivers[i];
 
 		n = node(p, l->data.sequence.items.start[i]);
 		snprintf(path, sizeof(path), "receivers[%d]", i);
@@ -1048,7 +929,7 @@ static int parse_wav(struct yp *p, yaml_node_t *out)
 {
 	static const char *const keys[] = { "samplerate", "format", "highpass", "normalize", NULL };
 	static const char *const formats[] = { "float32", "pcm24", "pcm16", NULL };
-	struct cfg_room *r = p->room;
+	struct room *r = p->room;
 	yaml_node_t *w = get(p, out, "wav"), *n;
 	long rate;
 	int fmt;
@@ -1065,7 +946,7 @@ static int parse_wav(struct yp *p, yaml_node_t *out)
 	if ((n = get(p, w, "format"))) {
 		if (choice(p, n, "output.wav.format", formats, &fmt))
 			return RS_EINPUT;
-		r->wav_format = (enum cfg_wavfmt)fmt;
+		r->wav_format = (enum room_wavfmt)fmt;
 	}
 	if ((n = get(p, w, "highpass")) &&
 	    num(p, n, "output.wav.highpass", 0, 0, r->wav_rate / 4.0, 0, &r->wav_highpass))
@@ -1079,7 +960,7 @@ static int parse_planes(struct yp *p, yaml_node_t *snap)
 {
 	static const char *const keys[] = { "axis", "at", NULL };
 	static const char *const axes[] = { "x", "y", "z", NULL };
-	struct cfg_room *r = p->room;
+	struct room *r = p->room;
 	yaml_node_t *l = get(p, snap, "planes"), *n, *v;
 	char path[64], key[96];
 
@@ -1089,14 +970,14 @@ static int parse_planes(struct yp *p, yaml_node_t *snap)
 	if (l->type != YAML_SEQUENCE_NODE)
 		return bad(p, l, "output.snapshots.planes", "expected a list, got %s", node_kind(l));
 	r->nplanes = (int)(l->data.sequence.items.top - l->data.sequence.items.start);
-	if (r->nplanes < 1 || r->nplanes > CFG_MAX_POINTS)
+	if (r->nplanes < 1 || r->nplanes > ROOM_MAX_POINTS)
 		return bad(p, l, "output.snapshots.planes", "%d planes (valid: 1 to %d)", r->nplanes,
-			   CFG_MAX_POINTS);
+			   ROOM_MAX_POINTS);
 	r->planes = calloc((size_t)r->nplanes, sizeof(*r->planes));
 	if (!r->planes)
 		return rs_fail(p->err, RS_ENOMEM, "out of memory reading planes");
 	for (int i = 0; i < r->nplanes; i++) {
-		struct cfg_plane *pl = &r->planes[i];
+		struct room_plane *pl = &r->planes[i];
 
 		n = node(p, l->data.sequence.items.start[i]);
 		snprintf(path, sizeof(path), "output.snapshots.planes[%d]", i);
@@ -1122,13 +1003,13 @@ static int parse_output(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "dir", "wav", "snapshots", NULL };
 	static const char *const snap_keys[] = { "every", "planes", NULL };
-	struct cfg_room *r = p->room;
+	struct room *r = p->room;
 	yaml_node_t *o = get(p, root, "output"), *n, *s;
 	long every;
 
 	strcpy(r->out_dir, "out");
 	r->wav_rate = DEFAULT_WAV_RATE;
-	r->wav_format = CFG_WAV_FLOAT32;
+	r->wav_format = ROOM_WAV_FLOAT32;
 	r->wav_highpass = DEFAULT_HIGHPASS;
 	if (!o)
 		return 0;
@@ -1160,13 +1041,13 @@ static int parse_root(struct yp *p)
 	static const char *const keys[] = { "name", "medium", "grid", "scheme", "duration",
 					    "geometry", "materials", "surfaces", "sources",
 					    "receivers", "output", NULL };
-	struct cfg_room *r = p->room;
+	struct room *r = p->room;
 	yaml_node_t *root = yaml_document_get_root_node(&p->doc), *n;
-	struct cfg_mark top = { 1, 1 };
+	struct room_mark top = { 1, 1 };
 
 	if (!root)
-		return cfg_at(p->err, r, top, "(document)", "the file is empty (a room needs grid, "
-			      "geometry, duration, sources and receivers)");
+		return room_at(p->err, r, top, "(document)", "the file is empty (a room needs grid, "
+			       "geometry, duration, sources and receivers)");
 	if (want_map(p, root, "(document)") || check_keys(p, root, "", keys))
 		return RS_EINPUT;
 	strcpy(r->name, "room");
@@ -1183,14 +1064,14 @@ static int parse_root(struct yp *p)
 		return p->err && p->err->code ? p->err->code : RS_EINPUT;
 	/* The WAV band-limit needs fmax below the output Nyquist frequency. */
 	if (r->fmax >= r->wav_rate / 2.0)
-		return cfg_at(p->err, r, r->grid_at, "grid", "fmax %g Hz is not below the WAV "
-			      "Nyquist frequency %g Hz (valid: raise output.wav.samplerate above "
-			      "%g)", r->fmax, r->wav_rate / 2.0, 2 * r->fmax);
+		return room_at(p->err, r, r->grid_at, "grid", "fmax %g Hz is not below the WAV "
+			       "Nyquist frequency %g Hz (valid: raise output.wav.samplerate above "
+			       "%g)", r->fmax, r->wav_rate / 2.0, 2 * r->fmax);
 	return 0;
 }
 
-static struct cfg_room *load(yaml_parser_t *parser, const char *label, int from_string,
-			     struct rs_error *err)
+static struct room *load(yaml_parser_t *parser, const char *label, int from_string,
+			 struct rs_error *err)
 {
 	struct yp p = { .err = err, .from_string = from_string };
 
@@ -1206,21 +1087,21 @@ static struct cfg_room *load(yaml_parser_t *parser, const char *label, int from_
 			(int)parser->problem_mark.column + 1,
 			parser->problem ? parser->problem : "parse error",
 			parser->context ? " " : "", parser->context ? parser->context : "");
-		cfg_free(p.room);
+		room_free(p.room);
 		return NULL;
 	}
 	if (parse_root(&p)) {
-		cfg_free(p.room);
+		room_free(p.room);
 		p.room = NULL;
 	}
 	yaml_document_delete(&p.doc);
 	return p.room;
 }
 
-struct cfg_room *cfg_load(const char *path, struct rs_error *err)
+struct room *cfg_load(const char *path, struct rs_error *err)
 {
 	yaml_parser_t parser;
-	struct cfg_room *r;
+	struct room *r;
 	FILE *f = fopen(path, "rb");
 
 	if (!f) {
@@ -1236,10 +1117,10 @@ struct cfg_room *cfg_load(const char *path, struct rs_error *err)
 	return r;
 }
 
-struct cfg_room *cfg_load_string(const char *text, const char *label, struct rs_error *err)
+struct room *cfg_load_string(const char *text, const char *label, struct rs_error *err)
 {
 	yaml_parser_t parser;
-	struct cfg_room *r;
+	struct room *r;
 
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
@@ -1248,16 +1129,3 @@ struct cfg_room *cfg_load_string(const char *text, const char *label, struct rs_
 	return r;
 }
 
-void cfg_free(struct cfg_room *room)
-{
-	if (!room)
-		return;
-	free(room->sources);
-	free(room->receivers);
-	free(room->planes);
-	mesh_free(&room->geo.mesh);
-	for (int i = 0; i < room->geo.nshapes; i++)
-		free(room->geo.shapes[i].polygon);
-	free(room->geo.shapes);
-	free(room);
-}

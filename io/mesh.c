@@ -42,14 +42,6 @@ static int intern(struct mesh *m, const char *s)
 	return m->nnames++;
 }
 
-int mesh_name(const struct mesh *m, const char *name)
-{
-	for (int i = 0; i < m->nnames; i++)
-		if (!strncmp(m->names[i], name, MESH_NAME_MAX - 1))
-			return i;
-	return -1;
-}
-
 /* Apply the node's accumulated transform t (row-major, a1..d4), then the caller's map. */
 static void place(const struct aiMatrix4x4 *t, const double (*xf)[4], struct aiVector3D p,
 		  double out[3])
@@ -204,16 +196,4 @@ const char *mesh_formats(void)
 		snprintf(list, sizeof(list), "%s", ext.data);
 	}
 	return list;
-}
-
-void mesh_free(struct mesh *m)
-{
-	if (!m)
-		return;
-	free(m->v);
-	free(m->tri);
-	free(m->part);
-	free(m->parts);
-	free(m->names);
-	memset(m, 0, sizeof(*m));
 }

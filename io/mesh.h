@@ -8,8 +8,8 @@
  * room file may give it materials by: the mesh's name, the names of its node and the node's
  * ancestors (nearest first), and the name of its material. Points and lines are dropped.
  *
- * The struct mesh that mesh_read() fills is owned by the caller and released with
- * mesh_free(); every array in it is malloc'd.
+ * The struct mesh (model/mesh.h) that mesh_read() fills is owned by the caller and released
+ * with mesh_free().
  */
 #ifndef IO_MESH_H
 #define IO_MESH_H
@@ -18,31 +18,11 @@
 #include <stdint.h>
 
 #include "../common/rs_error.h"
+#include "../model/mesh.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define MESH_NAME_MAX 128	/* longer names are cut (and still matched by their prefix) */
-#define MESH_PART_NAMES 8	/* names kept per part: mesh, up to 6 nodes, material */
-
-struct mesh_part {
-	int names[MESH_PART_NAMES];	/* indices into mesh.names, most specific first */
-	int nnames;
-	int material;		/* the room's material for this part, set by the caller */
-};
-
-struct mesh {
-	double (*v)[3];		/* vertices, metres after the affine map */
-	size_t nv;
-	uint32_t (*tri)[3];	/* triangles, as indices into v */
-	int *part;		/* per triangle: index into parts */
-	size_t ntri;
-	struct mesh_part *parts;
-	int nparts;
-	char (*names)[MESH_NAME_MAX];	/* every distinct non-empty name in the file */
-	int nnames;
-};
 
 /*
  * Read path (any format Assimp reads) and map every vertex x to xf x (a 3 x 4 affine
@@ -50,13 +30,8 @@ struct mesh {
  */
 int mesh_read(const char *path, const double xf[3][4], struct mesh *out, struct rs_error *err);
 
-/* The index of name in m->names, or -1. */
-int mesh_name(const struct mesh *m, const char *name);
-
 /* The extension list of the formats Assimp reads, "*.3ds;*.obj;...". */
 const char *mesh_formats(void);
-
-void mesh_free(struct mesh *m);
 
 #ifdef __cplusplus
 }

@@ -37,7 +37,7 @@ static herr_t put(hid_t file, const char *name, int rank, const hsize_t *dims,
 
 static herr_t put_meta(hid_t f, const struct rirs_run *run)
 {
-	const struct cfg_room *r = run->room;
+	const struct room *r = run->room;
 	const struct vox_plan *p = run->plan;
 	double n[3] = { p->n[0], p->n[1], p->n[2] };
 	herr_t rc = 0;
@@ -65,9 +65,9 @@ static herr_t put_meta(hid_t f, const struct rirs_run *run)
 
 static herr_t put_points(hid_t f, const struct rirs_run *run)
 {
-	const struct cfg_room *r = run->room;
+	const struct room *r = run->room;
 	int ns = r->nsources, nr = r->nreceivers, nm = r->nmaterials;
-	const char **names = malloc(sizeof(char *) * (size_t)(ns + nr + nm + CFG_NFACES));
+	const char **names = malloc(sizeof(char *) * (size_t)(ns + nr + nm + ROOM_NFACES));
 	double *pos = malloc(sizeof(double) * 3 * (size_t)(ns + nr + 2 * nm));
 	hsize_t d2[2];
 	herr_t rc = -1;
@@ -99,10 +99,10 @@ static herr_t put_points(hid_t f, const struct rirs_run *run)
 	rc |= put(f, "material_admittance", 1, d2, NULL, pos + 3 * (ns + nr));
 	rc |= put(f, "material_absorption", 1, d2, NULL, pos + 3 * (ns + nr) + nm);
 	if (r->geo.has_box) {	/* the box's faces; a mesh's parts are in the voxel file */
-		for (int i = 0; i < CFG_NFACES; i++)
+		for (int i = 0; i < ROOM_NFACES; i++)
 			names[ns + nr + nm + i] = r->materials[r->face_material[i]].name;
-		rc |= h5_names(f, "surface_materials", names + ns + nr + nm, CFG_NFACES);
-		rc |= h5_names(f, "surface_faces", (const char **)cfg_face_names, CFG_NFACES);
+		rc |= h5_names(f, "surface_materials", names + ns + nr + nm, ROOM_NFACES);
+		rc |= h5_names(f, "surface_faces", (const char **)room_face_names, ROOM_NFACES);
 	}
 out:
 	free(names);
@@ -112,12 +112,12 @@ out:
 
 int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *err)
 {
-	const struct cfg_room *r = run->room;
+	const struct room *r = run->room;
 	hsize_t dims[3] = { (hsize_t)r->nsources, (hsize_t)r->nreceivers, run->nsamples };
 	hsize_t chunk[3] = { 1, 1, run->nsamples < 65536 ? run->nsamples : 65536 };
 	hsize_t ns = (hsize_t)r->nsources;
 	double *done = malloc(sizeof(double) * (size_t)r->nsources);
-	char tmp[CFG_PATH_MAX + 8];
+	char tmp[ROOM_PATH_MAX + 8];
 	hid_t fapl = h5a_fapl(), f;
 	herr_t rc;
 

@@ -12,7 +12,7 @@
 #include "config.h"
 
 struct rirs_run {
-	const struct cfg_room *room;
+	const struct room *room;
 	const struct vox_plan *plan;
 	double dt;		/* time step k, s */
 	double lambda;		/* Courant number */

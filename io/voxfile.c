@@ -28,6 +28,8 @@ struct voxf_walls {
 	int fallback;		/* the room's default material */
 };
 
+static void voxf_walls_free(struct voxf_walls *w);
+
 /* A chunked, compressed dataset of rank 3 or 1 and type t. */
 static hid_t create(hid_t f, const char *name, hid_t t, int rank, const hsize_t *dims,
 		    const hsize_t *chunk)
@@ -162,13 +164,13 @@ out:
 	return rc;
 }
 
-int voxf_write(const char *path, const struct vox_grid *g, const struct cfg_room *room,
+int voxf_write(const char *path, const struct vox_grid *g, const struct room *room,
 	       struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
-	const char *names[CFG_MAX_MATERIALS];
+	const char *names[ROOM_MAX_MATERIALS];
 	double cells[3] = { p->room[0], p->room[1], p->room[2] };
-	char tmp[CFG_PATH_MAX + 8];
+	char tmp[ROOM_PATH_MAX + 8];
 	hid_t fapl = h5a_fapl(), f;
 	herr_t rc = 0;
 
@@ -221,7 +223,7 @@ static int get_doubles(hid_t f, const char *name, double *v, int n)
 static int read_names(hid_t f, struct voxf_info *info)
 {
 	hid_t d = H5Dopen2(f, "material_names", H5P_DEFAULT), t, sp;
-	char *s[CFG_MAX_MATERIALS];
+	char *s[ROOM_MAX_MATERIALS];
 	hssize_t n;
 	int rc = -1;
 
@@ -232,11 +234,11 @@ static int read_names(hid_t f, struct voxf_info *info)
 	t = H5Tcopy(H5T_C_S1);
 	H5Tset_size(t, H5T_VARIABLE);
 	H5Tset_cset(t, H5T_CSET_UTF8);
-	if (n >= 0 && n <= CFG_MAX_MATERIALS &&
+	if (n >= 0 && n <= ROOM_MAX_MATERIALS &&
 	    H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s) >= 0) {
 		info->nnames = (int)n;
 		for (int i = 0; i < (int)n; i++)
-			snprintf(info->names[i], CFG_NAME_MAX, "%s", s[i]);
+			snprintf(info->names[i], ROOM_NAME_MAX, "%s", s[i]);
 		H5Dvlen_reclaim(t, sp, H5P_DEFAULT, s);
 		rc = 0;
 	}
@@ -298,7 +300,7 @@ fail:
 }
 
 /* The walls group: its size from walls/cell. */
-static struct voxf_walls *read_walls(hid_t f, const struct cfg_room *room, const int *cells)
+static struct voxf_walls *read_walls(hid_t f, const struct room *room, const int *cells)
 {
 	struct voxf_walls *w = calloc(1, sizeof(*w));
 	hid_t g = H5Gopen2(f, "walls", H5P_DEFAULT), d, sp;
@@ -330,46 +332,68 @@ fail:
 	return NULL;
 }
 
-struct voxf_walls *voxf_read(const struct cfg_room *room, struct vox_grid *g, uint8_t bit,
-			     struct rs_error *err)
-{
-	const struct vox_plan *p = &g->plan;
-	const int *n = p->room, h = p->halo;
-	hsize_t dims[3] = { (hsize_t)n[2], (hsize_t)n[1], (hsize_t)n[0] };
-	uint8_t *slab = malloc((size_t)n[0] * n[1]);
-	struct voxf_walls *w = NULL;
-	hid_t f = H5Fopen(room->geo.voxels_path, H5F_ACC_RDONLY, H5P_DEFAULT), d = -1;
+/* An open voxel file as geometry reads it (struct room_voxel_file). */
+struct voxf_file {
+	hid_t f, flags;
+	hsize_t dims[3];	/* the flags' z, y, x */
+	struct voxf_walls *walls;
+};
 
-	if (f < 0 || !slab || (d = H5Dopen2(f, "flags", H5P_DEFAULT)) < 0)
-		goto fail;
-	for (int k = 0; k < n[2]; k++) {
-		if (slab_io(d, H5T_NATIVE_UINT8, k, dims, slab, 0) < 0)
-			goto fail;
-		for (int j = 0; j < n[1]; j++)
-			for (int i = 0; i < n[0]; i++)
-				if (slab[i + (size_t)n[0] * j] != FLAG_SOLID)
-					g->cls[vox_index(p, i + h, j + h, k + h)] |= bit;
+static void file_close(void *file)
+{
+	struct voxf_file *vf = file;
+
+	if (!vf)
+		return;
+	if (vf->flags >= 0)
+		H5Dclose(vf->flags);
+	if (vf->f >= 0)
+		H5Fclose(vf->f);
+	voxf_walls_free(vf->walls);
+	free(vf);
+}
+
+static void *file_open(const struct room *room, struct rs_error *err)
+{
+	struct voxf_file *vf = calloc(1, sizeof(*vf));
+	struct voxf_info info;
+
+	if (!vf) {
+		rs_fail(err, RS_ENOMEM, "out of memory");
+		return NULL;
 	}
-	w = read_walls(f, room, n);
-	if (!w)
+	vf->f = vf->flags = -1;
+	if (voxf_info(room->geo.voxels_path, &info, err))
 		goto fail;
-	H5Dclose(d);
-	H5Fclose(f);
-	free(slab);
-	return w;
+	for (int d = 0; d < 3; d++)
+		vf->dims[2 - d] = (hsize_t)info.cells[d];
+	vf->f = H5Fopen(room->geo.voxels_path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	if (vf->f < 0 || (vf->flags = H5Dopen2(vf->f, "flags", H5P_DEFAULT)) < 0 ||
+	    !(vf->walls = read_walls(vf->f, room, info.cells))) {
+		rs_fail(err, RS_EIO, "%s: reading the voxel file failed", room->geo.voxels_path);
+		goto fail;
+	}
+	return vf;
 fail:
-	rs_fail(err, RS_EIO, "%s: reading the voxel file failed", room->geo.voxels_path);
-	if (d >= 0)
-		H5Dclose(d);
-	if (f >= 0)
-		H5Fclose(f);
-	free(slab);
+	file_close(vf);
 	return NULL;
 }
 
-void voxf_wall_of(const struct voxf_walls *w, const int c[3], int f, uint8_t *material,
-		  float *area)
+static int file_slab(void *file, int k, uint8_t *air)
 {
+	struct voxf_file *vf = file;
+	const size_t n = (size_t)vf->dims[1] * vf->dims[2];
+
+	if (slab_io(vf->flags, H5T_NATIVE_UINT8, k, vf->dims, air, 0) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		air[i] = air[i] != FLAG_SOLID;
+	return 0;
+}
+
+static void file_wall_of(const void *file, const int c[3], int f, uint8_t *material, float *area)
+{
+	const struct voxf_walls *w = ((const struct voxf_file *)file)->walls;
 	const uint64_t key = (uint64_t)c[0] + (uint64_t)w->nx * ((uint64_t)c[1] +
 				(uint64_t)w->ny * (uint64_t)c[2]);
 	size_t lo = 0, hi = w->n;
@@ -390,7 +414,8 @@ void voxf_wall_of(const struct voxf_walls *w, const int c[3], int f, uint8_t *ma
 	*area = w->area[lo][f];
 }
 
-void voxf_walls_free(struct voxf_walls *w)
+
+static void voxf_walls_free(struct voxf_walls *w)
 {
 	if (!w)
 		return;
@@ -399,3 +424,7 @@ void voxf_walls_free(struct voxf_walls *w)
 	free(w->area);
 	free(w);
 }
+
+const struct room_voxel_file voxf_reader = {
+	.open = file_open, .slab = file_slab, .wall_of = file_wall_of, .close = file_close,
+};

@@ -49,20 +49,20 @@ int wav_resample(const double *x, size_t n, double fs_in, double fs_out, double 
 	return 0;
 }
 
-int wav_write(const char *path, const double *x, size_t n, int rate, enum cfg_wavfmt fmt,
+int wav_write(const char *path, const double *x, size_t n, int rate, enum room_wavfmt fmt,
 	      size_t *clipped, struct rs_error *err)
 {
-	static const int subtype[] = { [CFG_WAV_FLOAT32] = SF_FORMAT_FLOAT,
-				       [CFG_WAV_PCM24] = SF_FORMAT_PCM_24,
-				       [CFG_WAV_PCM16] = SF_FORMAT_PCM_16 };
+	static const int subtype[] = { [ROOM_WAV_FLOAT32] = SF_FORMAT_FLOAT,
+				       [ROOM_WAV_PCM24] = SF_FORMAT_PCM_24,
+				       [ROOM_WAV_PCM16] = SF_FORMAT_PCM_16 };
 	SF_INFO info = { .samplerate = rate, .channels = 1,
 			 .format = SF_FORMAT_WAV | subtype[fmt] };
-	char tmp[CFG_PATH_MAX + 8];
+	char tmp[ROOM_PATH_MAX + 8];
 	SNDFILE *sf;
 	sf_count_t wrote;
 
 	*clipped = 0;
-	if (fmt != CFG_WAV_FLOAT32)
+	if (fmt != ROOM_WAV_FLOAT32)
 		for (size_t i = 0; i < n; i++)
 			*clipped += fabs(x[i]) > 1;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);

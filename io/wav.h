@@ -28,7 +28,7 @@ int wav_resample(const double *x, size_t n, double fs_in, double fs_out, double 
  * path, so the file is never seen half written. *clipped counts samples beyond +-1 in
  * PCM formats (they are clipped).
  */
-int wav_write(const char *path, const double *x, size_t n, int rate, enum cfg_wavfmt fmt,
+int wav_write(const char *path, const double *x, size_t n, int rate, enum room_wavfmt fmt,
 	      size_t *clipped, struct rs_error *err);
 
 #endif

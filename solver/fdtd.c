@@ -1,8 +1,10 @@
 /*
- * fdtd.c - the CPU engine (OpenMP). docs/physics.md derives every formula used here.
+ * fdtd.c - the engines' facade (fdtd.h): the coefficients, stencil and fallback cells both
+ * engines share, sources and receivers, and the dispatch of every call to the CPU engine
+ * (cpu.c) or the CUDA engine (cuda/); the energy and fields as the tests read them.
+ * docs/physics.md derives every formula used here.
  */
-#include "fdtd.h"
-#include "stencil.h"
+#include "fdtd_impl.h"
 
 #include <math.h>
 #include <omp.h>
@@ -13,50 +15,6 @@
 #ifdef ROOMSIM_CUDA
 #include "cuda/fdtd_cuda.h"
 #endif
-
-/* Bounds of the non-padding cells of the x-rows with a given j, from the column heights. */
-struct fdtd_row {
-	int k0, k1;		/* rows (j, k) with k outside [k0, k1] hold only padding */
-	int i0, i1;		/* cells outside [i0, i1] of such a row are padding */
-};
-
-/* A point source or receiver: its eight interpolation nodes (vox_point) and their weights. */
-struct fdtd_point {
-	size_t cell[8];
-	double w[8];
-	double *signal;		/* source: injected values; receiver: recorded samples */
-	size_t len;		/* entries of signal */
-};
-
-struct fdtd {
-	const struct vox_grid *grid;
-	struct fdtd_coefs coefs;
-	double lambda;
-	int precision;
-	int threads;
-	void *cur;		/* u^n */
-	void *prev;		/* u^(n-1), overwritten by u^(n+1) */
-	struct fdtd_row *rows;	/* one per j */
-	size_t *fix_start;	/* per row k * ny + j: its first entry in fix_i; ny * nz + 1 */
-	uint32_t *fix_i;	/* x index of every boundary cell, row by row */
-	size_t *run_start;	/* per row k * ny + j: its first run in runs; ny * nz + 1 */
-	uint32_t *runs;		/* [first, last] x index of each run of non-padding cells */
-	void *scratch;		/* threads x nx values: saved u^(n-1) of a row's boundary cells */
-	int *kpart;		/* thread t updates slabs [kpart[t], kpart[t + 1]): equal work */
-	int k0, k1;		/* z range holding any non-padding cell */
-	long step;
-	double inject;		/* source scale 4 pi lambda^2 (1 m) / h, physics.md "Sources" */
-	struct fdtd_point *src, *rec;
-	int nsrc, nrec;
-	size_t capacity;	/* samples reserved per receiver */
-	struct cuda_engine *gpu;	/* when running on the GPU: it holds fields and samples */
-	struct stn_stencil *stencil;	/* owned copy; NULL for the 7-point scheme */
-	ptrdiff_t *goff;	/* linear offset of each stencil point */
-	uint32_t *fallback;	/* carved rooms: 1 bit per cell updated by the 7-point rule */
-	uint32_t *touch;	/* carved rooms: the other cells within reach of a fallback one */
-	size_t values;		/* entries of each field: plan.cells, or half of them folded */
-	struct rs_error err;	/* the last failure */
-};
 
 #ifndef ROOMSIM_CUDA
 /* A CPU-only build: the GPU calls exist but are never reached (f->gpu stays NULL). */
@@ -72,71 +30,6 @@ static int cuda_available(char *name, size_t len, size_t *memory)
 #define GPU_CALL(expr) (expr)
 #define GPU_VALUE(expr, dflt) (expr)
 #endif
-
-/* The mirror image of index x along axis a in the box room (docs/physics.md). */
-static inline int fold(const struct vox_plan *p, int a, int x)
-{
-	const int lo = p->halo, hi = p->halo + p->room[a] - 1;
-
-	return x < lo ? 2 * lo - 1 - x : x > hi ? 2 * hi + 1 - x : x;
-}
-
-/* Bit n of a per-cell bitmap (NULL: no cell). */
-static inline int fdtd_bit(const uint32_t *m, size_t n)
-{
-	return m && (m[n >> 5] >> (n & 31) & 1);
-}
-
-/*
- * Stencil point q of touch cell n = (i, j, k) (set_fallback): where it reads (m, mirrored at
- * the box's walls), and what becomes of it: kept, a 7-point edge of weight 1 (a unit axial
- * step onto a fallback cell), or dropped (any other step onto a fallback cell).
- */
-enum touch { TOUCH_KEEP, TOUCH_UNIT, TOUCH_DROP };
-
-static inline enum touch touch_edge(const struct fdtd *f, size_t n, int i, int j, int k, int q,
-				    size_t *m)
-{
-	const struct vox_plan *p = &f->grid->plan;
-	const int *o = f->stencil->off[q];
-
-	*m = vox_index(p, fold(p, 0, i + o[0]), fold(p, 1, j + o[1]), fold(p, 2, k + o[2]));
-	if (!fdtd_bit(f->fallback, *m))
-		return TOUCH_KEEP;
-	return abs(o[0]) + abs(o[1]) + abs(o[2]) == 1 && *m == (size_t)((ptrdiff_t)n + f->goff[q])
-		       ? TOUCH_UNIT : TOUCH_DROP;
-}
-
-/* The fcc scheme's mirror about walls through the outermost nodes (docs/physics.md). */
-static inline int fcc_mirror(const struct vox_plan *p, int a, int x)
-{
-	const int lo = p->halo, hi = p->halo + p->room[a] - 1;
-
-	return x < lo ? 2 * lo - x : x > hi ? 2 * hi - x : x;
-}
-
-/* The twelve neighbours of an fcc node in the order S sums them (cpu_fcc.inc), which the
- * GPU kernel follows too: four pairs in rows j -+ 1, four in rows k -+ 1, four diagonal. */
-static const int fcc_order[12][3] = {
-	{ -1, -1, 0 }, { 1, -1, 0 }, { -1, 1, 0 }, { 1, 1, 0 },
-	{ -1, 0, -1 }, { 1, 0, -1 }, { -1, 0, 1 }, { 1, 0, 1 },
-	{ 0, -1, -1 }, { 0, 1, 1 },  { 0, -1, 1 }, { 0, 1, -1 },
-};
-
-#define REAL float
-#define SFX _f32
-#include "cpu_step.inc"
-#include "cpu_general.inc"
-#include "cpu_fcc.inc"
-#undef REAL
-#undef SFX
-#define REAL double
-#define SFX _f64
-#include "cpu_step.inc"
-#include "cpu_general.inc"
-#include "cpu_fcc.inc"
-#undef REAL
-#undef SFX
 
 /*
  * lambda^2 as the engines use it: at most the stencil's limit computed in double (squaring a
@@ -196,129 +89,6 @@ size_t fdtd_memory(const struct vox_plan *p, int precision, int nrec, size_t nsa
 	       2 * (rows + 1) * sizeof(size_t) + p->boundary * sizeof(uint32_t) +
 	       2 * (p->boundary + rows) * sizeof(uint32_t) +
 	       (size_t)omp_get_max_threads() * (size_t)p->n[0] * (size_t)precision;
-}
-
-static double get(const struct fdtd *f, const void *u, size_t n)
-{
-	return f->precision == 4 ? ((const float *)u)[n] : ((const double *)u)[n];
-}
-
-static void add(const struct fdtd *f, void *u, size_t n, double v)
-{
-	if (f->precision == 4)
-		((float *)u)[n] += (float)v;
-	else
-		((double *)u)[n] += v;
-}
-
-static void row_bounds(struct fdtd *f)
-{
-	const struct vox_grid *g = f->grid;
-	const struct vox_plan *p = &g->plan;
-
-	f->k0 = p->n[2];
-	f->k1 = -1;
-	for (int j = 0; j < p->n[1]; j++) {
-		struct fdtd_row *r = &f->rows[j];
-
-		*r = (struct fdtd_row){ p->n[2], -1, p->n[0], -1 };
-		for (int i = 0; i < p->n[0]; i++) {
-			size_t c = (size_t)i + (size_t)p->n[0] * j;
-
-			if (g->kstart[c] > g->kstop[c])
-				continue;
-			r->k0 = g->kstart[c] < r->k0 ? g->kstart[c] : r->k0;
-			r->k1 = g->kstop[c] > r->k1 ? g->kstop[c] : r->k1;
-			r->i0 = i < r->i0 ? i : r->i0;
-			r->i1 = i;
-		}
-		f->k0 = r->k0 < f->k0 ? r->k0 : f->k0;
-		f->k1 = r->k1 > f->k1 ? r->k1 : f->k1;
-	}
-}
-
-/*
- * Split the slabs into one contiguous range per thread with about equal numbers of
- * non-padding cells, so a room whose padding sits in some slabs keeps every core busy
- * (each thread also keeps its k - 1, k, k + 1 slabs in cache as it marches).
- */
-static int partition(struct fdtd *f)
-{
-	const struct vox_plan *p = &f->grid->plan;
-	double total = 0, done = 0;
-	int t = 1;
-
-	f->kpart = malloc(sizeof(int) * (size_t)(f->threads + 1));
-	if (!f->kpart)
-		return RS_ENOMEM;
-	total = (double)(p->cells - p->padding);
-	f->kpart[0] = f->k0;
-	for (int k = f->k0; k <= f->k1 && t < f->threads; k++) {
-		for (int j = 0; j < p->n[1]; j++)
-			for (int i = 0; i < p->n[0]; i++)
-				done += f->grid->cls[vox_index(p, i, j, k)] != VOX_PAD;
-		while (t < f->threads && done >= total * t / f->threads)
-			f->kpart[t++] = k + 1;
-	}
-	while (t <= f->threads)
-		f->kpart[t++] = f->k1 + 1;
-	return 0;
-}
-
-/*
- * Per x-row: the runs of non-padding cells (updated by the vectorised air loop) and the
- * boundary cells among them (redone with their own coefficients). Padding is in neither.
- */
-static int row_lists(struct fdtd *f)
-{
-	const struct vox_plan *p = &f->grid->plan;
-	const uint8_t *cls = f->grid->cls;
-	const size_t rows = (size_t)p->n[1] * (size_t)p->n[2];
-	size_t nfix = 0, nrun = 0;
-
-	f->fix_start = malloc((rows + 1) * sizeof(*f->fix_start));
-	f->run_start = malloc((rows + 1) * sizeof(*f->run_start));
-	if (!f->fix_start || !f->run_start)
-		return RS_ENOMEM;
-	for (int pass = 0; pass < 2; pass++) {
-		nfix = nrun = 0;
-		for (int k = 0; k < p->n[2]; k++)
-			for (int j = 0; j < p->n[1]; j++) {
-				const struct fdtd_row *r = &f->rows[j];
-				const size_t q = (size_t)k * p->n[1] + j;
-				int open = 0;
-
-				f->fix_start[q] = nfix;
-				f->run_start[q] = nrun;
-				if (k < r->k0 || k > r->k1)
-					continue;
-				for (int i = r->i0; i <= r->i1 + 1; i++) {
-					const uint8_t c = i <= r->i1 ? cls[vox_index(p, i, j, k)] : VOX_PAD;
-
-					if (c != VOX_PAD && c != VOX_AIR) {
-						if (pass)
-							f->fix_i[nfix] = (uint32_t)i;
-						nfix++;
-					}
-					if (c != VOX_PAD && !open) {
-						if (pass)
-							f->runs[2 * nrun] = (uint32_t)i;
-						open = 1;
-					} else if (c == VOX_PAD && open) {
-						if (pass)
-							f->runs[2 * nrun + 1] = (uint32_t)(i - 1);
-						nrun++;
-						open = 0;
-					}
-				}
-			}
-		f->fix_start[rows] = nfix;
-		f->run_start[rows] = nrun;
-		if (!pass && (!(f->fix_i = malloc((nfix ? nfix : 1) * sizeof(*f->fix_i))) ||
-			      !(f->runs = malloc((nrun ? 2 * nrun : 2) * sizeof(*f->runs)))))
-			return RS_ENOMEM;
-	}
-	return 0;
 }
 
 /* Dilate the bytes of `in` by r cells along axis a into `out` (a max filter), OpenMP. */
@@ -439,9 +209,9 @@ int fdtd_cuda_available(char *name, size_t len)
 	return cuda_available(name, len, NULL);
 }
 
-enum cfg_kernel fdtd_kernel(const struct fdtd *f)
+enum kernel_id fdtd_kernel(const struct fdtd *f)
 {
-	return f->gpu ? GPU_VALUE(cuda_kernel(f->gpu), CFG_KERNEL_AUTO) : CFG_KERNEL_AUTO;
+	return f->gpu ? GPU_VALUE(cuda_kernel(f->gpu), KERNEL_AUTO) : KERNEL_AUTO;
 }
 
 long fdtd_batch(const struct fdtd *f)
@@ -449,7 +219,7 @@ long fdtd_batch(const struct fdtd *f)
 #ifdef ROOMSIM_CUDA
 	int dts, nt;
 
-	if (f->gpu && cuda_kernel(f->gpu) == CFG_KERNEL_DIAMOND) {
+	if (f->gpu && cuda_kernel(f->gpu) == KERNEL_DIAMOND) {
 		cuda_diamond(f->gpu, &dts, &nt);
 		return nt;
 	}
@@ -501,25 +271,12 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 		goto out_free;
 	if (s->cuda)
 		return create_gpu(f, s, err) ? (fdtd_destroy(f), NULL) : f;
-	f->cur = calloc(f->values, (size_t)s->precision);
-	f->prev = calloc(f->values, (size_t)s->precision);
-	f->rows = calloc((size_t)p->n[1], sizeof(*f->rows));
-	if (!f->cur || !f->prev || !f->rows)
-		goto out_nomem;
-	row_bounds(f);
-	/* scratch rows: the general step sums in double whatever the precision
-	 * (cpu_general.inc); the row lists serve the 7-point step only, the general step walks
-	 * the box itself; the fcc step needs neither */
-	if (!p->fcc &&
-	    !(f->scratch = malloc((size_t)f->threads * (size_t)p->n[0] * sizeof(double))))
-		goto out_nomem;
-	if ((!f->stencil && row_lists(f)) || partition(f))
-		goto out_nomem;
+	if (cpu_create(f, err))
+		goto out_free;
 	return f;
 
 out_nomem:
-	rs_fail(err, RS_ENOMEM, "out of memory allocating the CPU engine (%zu bytes of fields)",
-		2 * f->values * (size_t)s->precision);
+	rs_fail(err, RS_ENOMEM, "out of memory for the engine");
 out_free:
 	fdtd_destroy(f);
 	return NULL;
@@ -541,19 +298,11 @@ void fdtd_destroy(struct fdtd *f)
 #ifdef ROOMSIM_CUDA
 	cuda_destroy(f->gpu);
 #endif
-	free(f->cur);
-	free(f->prev);
-	free(f->rows);
-	free(f->fix_start);
-	free(f->fix_i);
-	free(f->run_start);
-	free(f->runs);
-	free(f->kpart);
+	cpu_free(f);
 	free(f->stencil);
 	free(f->goff);
 	free(f->fallback);
 	free(f->touch);
-	free(f->scratch);
 	free_points(f->src, f->nsrc);
 	free_points(f->rec, f->nrec);
 	free(f);
@@ -679,59 +428,11 @@ void fdtd_reset(struct fdtd *f)
 	f->step = 0;
 }
 
-/* u^(n+1) += inject * s^n at the eight nodes of each source (physics.md "Sources"). */
-static void inject(struct fdtd *f)
-{
-	for (int s = 0; s < f->nsrc; s++) {
-		const struct fdtd_point *pt = &f->src[s];
-
-		if ((size_t)f->step >= pt->len || pt->signal[f->step] == 0)
-			continue;
-		for (int c = 0; c < 8; c++)
-			add(f, f->prev, pt->cell[c], f->inject * pt->signal[f->step] * pt->w[c]);
-	}
-}
-
-/* Sample n of every receiver: the interpolation of u^n at its eight nodes. */
-static void record(struct fdtd *f)
-{
-	for (int r = 0; r < f->nrec; r++) {
-		struct fdtd_point *pt = &f->rec[r];
-		double y = 0;
-
-		if ((size_t)f->step >= pt->len)
-			continue;
-		for (int c = 0; c < 8; c++)
-			y += pt->w[c] * get(f, f->cur, pt->cell[c]);
-		pt->signal[f->step] = y;
-	}
-}
-
 int fdtd_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 {
 	if (f->gpu)
 		return GPU_CALL(cuda_advance(f->gpu, nsteps, stop, &f->err));
-	for (long i = 0; i < nsteps; i++) {
-		void *t;
-
-		if (stop && *stop)
-			return RS_EINTR;
-		if (f->grid->plan.fcc)
-			f->precision == 4 ? fcc_f32(f) : fcc_f64(f);
-		else if (f->stencil)
-			f->precision == 4 ? general_f32(f) : general_f64(f);
-		else if (f->precision == 4)
-			step_f32(f);
-		else
-			step_f64(f);
-		inject(f);
-		t = f->cur;
-		f->cur = f->prev;
-		f->prev = t;
-		f->step++;
-		record(f);
-	}
-	return 0;
+	return cpu_advance(f, nsteps, stop);
 }
 
 long fdtd_steps(const struct fdtd *f)
@@ -829,7 +530,7 @@ static double energy(const struct vox_grid *g, double lambda, const struct stn_s
 
 			pot -= (long double)cur[n] *
 			       (f && fdtd_bit(f->fallback, n) ? apply_seven(g, prev, n)
-				: f && fdtd_bit(f->touch, n) ? touch_sum_f64(f, prev, i, j, k)
+				: f && fdtd_bit(f->touch, n) ? cpu_touch_sum(f, prev, i, j, k)
 							    : apply_general(p, s, prev, i, j, k));
 			continue;
 		}
@@ -869,26 +570,11 @@ double fdtd_energy(const struct fdtd *f)
 
 void fdtd_plane(const struct fdtd *f, int axis, int index, float *out)
 {
-	const struct vox_plan *p = &f->grid->plan;
-	/* The two in-plane axes, slower first: z planes are [y][x], x and y planes [z][.]. */
-	const int u = axis == 2 ? 1 : 2, v = axis == 0 ? 1 : 0;
-	size_t o = 0;
-
 	if (f->gpu) {
 		(void)GPU_CALL(cuda_plane(f->gpu, axis, index, out, (struct rs_error *)&f->err));
 		return;
 	}
-	for (int b = p->halo; b < p->room[u] + p->halo; b++)
-		for (int c = p->halo; c < p->room[v] + p->halo; c++) {
-			int ijk[3];
-
-			ijk[axis] = index;
-			ijk[u] = b;
-			ijk[v] = c;
-			out[o++] = p->fcc ? (float)(f->precision == 4 ? fcc_plane_f32(f, axis, ijk)
-								      : fcc_plane_f64(f, axis, ijk))
-					  : (float)get(f, f->cur, vox_index(p, ijk[0], ijk[1], ijk[2]));
-		}
+	cpu_plane(f, axis, index, out);
 }
 
 int fdtd_plane_start(struct fdtd *f, int axis, int index, float *out, struct fdtd_copy *c)
@@ -950,7 +636,7 @@ void fdtd_field(const struct fdtd *f, int older, double *out)
 		(void)GPU_CALL(cuda_field(f->gpu, older, v, (struct rs_error *)&f->err));
 	else
 		for (size_t n = 0; n < f->values; n++)
-			v[n] = get(f, u, n);
+			v[n] = cpu_get(f, u, n);
 	if (v != out) {
 		unfold(f, v, out);
 		free(v);

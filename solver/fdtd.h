@@ -26,6 +26,7 @@
 
 #include "../common/rs_error.h"
 #include "../geometry/voxel.h"
+#include "kernels.h"
 #include "stencil.h"
 
 #ifdef __cplusplus
@@ -39,7 +40,7 @@ struct fdtd_setup {
 	int precision;			/* 4 (float32) or 8 (float64) */
 	int threads;			/* OpenMP threads; 0 = the OpenMP default */
 	int cuda;			/* 1: run on the GPU (solver/cuda/), CUDA builds only */
-	enum cfg_kernel kernel;		/* GPU kernel; CFG_KERNEL_AUTO picks the fastest */
+	enum kernel_id kernel;		/* GPU kernel; KERNEL_AUTO picks the fastest */
 	int block[2];			/* GPU threads per block; 0 = [32, 8] */
 	size_t tex_limit;		/* GPU texels per texture; 0 = the device's limit */
 	int dts, nt;			/* GPU diamond kernel: tile size, tower height; 0 = default */
@@ -73,10 +74,10 @@ void fdtd_destroy(struct fdtd *f);
 /* 1 when this build can run the GPU engine and a CUDA device is usable. */
 int fdtd_cuda_available(char *name, size_t len);
 
-/* The GPU kernel in use (after auto, the one chosen); CFG_KERNEL_AUTO on the CPU. */
-enum cfg_kernel fdtd_kernel(const struct fdtd *f);
+/* The GPU kernel in use (after auto, the one chosen); KERNEL_AUTO on the CPU. */
+enum kernel_id fdtd_kernel(const struct fdtd *f);
 
-/* After GPU kernel auto: voxel updates/s of each kernel, indexed by enum cfg_kernel; else NULL. */
+/* After GPU kernel auto: voxel updates/s of each kernel, indexed by enum kernel_id; else NULL. */
 const double *fdtd_kernel_rates(const struct fdtd *f);
 
 /* The message of the last failure of an action on f ("" when none). */

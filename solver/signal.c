@@ -67,10 +67,10 @@ void sig_apply_zero_phase(const struct sig_filter *f, double *x, size_t n)
 /* The pulses peak this many periods 1/fc after the delay, so they start from ~1e-9. */
 #define PULSE_LEAD 1.5
 
-void sig_source(const struct cfg_source *s, double k, size_t n, double *out)
+void sig_source(const struct room_source *s, double k, size_t n, double *out)
 {
 	memset(out, 0, n * sizeof(*out));
-	if (s->signal == CFG_SIG_IMPULSE) {
+	if (s->signal == ROOM_SIG_IMPULSE) {
 		/* One sample of amplitude 1 at the simulation rate (physics.md explains the scale). */
 		size_t at = (size_t)llround(s->delay / k);
 
@@ -82,7 +82,7 @@ void sig_source(const struct cfg_source *s, double k, size_t n, double *out)
 		for (size_t i = 0; i < n; i++) {
 			double x = a * (i * k - t0), g = exp(-x * x);
 
-			out[i] = s->amplitude * (s->signal == CFG_SIG_RICKER ? (1 - 2 * x * x) * g : g);
+			out[i] = s->amplitude * (s->signal == ROOM_SIG_RICKER ? (1 - 2 * x * x) * g : g);
 		}
 	}
 	if (s->highpass > 0) {

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "../io/config.h"
+#include "../model/room.h"
 
 /* One second-order section, a0 normalised to 1 (direct form II transposed). */
 struct sig_biquad {
@@ -39,6 +39,6 @@ void sig_apply_zero_phase(const struct sig_filter *f, double *x, size_t n);
  * The injected signal of source s for n steps of k seconds: the pulse (impulse, gaussian,
  * ricker) followed by the source's DC-blocking high-pass when s->highpass > 0.
  */
-void sig_source(const struct cfg_source *s, double k, size_t n, double *out);
+void sig_source(const struct room_source *s, double k, size_t n, double *out);
 
 #endif

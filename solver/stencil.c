@@ -504,26 +504,26 @@ int stn_fcc(struct stn_stencil *s)
 	return 0;
 }
 
-int stn_from_config(const struct cfg_room *r, struct stn_stencil *s)
+int stn_from_config(const struct room *r, struct stn_stencil *s)
 {
 	struct stn_shell sh[STN_MAX_SHELLS];
 	double a[STN_MAX_SHELLS];
 	int n;
 
-	if (r->stencil == CFG_STENCIL_LEGGY)
+	if (r->stencil == ROOM_STENCIL_LEGGY)
 		return stn_leggy(s, r->order / 2);
-	if (r->stencil == CFG_STENCIL_INTERPOLATED)
+	if (r->stencil == ROOM_STENCIL_INTERPOLATED)
 		return stn_interpolated(s, r->variant);
-	if (r->stencil == CFG_STENCIL_FCC)
+	if (r->stencil == ROOM_STENCIL_FCC)
 		return stn_fcc(s);
-	n = r->stencil == CFG_STENCIL_COMPACT ? stn_compact_shells(r->radius2, sh, STN_MAX_SHELLS)
+	n = r->stencil == ROOM_STENCIL_COMPACT ? stn_compact_shells(r->radius2, sh, STN_MAX_SHELLS)
 					       : stn_box_shells(r->boxq, sh, STN_MAX_SHELLS);
 	if (n < 0 || (r->nweights && r->nweights != n))
 		return -1;
 	if (!r->nweights)
 		stn_default_weights(sh, n, a);
 	return stn_from_shells(s, sh, n, r->nweights ? r->weights : a,
-			       r->stencil == CFG_STENCIL_COMPACT ? "compact-in-space" : "box-compact");
+			       r->stencil == ROOM_STENCIL_COMPACT ? "compact-in-space" : "box-compact");
 }
 
 int stn_is_seven_point(const struct stn_stencil *s)

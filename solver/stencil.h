@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "../io/config.h"
+#include "../model/room.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,7 +85,7 @@ int stn_fcc(struct stn_stencil *s);
 
 /* The stencil a room file configures (scheme.stencil and its parameters); -1 when its shell
  * weights do not match its shells. */
-int stn_from_config(const struct cfg_room *room, struct stn_stencil *s);
+int stn_from_config(const struct room *room, struct stn_stencil *s);
 
 /* 1 for the 7-point stencil, which the optimised engines run. */
 int stn_is_seven_point(const struct stn_stencil *s);

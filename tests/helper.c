@@ -53,7 +53,7 @@ void sim_close(struct sim *s)
 {
 	fdtd_destroy(s->engine);
 	vox_free(s->grid);
-	cfg_free(s->room);
+	room_free(s->room);
 	free(s);
 }
 

@@ -15,7 +15,7 @@
 #include "../solver/fdtd.h"
 
 struct sim {
-	struct cfg_room *room;
+	struct room *room;
 	struct vox_grid *grid;
 	struct fdtd *engine;
 	struct stn_stencil stencil;	/* the room's scheme */

@@ -327,8 +327,8 @@ static void write_3ds(const struct tm *m, const char *path)
 }
 
 /* A room of `mesh` (a path) at spacing h with extra geometry and surfaces lines. */
-static struct cfg_room *mesh_room(const char *mesh, double h, const char *more,
-				  struct rs_error *err)
+static struct room *mesh_room(const char *mesh, double h, const char *more,
+			      struct rs_error *err)
 {
 	char yaml[4096];
 
@@ -340,7 +340,7 @@ static struct cfg_room *mesh_room(const char *mesh, double h, const char *more,
 }
 
 /* Air volume and corrected wall area of a room's grid. */
-static void measure(struct cfg_room *room, double *volume, double *area)
+static void measure(struct room *room, double *volume, double *area)
 {
 	struct rs_error err = { 0 };
 	struct vox_grid *g;
@@ -354,10 +354,10 @@ static void measure(struct cfg_room *room, double *volume, double *area)
 }
 
 /* measure() of a room made for it, then freed. */
-static void measured(struct cfg_room *room, double *volume, double *area)
+static void measured(struct room *room, double *volume, double *area)
 {
 	measure(room, volume, area);
-	cfg_free(room);
+	room_free(room);
 }
 
 /* Every listed format: a 2 x 1.5 x 1 m box, aligned with the grid, so volume 3 and area 13. */
@@ -421,7 +421,7 @@ static void surface_names(void **state)
 	static struct tm m;
 	const double L[3] = { 2, 1.5, 1 };
 	struct rs_error err = { 0 };
-	struct cfg_room *r;
+	struct room *r;
 	struct vox_grid *g;
 	char path[128];
 	int floor = 0;
@@ -439,7 +439,7 @@ static void surface_names(void **state)
 		floor += g->walls[w].material[5] == 1;
 	assert_int_equal(floor, 20 * 15);
 	vox_free(g);
-	cfg_free(r);
+	room_free(r);
 	assert_null(mesh_room(path, 0.1, "}\nsurfaces: {Seats: m", &err));
 	print_message("# %s\n", err.msg);
 	assert_non_null(strstr(err.msg, "surfaces.Seats"));
@@ -476,7 +476,7 @@ static void sphere(void **state)
 static void hall(void **state)
 {
 	struct rs_error err = { 0 };
-	struct cfg_room *r = mesh_room("rooms/concert-hall/hall.obj", 0.12, "", &err);
+	struct room *r = mesh_room("rooms/concert-hall/hall.obj", 0.12, "", &err);
 	const double ev = 11917.2, ea = 3861.2;
 	double v, a, mv, ma;
 
@@ -491,7 +491,7 @@ static void hall(void **state)
 	assert_true(fabs(ma - ea) < 1e-6 * ea);
 	assert_true(fabs(v / ev - 1) < AGREE);
 	assert_true(fabs(a / ea - 1) < AGREE);
-	cfg_free(r);
+	room_free(r);
 }
 
 /*
@@ -536,7 +536,7 @@ static void holes_and_leaks(void **state)
 	m.nt -= 800;
 	write_obj(&m, path);
 	{
-		struct cfg_room *r = mesh_room(path, 0.15, "", &err);
+		struct room *r = mesh_room(path, 0.15, "", &err);
 		struct vox_grid *g;
 
 		assert_non_null(r);
@@ -546,7 +546,7 @@ static void holes_and_leaks(void **state)
 		assert_int_equal(err.code, RS_EINPUT);
 		assert_non_null(strstr(err.msg, "not closed"));
 		assert_non_null(strstr(err.msg, "x 0.07..0.07"));	/* the first cells, at x = 0 */
-		cfg_free(r);
+		room_free(r);
 	}
 }
 
@@ -554,7 +554,7 @@ static void holes_and_leaks(void **state)
 static void shapes(void **state)
 {
 	struct rs_error err = { 0 };
-	struct cfg_room *r;
+	struct room *r;
 	struct vox_grid *g;
 	double v, a, ev;
 	double pillar = 0, side = 2 * M_PI * 0.4 * 3;
@@ -588,7 +588,7 @@ static void shapes(void **state)
 		      pillar, side, 100 * (pillar / side - 1));
 	assert_true(fabs(pillar / side - 1) < AGREE);
 	vox_free(g);
-	cfg_free(r);
+	room_free(r);
 }
 
 /*
@@ -598,7 +598,7 @@ static void shapes(void **state)
 static void box_with_shapes(void **state)
 {
 	struct rs_error err = { 0 };
-	struct cfg_room *r;
+	struct room *r;
 	struct vox_grid *g;
 	double v, a, ev = 5 * 4 * 3 - M_PI * 0.3 * 0.3 * 3 + 1 * 2 * 3;
 	size_t floor = 0, stone = 0;
@@ -629,7 +629,7 @@ static void box_with_shapes(void **state)
 	assert_true(fabs((double)floor * 0.05 * 0.05 - (20 - M_PI * 0.09)) < 0.05);
 	assert_true(stone > 0);
 	vox_free(g);
-	cfg_free(r);
+	room_free(r);
 }
 
 /* A grid written by voxf_write and read back through geometry.voxels is the same grid. */
@@ -638,7 +638,7 @@ static void voxel_file(void **state)
 	static struct tm m;
 	const double L[3] = { 2, 1.5, 1 };
 	struct rs_error err = { 0 };
-	struct cfg_room *r, *back;
+	struct room *r, *back;
 	struct vox_grid *g, *h;
 	char path[128], grid[128], yaml[1024];
 
@@ -674,14 +674,14 @@ static void voxel_file(void **state)
 	print_message("# %zu cells, %zu boundary cells, %d kinds read back equal\n", g->plan.cells,
 		      g->nwalls, g->nkinds);
 	vox_free(h);
-	cfg_free(back);
+	room_free(back);
 	/* a spacing that is not the file's is refused, naming both */
 	strstr(yaml, "0.05")[3] = '6';
 	assert_null(cfg_load_string(yaml, "back.yaml", &err));
 	print_message("# %s\n", err.msg);
 	assert_non_null(strstr(err.msg, "geometry.voxels"));
 	vox_free(g);
-	cfg_free(r);
+	room_free(r);
 }
 
 static int setup(void **state)

@@ -21,7 +21,7 @@ static char dir[] = "/tmp/roomsim-test-io-XXXXXX";
 
 static void wav_round_trip(void **state)
 {
-	static const enum cfg_wavfmt fmts[] = { CFG_WAV_FLOAT32, CFG_WAV_PCM24, CFG_WAV_PCM16 };
+	static const enum room_wavfmt fmts[] = { ROOM_WAV_FLOAT32, ROOM_WAV_PCM24, ROOM_WAV_PCM16 };
 	static const double quantum[] = { 1e-7, 1.0 / (1 << 23), 1.0 / (1 << 15) };
 	const size_t n = 4801;
 	double x[4801], y[4801];
@@ -126,7 +126,7 @@ static void snapshot_file(void **state)
 static void config_defaults_and_paris(void **state)
 {
 	struct rs_error err = { 0 };
-	struct cfg_room *r = cfg_load_string(
+	struct room *r = cfg_load_string(
 		"grid: {fmax: 500}\nduration: 0.5\ngeometry: {box: [3, 2, 2]}\n"
 		"materials: {a: {absorption: 0.3}, b: {reflection: 0.5}}\n"
 		"surfaces: {floor: a, x0: b}\n"
@@ -142,12 +142,12 @@ static void config_defaults_and_paris(void **state)
 	assert_int_equal(r->wav_rate, 48000);
 	assert_true(fabs(r->materials[0].absorption - 0.3) < 1e-9);	/* Paris inverted */
 	assert_true(fabs(r->materials[1].beta - 1.0 / 3) < 1e-15);	/* (1 - R)/(1 + R) */
-	assert_string_equal(r->materials[r->face_material[CFG_CEILING]].name, "rigid");
+	assert_string_equal(r->materials[r->face_material[ROOM_CEILING]].name, "rigid");
 	/* Small beta: alpha ~ 8 beta; the largest diffuse absorption is 0.951 (at beta ~ 1.6). */
-	assert_true(fabs(cfg_absorption_of_beta(1e-6) / 8e-6 - 1) < 1e-3);
-	print_message("# largest diffuse absorption %.5f\n", cfg_absorption_max());
-	assert_true(fabs(cfg_absorption_max() - 0.9512) < 5e-4);
-	cfg_free(r);
+	assert_true(fabs(room_absorption_of_beta(1e-6) / 8e-6 - 1) < 1e-3);
+	print_message("# largest diffuse absorption %.5f\n", room_absorption_max());
+	assert_true(fabs(room_absorption_max() - 0.9512) < 5e-4);
+	room_free(r);
 }
 
 /* grid.dispersion picks the spacing from the scheme's own dispersion (docs/stencils.md). */
@@ -155,7 +155,7 @@ static void config_dispersion(void **state)
 {
 	static struct stn_stencil st;
 	struct rs_error err = { 0 };
-	struct cfg_room *r = cfg_load_string(
+	struct room *r = cfg_load_string(
 		"grid: {fmax: 500, dispersion: 0.02}\nscheme: {stencil: leggy, order: 4}\n"
 		"duration: 0.5\ngeometry: {box: [3, 2, 2]}\n"
 		"sources: [{name: S, position: [1, 1, 1]}]\n"
@@ -169,7 +169,7 @@ static void config_dispersion(void **state)
 	assert_true(fabs(r->ppw - stn_ppw_for(&st, stn_courant_limit(&st), 0.02)) < 1e-9);
 	assert_true(fabs(stn_worst_error(&st, 0.5, r->ppw) - 0.02) < 1e-6);
 	assert_true(fabs(r->spacing - 343.0 / (500 * r->ppw)) < 1e-12);
-	cfg_free(r);
+	room_free(r);
 }
 
 static int setup(void **state)

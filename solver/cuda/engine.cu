@@ -1547,7 +1547,7 @@ struct subvolume {
 
 struct cuda_engine {
 	int precision;
-	enum cfg_kernel kernel;
+	enum kernel_id kernel;
 	int block[2];
 	struct vox_plan plan;
 	KDims dims;
@@ -1586,7 +1586,7 @@ struct cuda_engine {
 	double *rec;			/* device samples, nrec x cap */
 	double *h_rec;			/* host samples, nrec x cap */
 	float *stage;			/* device staging of snapshot planes */
-	double auto_rate[CFG_NKERNELS];	/* kernel auto: each kernel's voxel updates/s */
+	double auto_rate[NKERNELS];	/* kernel auto: each kernel's voxel updates/s */
 	/* the diamond kernel (diamond.inc) */
 	int zfast;			/* 1: the fields are laid out z fastest (diamond runs) */
 	int dts, nt;			/* its tile size and tower height; 0 = default */
@@ -1630,7 +1630,7 @@ int cuda_available(char *name, size_t len, size_t *memory)
 	return 1;
 }
 
-size_t cuda_memory(const struct vox_plan *p, int precision, enum cfg_kernel k, int nrec,
+size_t cuda_memory(const struct vox_plan *p, int precision, enum kernel_id k, int nrec,
 		   size_t nsamples, size_t nsteps)
 {
 	const size_t cols = (size_t)p->n[0] * p->n[1];
@@ -1641,7 +1641,7 @@ size_t cuda_memory(const struct vox_plan *p, int precision, enum cfg_kernel k, i
 		       (size_t)nrec * nsamples * sizeof(double) + nsteps * 8 * sizeof(double);
 	/* the diamond kernel's class bytes, probe ranges, row ranges, receiver values per level
 	 * and tower flags */
-	if (k == CFG_KERNEL_DIAMOND || k == CFG_KERNEL_AUTO)
+	if (k == KERNEL_DIAMOND || k == KERNEL_AUTO)
 		diamond = p->cells + cols * sizeof(int2) + p->n[1] * sizeof(int2) +
 			  (size_t)nrec * 8 * DT_MAX_NT * 8 +
 			  sizeof(unsigned) * (p->n[0] + DT_MAX_NT) * (p->n[1] / 2 + 2);
@@ -1888,7 +1888,7 @@ static int launch_shell(const struct cuda_engine *e, int r, dim3 blk, const R *a
 
 /* One update of the whole grid by kernel kern: u[cur] is read, u[1 - cur] written. */
 template <typename R>
-static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_error *err)
+static int launch_update(struct cuda_engine *e, enum kernel_id kern, struct rs_error *err)
 {
 	const R *a = (const R *)e->u[e->cur];
 	R *b = (R *)e->u[1 - e->cur];
@@ -1897,30 +1897,30 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 	const int kz = e->plan.n[2] - 2;
 
 	if (!cuda_kernel_runs(e, kern))
-		return rs_fail(err, RS_EINPUT, "kernel %s cannot run %s", cfg_kernel_names[kern],
+		return rs_fail(err, RS_EINPUT, "kernel %s cannot run %s", kernel_names[kern],
 			       e->general ? "this stencil (valid: general, or leggy for leggy "
 					    "stencils)" : "the 7-point stencil (valid: the others)");
 	switch (kern) {
-	case CFG_KERNEL_GENERAL:
-	case CFG_KERNEL_LEGGY: {
+	case KERNEL_GENERAL:
+	case KERNEL_LEGGY: {
 		const dim3 g((e->plan.n[0] + blk.x - 1) / blk.x, (e->plan.n[1] + blk.y - 1) / blk.y,
 			     e->plan.n[2]);
 
-		if (kern == CFG_KERNEL_GENERAL)
+		if (kern == KERNEL_GENERAL)
 			k_general<R><<<g, blk>>>(a, b, e->mask, e->cls, e->fallback, e->touch);
 		else if (launch_leggy<R>(e->leggy_m, g, blk, a, b, e->mask, e->cls))
 			return rs_fail(err, RS_EINPUT, "kernel leggy runs leggy stencils of order 2 "
 				       "to 16 only");
 		break;
 	}
-	case CFG_KERNEL_LEGGY_SHARED:
-	case CFG_KERNEL_LEGGY_SHARED2:
-		if ((kern == CFG_KERNEL_LEGGY_SHARED ? launch_leggy_shared<R, 1>(e, e->leggy_m, blk, a, b)
+	case KERNEL_LEGGY_SHARED:
+	case KERNEL_LEGGY_SHARED2:
+		if ((kern == KERNEL_LEGGY_SHARED ? launch_leggy_shared<R, 1>(e, e->leggy_m, blk, a, b)
 						     : launch_leggy_shared<R, 2>(e, e->leggy_m, blk, a, b)))
 			return rs_fail(err, RS_EINPUT, "kernel %s runs leggy orders 4 to 16",
-				       cfg_kernel_names[kern]);
+				       kernel_names[kern]);
 		break;
-	case CFG_KERNEL_SHELL_VEC: {
+	case KERNEL_SHELL_VEC: {
 		const int span = (int)blk.x * Vec8<R>::N;
 		/* chunks of at most SV_CHUNK slabs, as equal as they can be */
 		const int nchunk = (e->plan.room[2] + SV_CHUNK - 1) / SV_CHUNK;
@@ -1936,62 +1936,62 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 		shell_vec_launch(g, blk, a, b, e->mask, e->cls, chunk);
 		break;
 	}
-	case CFG_KERNEL_SHELL_SHARED:
+	case KERNEL_SHELL_SHARED:
 		if (launch_shell<R>(e, e->shell_r, blk, a, b))
 			return rs_fail(err, RS_EINPUT, "kernel %s runs stencils of reach 1 to %d "
 				       "with blocks of at most %d threads and (x + 2 reach)(y + 2 "
-				       "reach) <= %d x y", cfg_kernel_names[kern], SH_MAX_REACH,
+				       "reach) <= %d x y", kernel_names[kern], SH_MAX_REACH,
 				       SH_THREADS, SH_LOADS);
 		break;
-	case CFG_KERNEL_FCC:
-	case CFG_KERNEL_FCC_VEC: {
-		const int per = kern == CFG_KERNEL_FCC ? 1 : 2;	/* nodes per thread */
+	case KERNEL_FCC:
+	case KERNEL_FCC_VEC: {
+		const int per = kern == KERNEL_FCC ? 1 : 2;	/* nodes per thread */
 		const dim3 g((e->dims.nx + per * blk.x - 1) / (per * blk.x),
 			     (e->plan.n[1] + blk.y - 1) / blk.y,
 			     (e->plan.room[2] + KCHUNK - 1) / KCHUNK);
 
-		if (kern == CFG_KERNEL_FCC)
+		if (kern == KERNEL_FCC)
 			k_fcc<R><<<g, blk>>>(a, b, e->cls);
 		else
 			k_fcc_vec<R><<<g, blk>>>(a, b, e->cls);
 		break;
 	}
-	case CFG_KERNEL_NAIVE3D:
+	case KERNEL_NAIVE3D:
 		k_naive3d<R><<<e->grid3, e->block3>>>(a, b, e->mask, e->cls, e->colk, e->blockk3);
 		break;
-	case CFG_KERNEL_TILED_GLOBAL:
-	case CFG_KERNEL_TILED_SHARED: {
+	case KERNEL_TILED_GLOBAL:
+	case KERNEL_TILED_SHARED: {
 		const long long rows = ((long long)e->plan.n[1] * e->plan.n[2] + blk.y - 1) / blk.y;
 		const unsigned gz = (unsigned)((rows + 65534) / 65535);
 		const dim3 g((e->plan.n[0] + blk.x - 1) / blk.x, (unsigned)((rows + gz - 1) / gz), gz);
 
-		if (kern == CFG_KERNEL_TILED_GLOBAL)
+		if (kern == KERNEL_TILED_GLOBAL)
 			k_tiled<R, false><<<g, blk>>>(a, b, e->mask, e->cls, e->colk);
 		else
 			k_tiled<R, true><<<g, blk, tile>>>(a, b, e->mask, e->cls, e->colk);
 		break;
 	}
-	case CFG_KERNEL_SLICE_NAIVE:
+	case KERNEL_SLICE_NAIVE:
 		k_slice<R, RdGlobal<R> ><<<e->grid2, blk>>>(RdGlobal<R>{ a }, b, e->mask, e->cls,
 							   e->colk, e->blockk, 1, kz);
 		break;
-	case CFG_KERNEL_SLICE_LDG:
+	case KERNEL_SLICE_LDG:
 		k_slice<R, RdLdg<R> ><<<e->grid2, blk>>>(RdLdg<R>{ a }, b, e->mask, e->cls, e->colk,
 							e->blockk, 1, kz);
 		break;
-	case CFG_KERNEL_SLICE_SHARED:
+	case KERNEL_SLICE_SHARED:
 		k_slice_shared<R, RdGlobal<R> ><<<e->grid2, blk, tile>>>(
 			RdGlobal<R>{ a }, b, e->mask, e->cls, e->colk, e->blockk, 1, kz);
 		break;
-	case CFG_KERNEL_SLICE_VEC:
+	case KERNEL_SLICE_VEC:
 		k_slice_vec<R><<<e->gridv, blk>>>(a, b, e->mask, e->cls, e->blockkv);
 		break;
-	case CFG_KERNEL_SLICE_TEXTURE:
-	case CFG_KERNEL_SLICE_SHARED_TEX:
+	case KERNEL_SLICE_TEXTURE:
+	case KERNEL_SLICE_SHARED_TEX:
 		for (int v = 0; v < e->nsub; v++) {
 			const RdTex<R> rd = { e->sub[v].tex[e->cur], e->sub[v].base };
 
-			if (kern == CFG_KERNEL_SLICE_TEXTURE)
+			if (kern == KERNEL_SLICE_TEXTURE)
 				k_slice<R, RdTex<R> ><<<e->grid2, blk>>>(rd, b, e->mask, e->cls, e->colk,
 									e->blockk, e->sub[v].k0,
 									e->sub[v].k1);
@@ -2009,7 +2009,7 @@ static int launch_update(struct cuda_engine *e, enum cfg_kernel kern, struct rs_
 	return CK_LAUNCH() ? RS_EDEVICE : 0;
 }
 
-static int update_once(struct cuda_engine *e, enum cfg_kernel kern, struct rs_error *err)
+static int update_once(struct cuda_engine *e, enum kernel_id kern, struct rs_error *err)
 {
 	return e->precision == 4 ? launch_update<float>(e, kern, err)
 				 : launch_update<double>(e, kern, err);
@@ -2433,14 +2433,14 @@ void cuda_diamond(const struct cuda_engine *e, int *dts, int *nt)
 }
 
 /* Steps of kernel kern for timing: one launch a step, or diamond sweeps without probes. */
-static int run_steps(struct cuda_engine *e, enum cfg_kernel kern, int steps, struct rs_error *err)
+static int run_steps(struct cuda_engine *e, enum kernel_id kern, int steps, struct rs_error *err)
 {
 	for (int s = 0; s < steps;) {
-		const int n = kern == CFG_KERNEL_DIAMOND ? min(dt_nt(e), steps - s) : 1;
+		const int n = kern == KERNEL_DIAMOND ? min(dt_nt(e), steps - s) : 1;
 
-		if (kern == CFG_KERNEL_DIAMOND ? dt_run(e, n, 0, err) : update_once(e, kern, err))
+		if (kern == KERNEL_DIAMOND ? dt_run(e, n, 0, err) : update_once(e, kern, err))
 			return RS_EDEVICE;
-		if (kern != CFG_KERNEL_DIAMOND)
+		if (kern != KERNEL_DIAMOND)
 			e->cur = 1 - e->cur;
 		s += n;
 	}
@@ -2467,7 +2467,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int cuda_time_kernel(struct cuda_engine *e, enum cfg_kernel kern, int steps, int runs,
+int cuda_time_kernel(struct cuda_engine *e, enum kernel_id kern, int steps, int runs,
 		     double *seconds, struct rs_error *err)
 {
 	double t[16];
@@ -2479,7 +2479,7 @@ int cuda_time_kernel(struct cuda_engine *e, enum cfg_kernel kern, int steps, int
 	if (upload(e, err) || fill_noise(e, err) || CK(cudaEventCreate(&e0)) ||
 	    CK(cudaEventCreate(&e1)))
 		return RS_EDEVICE;
-	if (run_steps(e, kern, kern == CFG_KERNEL_DIAMOND ? min(steps, dt_nt(e)) : 1, err) ||
+	if (run_steps(e, kern, kern == KERNEL_DIAMOND ? min(steps, dt_nt(e)) : 1, err) ||
 	    CK(cudaDeviceSynchronize()))	/* warm-up */
 		goto out;
 	for (int r = 0; r < runs; r++) {
@@ -2501,62 +2501,62 @@ out:
 	return rc;
 }
 
-static const void *kernel_fn(int precision, enum cfg_kernel k)
+static const void *kernel_fn(int precision, enum kernel_id k)
 {
 	if (precision == 4) {
 		switch (k) {
-		case CFG_KERNEL_NAIVE3D: return (const void *)k_naive3d<float>;
-		case CFG_KERNEL_TILED_GLOBAL: return (const void *)k_tiled<float, false>;
-		case CFG_KERNEL_TILED_SHARED: return (const void *)k_tiled<float, true>;
-		case CFG_KERNEL_SLICE_NAIVE: return (const void *)k_slice<float, RdGlobal<float> >;
-		case CFG_KERNEL_SLICE_TEXTURE: return (const void *)k_slice<float, RdTex<float> >;
-		case CFG_KERNEL_SLICE_LDG: return (const void *)k_slice<float, RdLdg<float> >;
-		case CFG_KERNEL_SLICE_SHARED:
+		case KERNEL_NAIVE3D: return (const void *)k_naive3d<float>;
+		case KERNEL_TILED_GLOBAL: return (const void *)k_tiled<float, false>;
+		case KERNEL_TILED_SHARED: return (const void *)k_tiled<float, true>;
+		case KERNEL_SLICE_NAIVE: return (const void *)k_slice<float, RdGlobal<float> >;
+		case KERNEL_SLICE_TEXTURE: return (const void *)k_slice<float, RdTex<float> >;
+		case KERNEL_SLICE_LDG: return (const void *)k_slice<float, RdLdg<float> >;
+		case KERNEL_SLICE_SHARED:
 			return (const void *)k_slice_shared<float, RdGlobal<float> >;
-		case CFG_KERNEL_SLICE_SHARED_TEX:
+		case KERNEL_SLICE_SHARED_TEX:
 			return (const void *)k_slice_shared<float, RdTex<float> >;
-		case CFG_KERNEL_SLICE_VEC: return (const void *)k_slice_vec<float>;
-		case CFG_KERNEL_GENERAL: return (const void *)k_general<float>;
-		case CFG_KERNEL_LEGGY: return (const void *)k_leggy<float, 2>;
-		case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<float, 4, 1>;
-		case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<float, 4, 2>;
-		case CFG_KERNEL_SHELL_VEC: return (const void *)k_shell_vec32;
-		case CFG_KERNEL_FCC: return (const void *)k_fcc<float>;
-		case CFG_KERNEL_FCC_VEC: return (const void *)k_fcc_vec<float>;
+		case KERNEL_SLICE_VEC: return (const void *)k_slice_vec<float>;
+		case KERNEL_GENERAL: return (const void *)k_general<float>;
+		case KERNEL_LEGGY: return (const void *)k_leggy<float, 2>;
+		case KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<float, 4, 1>;
+		case KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<float, 4, 2>;
+		case KERNEL_SHELL_VEC: return (const void *)k_shell_vec32;
+		case KERNEL_FCC: return (const void *)k_fcc<float>;
+		case KERNEL_FCC_VEC: return (const void *)k_fcc_vec<float>;
 		default: return NULL;
 		}
 	}
 	switch (k) {
-	case CFG_KERNEL_NAIVE3D: return (const void *)k_naive3d<double>;
-	case CFG_KERNEL_TILED_GLOBAL: return (const void *)k_tiled<double, false>;
-	case CFG_KERNEL_TILED_SHARED: return (const void *)k_tiled<double, true>;
-	case CFG_KERNEL_SLICE_NAIVE: return (const void *)k_slice<double, RdGlobal<double> >;
-	case CFG_KERNEL_SLICE_TEXTURE: return (const void *)k_slice<double, RdTex<double> >;
-	case CFG_KERNEL_SLICE_LDG: return (const void *)k_slice<double, RdLdg<double> >;
-	case CFG_KERNEL_SLICE_SHARED: return (const void *)k_slice_shared<double, RdGlobal<double> >;
-	case CFG_KERNEL_SLICE_SHARED_TEX:
+	case KERNEL_NAIVE3D: return (const void *)k_naive3d<double>;
+	case KERNEL_TILED_GLOBAL: return (const void *)k_tiled<double, false>;
+	case KERNEL_TILED_SHARED: return (const void *)k_tiled<double, true>;
+	case KERNEL_SLICE_NAIVE: return (const void *)k_slice<double, RdGlobal<double> >;
+	case KERNEL_SLICE_TEXTURE: return (const void *)k_slice<double, RdTex<double> >;
+	case KERNEL_SLICE_LDG: return (const void *)k_slice<double, RdLdg<double> >;
+	case KERNEL_SLICE_SHARED: return (const void *)k_slice_shared<double, RdGlobal<double> >;
+	case KERNEL_SLICE_SHARED_TEX:
 		return (const void *)k_slice_shared<double, RdTex<double> >;
-	case CFG_KERNEL_SLICE_VEC: return (const void *)k_slice_vec<double>;
-	case CFG_KERNEL_GENERAL: return (const void *)k_general<double>;
-	case CFG_KERNEL_LEGGY: return (const void *)k_leggy<double, 2>;
-	case CFG_KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<double, 4, 1>;
-	case CFG_KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<double, 4, 2>;
-	case CFG_KERNEL_SHELL_VEC: return (const void *)k_shell_vec64;
-	case CFG_KERNEL_FCC: return (const void *)k_fcc<double>;
-	case CFG_KERNEL_FCC_VEC: return (const void *)k_fcc_vec<double>;
+	case KERNEL_SLICE_VEC: return (const void *)k_slice_vec<double>;
+	case KERNEL_GENERAL: return (const void *)k_general<double>;
+	case KERNEL_LEGGY: return (const void *)k_leggy<double, 2>;
+	case KERNEL_LEGGY_SHARED: return (const void *)k_leggy_shared<double, 4, 1>;
+	case KERNEL_LEGGY_SHARED2: return (const void *)k_leggy_shared<double, 4, 2>;
+	case KERNEL_SHELL_VEC: return (const void *)k_shell_vec64;
+	case KERNEL_FCC: return (const void *)k_fcc<double>;
+	case KERNEL_FCC_VEC: return (const void *)k_fcc_vec<double>;
 	default: return NULL;
 	}
 }
 
-void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *regs,
+void cuda_kernel_resources(const struct cuda_engine *e, enum kernel_id k, int *regs,
 			   size_t *shared)
 {
 	struct cudaFuncAttributes a;
-	const int tiles = k == CFG_KERNEL_TILED_SHARED || k == CFG_KERNEL_SLICE_SHARED ||
-			  k == CFG_KERNEL_SLICE_SHARED_TEX;
+	const int tiles = k == KERNEL_TILED_SHARED || k == KERNEL_SLICE_SHARED ||
+			  k == KERNEL_SLICE_SHARED_TEX;
 
-	const void *fn = k == CFG_KERNEL_DIAMOND ? dt_kernel(e, dt_dts(e))
-			 : k == CFG_KERNEL_SHELL_SHARED ? shell_instance(e, e->shell_r ? e->shell_r : 1)
+	const void *fn = k == KERNEL_DIAMOND ? dt_kernel(e, dt_dts(e))
+			 : k == KERNEL_SHELL_SHARED ? shell_instance(e, e->shell_r ? e->shell_r : 1)
 			 : kernel_fn(e->precision, k);
 
 	*regs = 0;
@@ -2566,7 +2566,7 @@ void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *
 	*regs = a.numRegs;
 	*shared = a.sharedSizeBytes +
 		  (tiles ? (size_t)e->precision * e->block[0] * e->block[1] : 0) +
-		  (k == CFG_KERNEL_DIAMOND ? dt_smem(e, dt_dts(e)) : 0);
+		  (k == KERNEL_DIAMOND ? dt_smem(e, dt_dts(e)) : 0);
 }
 
 /*
@@ -2574,26 +2574,26 @@ void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel k, int *
  * general and leggy kernels every other stencil (with mirrored walls), whose oracle is the CPU
  * engine's general step. Each evaluates its oracle's expression in the same order.
  */
-int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k)
+int cuda_kernel_runs(const struct cuda_engine *e, enum kernel_id k)
 {
 	/* the folded lattice has its own kernels */
-	const int fcc_kernel = k == CFG_KERNEL_FCC || k == CFG_KERNEL_FCC_VEC;
+	const int fcc_kernel = k == KERNEL_FCC || k == KERNEL_FCC_VEC;
 
 	char why[256];
 
-	if (k == CFG_KERNEL_DIAMOND)
+	if (k == KERNEL_DIAMOND)
 		return !dt_check(e, dt_dts(e), dt_nt(e), why, sizeof(why));
 	if (e->fcc || fcc_kernel)
 		return e->fcc && fcc_kernel;
 	/* in a carved room only `general` has the fallback cells */
-	if (k == CFG_KERNEL_LEGGY || k == CFG_KERNEL_LEGGY_SHARED || k == CFG_KERNEL_LEGGY_SHARED2)
+	if (k == KERNEL_LEGGY || k == KERNEL_LEGGY_SHARED || k == KERNEL_LEGGY_SHARED2)
 		return e->general && e->leggy_m > 0 && !e->fallback;
-	if (k == CFG_KERNEL_SHELL_SHARED)
+	if (k == KERNEL_SHELL_SHARED)
 		return e->general && shell_fits(e, e->shell_r) && !e->fallback;
-	if (k == CFG_KERNEL_SHELL_VEC)
+	if (k == KERNEL_SHELL_VEC)
 		return e->general && e->shell_r == 1 && !e->fallback &&
 		       (e->precision == 8 || e->block[0] * e->block[1] <= SV_THREADS);
-	return (k == CFG_KERNEL_GENERAL) == (e->general != 0);
+	return (k == KERNEL_GENERAL) == (e->general != 0);
 }
 
 /* Kernel auto: time every kernel on the run's own grid and keep the fastest. */
@@ -2601,20 +2601,20 @@ static int choose_kernel(struct cuda_engine *e, struct rs_error *err)
 {
 	double best = HUGE_VAL;
 
-	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
+	for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
 		double t;
 
 		/* a sweep of whole towers: a shorter one would time only its ramps */
-		const int steps = k == CFG_KERNEL_DIAMOND ? dt_nt(e) : AUTO_STEPS;
+		const int steps = k == KERNEL_DIAMOND ? dt_nt(e) : AUTO_STEPS;
 
-		if (!cuda_kernel_runs(e, (enum cfg_kernel)k))
+		if (!cuda_kernel_runs(e, (enum kernel_id)k))
 			continue;
-		if (cuda_time_kernel(e, (enum cfg_kernel)k, steps, 3, &t, err))
+		if (cuda_time_kernel(e, (enum kernel_id)k, steps, 3, &t, err))
 			return RS_EDEVICE;
 		e->auto_rate[k] = (double)vox_nodes(&e->plan) * steps / t;
 		if (t < best) {
 			best = t;
-			e->kernel = (enum cfg_kernel)k;
+			e->kernel = (enum kernel_id)k;
 		}
 	}
 	return cuda_reset(e, err);
@@ -2743,12 +2743,12 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 		    CK(cudaMalloc(&e->u[1], e->values * (size_t)s->precision)) ||
 		    upload_folded(e, s->grid, err) || cuda_reset(e, err))
 			goto out_free;
-		if (e->kernel != CFG_KERNEL_AUTO && !cuda_kernel_runs(e, e->kernel)) {
+		if (e->kernel != KERNEL_AUTO && !cuda_kernel_runs(e, e->kernel)) {
 			rs_fail(err, RS_EINPUT, "kernel %s cannot run the fcc scheme (valid: fcc, "
-				"fcc-vec, auto)", cfg_kernel_names[e->kernel]);
+				"fcc-vec, auto)", kernel_names[e->kernel]);
 			goto out_free;
 		}
-		if (e->kernel == CFG_KERNEL_AUTO && choose_kernel(e, err))
+		if (e->kernel == KERNEL_AUTO && choose_kernel(e, err))
 			goto out_free;
 		return e;
 	}
@@ -2773,19 +2773,19 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->grid3.z = (p->n[2] + bz - 1) / bz;
 	e->grid2.z = e->gridv.z = (p->n[2] - 2 + KCHUNK - 1) / KCHUNK;
 	/* naive3d's per-block heights cover bz slabs: a block is skipped when none is inside */
-	if (cuda_reset(e, err) || ((e->kernel == CFG_KERNEL_DIAMOND || e->kernel == CFG_KERNEL_AUTO) &&
+	if (cuda_reset(e, err) || ((e->kernel == KERNEL_DIAMOND || e->kernel == KERNEL_AUTO) &&
 				   dt_prepare(e, s->grid, err)))
 		goto out_free;
-	if (e->kernel == CFG_KERNEL_DIAMOND) {
+	if (e->kernel == KERNEL_DIAMOND) {
 		char why[256];
 
 		if (dt_check(e, dt_dts(e), dt_nt(e), why, sizeof(why))) {
 			rs_fail(err, RS_EINPUT, "kernel diamond cannot run here: %s", why);
 			goto out_free;
 		}
-	} else if (e->kernel != CFG_KERNEL_AUTO && !cuda_kernel_runs(e, e->kernel)) {
+	} else if (e->kernel != KERNEL_AUTO && !cuda_kernel_runs(e, e->kernel)) {
 		rs_fail(err, RS_EINPUT, "kernel %s cannot run %s here (valid: %s)",
-			cfg_kernel_names[e->kernel], s->stencil && e->general ? s->stencil->name :
+			kernel_names[e->kernel], s->stencil && e->general ? s->stencil->name :
 			"the 7-point stencil", !e->general ? "naive3d ... slice-vec"
 			: e->fallback ? "general, the only one with the fallback cells of a room "
 					"that is not a box"
@@ -2794,9 +2794,9 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 			  "for reach 1");
 		goto out_free;
 	}
-	if (e->kernel == CFG_KERNEL_AUTO && choose_kernel(e, err))
+	if (e->kernel == KERNEL_AUTO && choose_kernel(e, err))
 		goto out_free;
-	e->zfast = e->kernel == CFG_KERNEL_DIAMOND;	/* its fields are zero: no transposition */
+	e->zfast = e->kernel == KERNEL_DIAMOND;	/* its fields are zero: no transposition */
 	return e;
 out_free:
 	cuda_destroy(e);
@@ -2843,7 +2843,7 @@ void cuda_destroy(struct cuda_engine *e)
 	free(e);
 }
 
-enum cfg_kernel cuda_kernel(const struct cuda_engine *e)
+enum kernel_id cuda_kernel(const struct cuda_engine *e)
 {
 	return e->kernel;
 }
@@ -2961,14 +2961,14 @@ int cuda_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop
 	const long first = e->step + 1;
 	int rc = 0;
 
-	if (e->kernel == CFG_KERNEL_AUTO)
+	if (e->kernel == KERNEL_AUTO)
 		return rs_fail(err, RS_EINTERNAL, "no kernel chosen");
 	if (upload(e, err))
 		return RS_EDEVICE;
-	if (e->kernel == CFG_KERNEL_DIAMOND && (rc = dt_advance(e, nsteps, stop, err)) &&
+	if (e->kernel == KERNEL_DIAMOND && (rc = dt_advance(e, nsteps, stop, err)) &&
 	    rc != RS_EINTR)
 		return rc;
-	for (long i = 0; i < nsteps && e->kernel != CFG_KERNEL_DIAMOND; i++) {
+	for (long i = 0; i < nsteps && e->kernel != KERNEL_DIAMOND; i++) {
 		if (stop && *stop) {
 			rc = rs_fail(err, RS_EINTR, "interrupted");
 			break;

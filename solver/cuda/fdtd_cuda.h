@@ -15,7 +15,7 @@
 
 #include "../../common/rs_error.h"
 #include "../../geometry/voxel.h"
-#include "../../io/config.h"
+#include "../kernels.h"
 #include "../fdtd.h"
 
 #ifdef __cplusplus
@@ -28,7 +28,7 @@ struct cuda_setup {
 	const struct vox_grid *grid;	/* borrowed: read at creation only */
 	const struct fdtd_coefs *coefs;
 	int precision;			/* 4 or 8 */
-	enum cfg_kernel kernel;		/* CFG_KERNEL_AUTO: time all, keep the fastest */
+	enum kernel_id kernel;		/* KERNEL_AUTO: time all, keep the fastest */
 	int block[2];			/* threads per block, x by y */
 	size_t tex_limit;		/* texels per texture object; 0 = the device's limit */
 	const struct stn_stencil *stencil;	/* NULL: the 7-point scheme; else only the general
@@ -44,17 +44,17 @@ int cuda_available(char *name, size_t len, size_t *memory);
 
 /* Device bytes a run with kernel k needs (auto: with every kernel's tables); checked against
  * free device memory by cuda_create(). */
-size_t cuda_memory(const struct vox_plan *p, int precision, enum cfg_kernel k, int nrec,
+size_t cuda_memory(const struct vox_plan *p, int precision, enum kernel_id k, int nrec,
 		   size_t nsamples, size_t nsteps);
 
 struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err);
 void cuda_destroy(struct cuda_engine *e);
 
 /* 1 when kernel k can run the engine's stencil (the seed kernels: the 7-point one only). */
-int cuda_kernel_runs(const struct cuda_engine *e, enum cfg_kernel k);
+int cuda_kernel_runs(const struct cuda_engine *e, enum kernel_id k);
 
 /* The kernel the engine runs (after auto, the one it chose). */
-enum cfg_kernel cuda_kernel(const struct cuda_engine *e);
+enum kernel_id cuda_kernel(const struct cuda_engine *e);
 
 /* After auto: each kernel's measured voxel updates per second (0 where not timed). */
 const double *cuda_auto_rates(const struct cuda_engine *e);
@@ -105,7 +105,7 @@ void cuda_host_free(float *p);
  * Benchmark: fill the fields with noise, run the update kernel `kernel` for `steps` steps
  * `runs` times (after a warm-up), return the median seconds per run (CUDA events).
  */
-int cuda_time_kernel(struct cuda_engine *e, enum cfg_kernel kernel, int steps, int runs,
+int cuda_time_kernel(struct cuda_engine *e, enum kernel_id kernel, int steps, int runs,
 		     double *seconds, struct rs_error *err);
 
 /* Build the diamond kernel's tables for an engine created with another kernel (to time it);
@@ -122,7 +122,7 @@ int cuda_set_diamond(struct cuda_engine *e, int dts, int nt, struct rs_error *er
 void cuda_diamond(const struct cuda_engine *e, int *dts, int *nt);
 
 /* Registers per thread and static + dynamic shared memory per block of a kernel. */
-void cuda_kernel_resources(const struct cuda_engine *e, enum cfg_kernel kernel, int *regs,
+void cuda_kernel_resources(const struct cuda_engine *e, enum kernel_id kernel, int *regs,
 			   size_t *shared);
 
 /* The device's streaming bandwidth, bytes/s: copy (read 1, write 1), add (read 2, write 1). */

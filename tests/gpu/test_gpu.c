@@ -216,27 +216,27 @@ static void compare_room(int r, int precision, int only, size_t tex_limit, int b
 	if (r == 2)
 		carve(s);
 	run(s, &cpu, steps, &ref);
-	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
+	for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
 		struct fdtd_setup gpu = cpu;
 		struct result got;
 
 		/* all: the 7-point seed kernels; diamond has its own cases */
-		if (only >= 0 ? k != only : k >= CFG_KERNEL_GENERAL)
+		if (only >= 0 ? k != only : k >= KERNEL_GENERAL)
 			continue;
 		gpu.cuda = 1;
 		gpu.dts = dts;
 		gpu.nt = nt;
-		gpu.kernel = (enum cfg_kernel)k;
+		gpu.kernel = (enum kernel_id)k;
 		gpu.tex_limit = tex_limit;
 		gpu.block[0] = bx;
 		gpu.block[1] = by;
 		run(s, &gpu, steps, &got);
-		if (k == CFG_KERNEL_DIAMOND)
+		if (k == KERNEL_DIAMOND)
 			judge(&got, &ref, steps, cells, tol, "%-9s %s diamond dts %d nt %-3d",
 			      room_names[r], precision == 4 ? "f32" : "f64", dts, nt);
 		else
 			judge(&got, &ref, steps, cells, tol, "%-9s %s %-16s block %dx%d%s",
-			      room_names[r], precision == 4 ? "f32" : "f64", cfg_kernel_names[k], bx,
+			      room_names[r], precision == 4 ? "f32" : "f64", kernel_names[k], bx,
 			      by, tex_limit ? " small textures" : "");
 		result_free(&got);
 	}
@@ -279,14 +279,14 @@ static void larger_stencils(void **state)
 	};
 	/* the last passes: the tile kernels with blocks shallower than the reach */
 	static const struct {
-		enum cfg_kernel k;
+		enum kernel_id k;
 		int bx, by;
 	} passes[] = {
-		{ CFG_KERNEL_GENERAL, 32, 8 },	     { CFG_KERNEL_LEGGY, 32, 8 },
-		{ CFG_KERNEL_LEGGY_SHARED, 32, 8 },  { CFG_KERNEL_LEGGY_SHARED2, 32, 8 },
-		{ CFG_KERNEL_SHELL_SHARED, 32, 8 },  { CFG_KERNEL_LEGGY_SHARED, 64, 4 },
-		{ CFG_KERNEL_LEGGY_SHARED2, 64, 4 }, { CFG_KERNEL_SHELL_SHARED, 64, 2 },
-		{ CFG_KERNEL_SHELL_VEC, 32, 8 },     { CFG_KERNEL_SHELL_VEC, 64, 2 },
+		{ KERNEL_GENERAL, 32, 8 },	     { KERNEL_LEGGY, 32, 8 },
+		{ KERNEL_LEGGY_SHARED, 32, 8 },  { KERNEL_LEGGY_SHARED2, 32, 8 },
+		{ KERNEL_SHELL_SHARED, 32, 8 },  { KERNEL_LEGGY_SHARED, 64, 4 },
+		{ KERNEL_LEGGY_SHARED2, 64, 4 }, { KERNEL_SHELL_SHARED, 64, 2 },
+		{ KERNEL_SHELL_VEC, 32, 8 },     { KERNEL_SHELL_VEC, 64, 2 },
 	};
 	static const char *const walls[] = { "{admittance: 0}", "{absorption: 0.3}" };
 	const int nschemes = (int)(sizeof(schemes) / sizeof(schemes[0]));
@@ -312,12 +312,12 @@ static void larger_stencils(void **state)
 							   .lambda = s->lambda, .precision = prec };
 				run(s, &cpu, steps, &ref);
 				for (size_t v = 0; v < sizeof(passes) / sizeof(passes[0]); v++) {
-					const enum cfg_kernel k = passes[v].k;
-					const int leggy = k == CFG_KERNEL_LEGGY ||
-							  k == CFG_KERNEL_LEGGY_SHARED ||
-							  k == CFG_KERNEL_LEGGY_SHARED2;
-					const int shells = k == CFG_KERNEL_SHELL_SHARED;
-					const int vec = k == CFG_KERNEL_SHELL_VEC;
+					const enum kernel_id k = passes[v].k;
+					const int leggy = k == KERNEL_LEGGY ||
+							  k == KERNEL_LEGGY_SHARED ||
+							  k == KERNEL_LEGGY_SHARED2;
+					const int shells = k == KERNEL_SHELL_SHARED;
+					const int vec = k == KERNEL_SHELL_VEC;
 					struct fdtd_setup gpu = cpu;
 					struct result got;
 					const size_t cells = s->grid->plan.cells;
@@ -325,7 +325,7 @@ static void larger_stencils(void **state)
 					if ((leggy && !schemes[sc].leggy) || (shells && !schemes[sc].shells) ||
 					    (vec && schemes[sc].reach != 1) ||
 					    (only_kernels &&
-					     strncmp(cfg_kernel_names[k], only_kernels, strlen(only_kernels))))
+					     strncmp(kernel_names[k], only_kernels, strlen(only_kernels))))
 						continue;
 					gpu.cuda = 1;
 					gpu.kernel = k;
@@ -335,7 +335,7 @@ static void larger_stencils(void **state)
 					judge(&got, &ref, steps, cells, tol,
 					      "%-30s %s %s %-13s block %dx%d", s->stencil.name,
 					      wl ? "absorbing" : "rigid    ", prec == 4 ? "f32" : "f64",
-					      cfg_kernel_names[k], gpu.block[0], gpu.block[1]);
+					      kernel_names[k], gpu.block[0], gpu.block[1]);
 					result_free(&got);
 				}
 				result_free(&ref);
@@ -383,7 +383,7 @@ static void carved_larger_stencils(void **state)
 							   .lambda = s->lambda, .precision = prec };
 				gpu = cpu;
 				gpu.cuda = 1;
-				gpu.kernel = kern ? CFG_KERNEL_AUTO : CFG_KERNEL_GENERAL;
+				gpu.kernel = kern ? KERNEL_AUTO : KERNEL_GENERAL;
 				run(s, &cpu, steps, &ref);
 				run(s, &gpu, steps, &got);
 				judge(&got, &ref, steps, s->grid->plan.cells, tol, "%-30s L-shaped %s %-8s",
@@ -419,11 +419,11 @@ static float *mid_planes(struct fdtd *f, const struct vox_plan *p, size_t *n)
 static void fcc_lattice(void **state)
 {
 	static const struct {
-		enum cfg_kernel k;
+		enum kernel_id k;
 		int bx, by;
-	} passes[] = { { CFG_KERNEL_FCC, 32, 8 }, { CFG_KERNEL_FCC, 64, 2 },
-		       { CFG_KERNEL_FCC_VEC, 32, 8 }, { CFG_KERNEL_FCC_VEC, 64, 2 },
-		       { CFG_KERNEL_AUTO, 32, 8 } };
+	} passes[] = { { KERNEL_FCC, 32, 8 }, { KERNEL_FCC, 64, 2 },
+		       { KERNEL_FCC_VEC, 32, 8 }, { KERNEL_FCC_VEC, 64, 2 },
+		       { KERNEL_AUTO, 32, 8 } };
 	char yaml[2048];
 
 	(void)state;
@@ -456,7 +456,7 @@ static void fcc_lattice(void **state)
 				run(s, &gpu, steps, &got);
 				judge(&got, &ref, steps, s->grid->plan.cells, tol,
 				      "fcc %-9s %s %-7s block %dx%d", room_names[r],
-				      prec == 4 ? "f32" : "f64", cfg_kernel_names[gpu.kernel],
+				      prec == 4 ? "f32" : "f64", kernel_names[gpu.kernel],
 				      gpu.block[0], gpu.block[1]);
 				result_free(&got);
 			}
@@ -478,7 +478,7 @@ static void fcc_lattice(void **state)
 		for (int g = 0; g < 2; g++) {
 			struct fdtd_setup st = { .grid = s->grid, .stencil = &s->stencil,
 						 .lambda = s->lambda, .precision = 8, .cuda = g,
-						 .kernel = CFG_KERNEL_FCC };
+						 .kernel = KERNEL_FCC };
 
 			if (!(f[g] = fdtd_create(&st, &err)))
 				fail_msg("%s", err.msg);
@@ -516,8 +516,8 @@ static void texture_subvolumes(void **state)
 
 	(void)state;
 	for (int prec = 4; prec <= 8; prec += 4) {
-		compare_room(2, prec, CFG_KERNEL_SLICE_TEXTURE, 6 * slab + 1024, 32, 8, 0, 0);
-		compare_room(2, prec, CFG_KERNEL_SLICE_SHARED_TEX, 6 * slab + 1024, 32, 8, 0, 0);
+		compare_room(2, prec, KERNEL_SLICE_TEXTURE, 6 * slab + 1024, 32, 8, 0, 0);
+		compare_room(2, prec, KERNEL_SLICE_SHARED_TEX, 6 * slab + 1024, 32, 8, 0, 0);
 	}
 }
 
@@ -533,7 +533,7 @@ static void auto_kernel(void **state)
 {
 	struct sim *s = sim_open(rooms[1]);
 	struct fdtd_setup g = { .grid = s->grid, .lambda = s->lambda, .precision = 4, .cuda = 1,
-				.kernel = CFG_KERNEL_AUTO };
+				.kernel = KERNEL_AUTO };
 	struct rs_error err = { 0 };
 	struct fdtd *f;
 
@@ -541,8 +541,8 @@ static void auto_kernel(void **state)
 	f = fdtd_create(&g, &err);
 	if (!f)
 		fail_msg("%s", err.msg);
-	print_message("# auto chose %s\n", cfg_kernel_names[fdtd_kernel(f)]);
-	assert_true(fdtd_kernel(f) > CFG_KERNEL_AUTO && fdtd_kernel(f) < CFG_NKERNELS);
+	print_message("# auto chose %s\n", kernel_names[fdtd_kernel(f)]);
+	assert_true(fdtd_kernel(f) > KERNEL_AUTO && fdtd_kernel(f) < NKERNELS);
 	fdtd_destroy(f);
 	sim_close(s);
 	compare_room(1, 4, -1, 0, 32, 8, 0, 0);
@@ -574,7 +574,7 @@ static void diamond_kernel(void **state)
 			for (size_t v = 0; v < sizeof(shapes) / sizeof(shapes[0]); v++) {
 				if (quick && (prec == 8 || v > 1 || r != 2))
 					continue;
-				compare_room(r, prec, CFG_KERNEL_DIAMOND, 0, 32, 8, shapes[v][0],
+				compare_room(r, prec, KERNEL_DIAMOND, 0, 32, 8, shapes[v][0],
 					     shapes[v][1]);
 			}
 	for (size_t sc = 0; sc < sizeof(leggy) / sizeof(leggy[0]); sc++)
@@ -595,7 +595,7 @@ static void diamond_kernel(void **state)
 				run(s, &cpu, steps, &ref);
 				gpu = cpu;
 				gpu.cuda = 1;
-				gpu.kernel = CFG_KERNEL_DIAMOND;
+				gpu.kernel = KERNEL_DIAMOND;
 				gpu.dts = leggy[sc].dts;
 				gpu.nt = 9;	/* divides neither the chunks nor the steps */
 				run(s, &gpu, steps, &got);
@@ -736,11 +736,11 @@ static void energy_on_gpu(void **state)
 	(void)state;
 	assert_non_null(cur);
 	assert_non_null(prev);
-	for (int k = CFG_KERNEL_AUTO + 1; k < CFG_NKERNELS; k++) {
+	for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
 		struct fdtd_setup g = { .grid = s->grid, .lambda = s->lambda, .precision = 8,
-					.cuda = 1, .kernel = (enum cfg_kernel)k };
+					.cuda = 1, .kernel = (enum kernel_id)k };
 
-		if (k >= CFG_KERNEL_GENERAL && k != CFG_KERNEL_DIAMOND)	/* 7-point kernels */
+		if (k >= KERNEL_GENERAL && k != KERNEL_DIAMOND)	/* 7-point kernels */
 			continue;
 		struct rs_error err = { 0 };
 		struct fdtd *f = fdtd_create(&g, &err);
@@ -762,7 +762,7 @@ static void energy_on_gpu(void **state)
 			if (quick && n >= 100)
 				break;
 		}
-		print_message("# %-16s energy drift over %d steps: %.2e\n", cfg_kernel_names[k],
+		print_message("# %-16s energy drift over %d steps: %.2e\n", kernel_names[k],
 			      ENERGY_STEPS, worst);
 		assert_true(e0 > 0 && worst < ENERGY_TOL);
 		fdtd_destroy(f);
@@ -777,30 +777,30 @@ static void energy_on_gpu(void **state)
  * the scheme it runs (dts and nt for diamond: 0, the defaults).
  */
 static const struct {
-	enum cfg_kernel k;
+	enum kernel_id k;
 	const char *scheme;
 } each_kernel[] = {
-	{ CFG_KERNEL_NAIVE3D, "stencil: leggy, order: 2" },
-	{ CFG_KERNEL_TILED_GLOBAL, "stencil: leggy, order: 2" },
-	{ CFG_KERNEL_TILED_SHARED, "stencil: leggy, order: 2" },
-	{ CFG_KERNEL_SLICE_NAIVE, "stencil: leggy, order: 2" },
-	{ CFG_KERNEL_SLICE_TEXTURE, "stencil: leggy, order: 2" },
-	{ CFG_KERNEL_SLICE_LDG, "stencil: leggy, order: 2" },
-	{ CFG_KERNEL_SLICE_SHARED, "stencil: leggy, order: 2" },
-	{ CFG_KERNEL_SLICE_SHARED_TEX, "stencil: leggy, order: 2" },
-	{ CFG_KERNEL_SLICE_VEC, "stencil: leggy, order: 2" },
-	{ CFG_KERNEL_DIAMOND, "stencil: leggy, order: 2" },
-	{ CFG_KERNEL_DIAMOND, "stencil: leggy, order: 4" },
-	{ CFG_KERNEL_GENERAL, "stencil: leggy, order: 4" },
-	{ CFG_KERNEL_GENERAL, "stencil: compact, radius2: 3" },
-	{ CFG_KERNEL_LEGGY, "stencil: leggy, order: 4" },
-	{ CFG_KERNEL_LEGGY_SHARED, "stencil: leggy, order: 4" },
-	{ CFG_KERNEL_LEGGY_SHARED2, "stencil: leggy, order: 8" },
-	{ CFG_KERNEL_SHELL_SHARED, "stencil: box, q: [2, 2, 2]" },
-	{ CFG_KERNEL_SHELL_SHARED, "stencil: interpolated, variant: IWB" },
-	{ CFG_KERNEL_SHELL_VEC, "stencil: compact, radius2: 3" },
-	{ CFG_KERNEL_FCC, "stencil: fcc" },
-	{ CFG_KERNEL_FCC_VEC, "stencil: fcc" },
+	{ KERNEL_NAIVE3D, "stencil: leggy, order: 2" },
+	{ KERNEL_TILED_GLOBAL, "stencil: leggy, order: 2" },
+	{ KERNEL_TILED_SHARED, "stencil: leggy, order: 2" },
+	{ KERNEL_SLICE_NAIVE, "stencil: leggy, order: 2" },
+	{ KERNEL_SLICE_TEXTURE, "stencil: leggy, order: 2" },
+	{ KERNEL_SLICE_LDG, "stencil: leggy, order: 2" },
+	{ KERNEL_SLICE_SHARED, "stencil: leggy, order: 2" },
+	{ KERNEL_SLICE_SHARED_TEX, "stencil: leggy, order: 2" },
+	{ KERNEL_SLICE_VEC, "stencil: leggy, order: 2" },
+	{ KERNEL_DIAMOND, "stencil: leggy, order: 2" },
+	{ KERNEL_DIAMOND, "stencil: leggy, order: 4" },
+	{ KERNEL_GENERAL, "stencil: leggy, order: 4" },
+	{ KERNEL_GENERAL, "stencil: compact, radius2: 3" },
+	{ KERNEL_LEGGY, "stencil: leggy, order: 4" },
+	{ KERNEL_LEGGY_SHARED, "stencil: leggy, order: 4" },
+	{ KERNEL_LEGGY_SHARED2, "stencil: leggy, order: 8" },
+	{ KERNEL_SHELL_SHARED, "stencil: box, q: [2, 2, 2]" },
+	{ KERNEL_SHELL_SHARED, "stencil: interpolated, variant: IWB" },
+	{ KERNEL_SHELL_VEC, "stencil: compact, radius2: 3" },
+	{ KERNEL_FCC, "stencil: fcc" },
+	{ KERNEL_FCC_VEC, "stencil: fcc" },
 };
 #define NEACH (int)(sizeof(each_kernel) / sizeof(each_kernel[0]))
 
@@ -839,8 +839,8 @@ static void uniform_field_on_gpu(void **state)
 				double *u, *got;
 				size_t bad = 0, n_room = 0;
 
-				if (carved && (each_kernel[e].k >= CFG_KERNEL_GENERAL &&
-					       each_kernel[e].k != CFG_KERNEL_DIAMOND))
+				if (carved && (each_kernel[e].k >= KERNEL_GENERAL &&
+					       each_kernel[e].k != KERNEL_DIAMOND))
 					continue;
 				if (carved && strcmp(each_kernel[e].scheme, "stencil: leggy, order: 2"))
 					continue;
@@ -880,7 +880,7 @@ static void uniform_field_on_gpu(void **state)
 					}
 				}
 				print_message("# uniform field, %-16s %-30s %s %s: %zu of %zu values "
-					      "changed\n", cfg_kernel_names[each_kernel[e].k],
+					      "changed\n", kernel_names[each_kernel[e].k],
 					      s->stencil.name, prec == 4 ? "f32" : "f64",
 					      carved ? "L-shaped" : "box", bad, n_room);
 				assert_true(n_room > 0);
@@ -941,7 +941,7 @@ static void long_runs_on_gpu(void **state)
 	for (int e = 0; e < NEACH; e++) {
 		struct sim *s;
 
-		if (only_kernels && strncmp(cfg_kernel_names[each_kernel[e].k], only_kernels,
+		if (only_kernels && strncmp(kernel_names[each_kernel[e].k], only_kernels,
 					    strlen(only_kernels)))
 			continue;
 		s = dc_room(each_kernel[e].scheme, 4);
@@ -970,7 +970,7 @@ static void long_runs_on_gpu(void **state)
 		late_stats(f, 2, LONG_STEPS, &mean, &drift, &rms);
 		print_message("# %-16s %-30s %d steps: late mean %.2e of the peak, moved %.2e since "
 			      "the second tenth, energy at most %.2e of its start%s\n",
-			      cfg_kernel_names[each_kernel[e].k], s->stencil.name, LONG_STEPS, mean,
+			      kernel_names[each_kernel[e].k], s->stencil.name, LONG_STEPS, mean,
 			      drift, worst,
 			      mean < MEAN_TOL && drift < DRIFT_TOL && worst <= 1 ? "" : "  FAILED");
 		failed += !(mean < MEAN_TOL && drift < DRIFT_TOL && worst <= 1);
@@ -1007,8 +1007,8 @@ static void mesh_room_on_gpu(void **state)
 		strlen(at + strlen("mesh: ")) + 1);
 	memcpy(at, "mesh: tests/gpu/rooms/", strlen("mesh: tests/gpu/rooms/"));
 	s = sim_open(text);
-	for (int e = 0; e < NEACH && each_kernel[e].k != CFG_KERNEL_GENERAL; e++) {
-		const enum cfg_kernel k = each_kernel[e].k;	/* the 7-point ones come first */
+	for (int e = 0; e < NEACH && each_kernel[e].k != KERNEL_GENERAL; e++) {
+		const enum kernel_id k = each_kernel[e].k;	/* the 7-point ones come first */
 		struct fdtd_setup g = { .grid = s->grid, .stencil = &s->stencil, .lambda = s->lambda,
 					.precision = 4, .cuda = 1, .kernel = k };
 		struct rs_error err = { 0 };
@@ -1030,7 +1030,7 @@ static void mesh_room_on_gpu(void **state)
 		late_stats(f, 2, s->steps, &mean, &drift, &rms);
 		print_message("# seminar room, %.3g M cells, %ld steps, %-16s: late mean %.2e of the "
 			      "peak, late RMS %.2e of the second tenth's%s\n",
-			      (double)s->grid->plan.cells / 1e6, s->steps, cfg_kernel_names[k], mean,
+			      (double)s->grid->plan.cells / 1e6, s->steps, kernel_names[k], mean,
 			      rms, mean < MEAN_TOL && rms < 1 ? "" : "  FAILED");
 		failed += !(mean < MEAN_TOL && rms < 1);
 		free(sig);

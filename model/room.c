@@ -1,0 +1,114 @@
+/*
+ * room.c - what the domain model computes of itself: errors at a recorded position, the
+ * stencil's reach, Paris' absorption of an admittance, and releasing a room (model/room.h).
+ */
+#include "room.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+const char *const room_face_names[ROOM_NFACES] = {
+	[ROOM_X0] = "x0", [ROOM_X1] = "x1", [ROOM_Y0] = "y0",
+	[ROOM_Y1] = "y1", [ROOM_FLOOR] = "floor", [ROOM_CEILING] = "ceiling",
+};
+
+int room_vat(struct rs_error *err, const char *file, struct room_mark m, const char *key,
+	     const char *fmt, va_list ap)
+{
+	char what[RS_MSG_MAX / 2];
+
+	vsnprintf(what, sizeof(what), fmt, ap);
+	return rs_fail(err, RS_EINPUT, "%s:%d:%d: %s: %s", file, m.line, m.col, key, what);
+}
+
+int room_at(struct rs_error *err, const struct room *room, struct room_mark at,
+	    const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	room_vat(err, room->file, at, key, fmt, ap);
+	va_end(ap);
+	return RS_EINPUT;
+}
+
+double room_absorption_of_beta(double beta)
+{
+	/*
+	 * Paris' formula: alpha(theta) = 4 beta cos(theta) / (cos(theta) + beta)^2 averaged
+	 * over a diffuse field, 2 int_0^1 alpha(mu) mu dmu, which integrates to
+	 * 8 beta [1 + beta/(1 + beta) - 2 beta ln(1 + 1/beta)] (docs/physics.md, "Walls").
+	 */
+	if (beta <= 0)
+		return 0;
+	return 8 * beta * (1 + beta / (1 + beta) - 2 * beta * log1p(1 / beta));
+}
+
+/* beta where the diffuse absorption peaks, by golden-section search. */
+static double beta_at_max(void)
+{
+	const double g = 0.5 * (sqrt(5.0) - 1);
+	double a = 0.1, b = 10;
+
+	for (int i = 0; i < 200; i++) {
+		double c = b - g * (b - a), d = a + g * (b - a);
+
+		if (room_absorption_of_beta(c) > room_absorption_of_beta(d))
+			b = d;
+		else
+			a = c;
+	}
+	return 0.5 * (a + b);
+}
+
+double room_absorption_max(void)
+{
+	return room_absorption_of_beta(beta_at_max());
+}
+
+/* Invert Paris' formula on its rising branch, beta in [0, beta_at_max]. */
+double room_beta_of_absorption(double alpha)
+{
+	double lo = 0, hi = beta_at_max();
+
+	for (int i = 0; i < 200; i++) {
+		double mid = 0.5 * (lo + hi);
+
+		if (room_absorption_of_beta(mid) < alpha)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return 0.5 * (lo + hi);
+}
+
+int room_stencil_reach(const struct room *r)
+{
+	switch (r->stencil) {
+	case ROOM_STENCIL_INTERPOLATED:
+	case ROOM_STENCIL_FCC:
+		return 1;
+	case ROOM_STENCIL_COMPACT:
+		return (int)floor(sqrt((double)r->radius2));
+	case ROOM_STENCIL_BOX:
+		return r->boxq[0];
+	default:
+		return r->order / 2;
+	}
+}
+
+void room_free(struct room *room)
+{
+	if (!room)
+		return;
+	free(room->sources);
+	free(room->receivers);
+	free(room->planes);
+	mesh_free(&room->geo.mesh);
+	for (int i = 0; i < room->geo.nshapes; i++)
+		free(room->geo.shapes[i].polygon);
+	free(room->geo.shapes);
+	free(room);
+}

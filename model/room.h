@@ -1,0 +1,226 @@
+/*
+ * room.h - the domain model: one simulation as the engines see it, with no file format in it.
+ *
+ * A struct room holds the room's geometry (a box, a mesh, a voxel file or shapes), its
+ * materials and surfaces, the sources and receivers, the scheme and the outputs. The YAML
+ * reader (io/config.h) fills one; geometry/, solver/ and app/ read it and never include io/.
+ * Each value keeps the position it was read from (struct room_mark), so that checks made later,
+ * after voxelising say, report FILE:LINE:COL: key: what is wrong (what would be valid), as
+ * the reader does (room_at()). The room owns its arrays; room_free() releases them.
+ */
+#ifndef MODEL_ROOM_H
+#define MODEL_ROOM_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/rs_error.h"
+#include "mesh.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ROOM_NAME_MAX 64		/* names become file names: [A-Za-z0-9_.-], at most 63 chars */
+#define ROOM_PATH_MAX 1024
+#define ROOM_MAX_MATERIALS 31	/* material slots fit the 5 bits the voxel class byte has */
+#define ROOM_MAX_POINTS 256	/* sources, receivers, snapshot planes: each at most this many */
+
+/* A position in the file the room was read from, 1-based as editors show it. */
+struct room_mark {
+	int line;
+	int col;
+};
+
+enum room_face { ROOM_X0, ROOM_X1, ROOM_Y0, ROOM_Y1, ROOM_FLOOR, ROOM_CEILING, ROOM_NFACES };
+
+enum room_signal { ROOM_SIG_IMPULSE, ROOM_SIG_GAUSSIAN, ROOM_SIG_RICKER };
+
+enum room_wavfmt { ROOM_WAV_FLOAT32, ROOM_WAV_PCM24, ROOM_WAV_PCM16 };
+
+enum room_backend { ROOM_BACKEND_AUTO, ROOM_BACKEND_CPU, ROOM_BACKEND_CUDA };
+
+enum room_stencil { ROOM_STENCIL_LEGGY, ROOM_STENCIL_COMPACT, ROOM_STENCIL_BOX,
+		   ROOM_STENCIL_INTERPOLATED, ROOM_STENCIL_FCC };
+
+#define ROOM_MAX_WEIGHTS 64	/* shell weights of a compact or box stencil */
+#define ROOM_MAX_DTS 4		/* diamond tile sizes the kernel is built for (docs/kernels.md) */
+#define ROOM_MAX_NT 1024		/* diamond levels per tower: bounds its receiver buffer */
+
+struct room_material {
+	char name[ROOM_NAME_MAX];
+	double beta;		/* normalised admittance used by the boundary update */
+	double absorption;	/* random-incidence absorption implied by beta (Paris) */
+	struct room_mark at;
+};
+
+struct room_source {
+	char name[ROOM_NAME_MAX];
+	double pos[3];		/* metres, room coordinates */
+	enum room_signal signal;
+	double fc;		/* Hz, centre frequency for gaussian and ricker */
+	double amplitude;	/* Pa at 1 m in free field */
+	double delay;		/* s, shifts the signal */
+	double highpass;	/* Hz, DC-blocking high-pass on the injected signal; 0 = off */
+	struct room_mark at;	/* of the position key, for "outside the air" errors */
+};
+
+struct room_receiver {
+	char name[ROOM_NAME_MAX];
+	double pos[3];
+	struct room_mark at;
+};
+
+/* Shapes of geometry.shapes (docs/input.md, "Shapes"), combined in order. */
+enum room_shape_kind { ROOM_SHAPE_BOX, ROOM_SHAPE_CYLINDER, ROOM_SHAPE_SPHERE, ROOM_SHAPE_EXTRUSION,
+		      ROOM_NSHAPES };
+
+#define ROOM_MAX_SHAPES 254	/* a cell's owner is a byte: shapes, the base and none */
+#define ROOM_MAX_POLYGON 256	/* vertices of an extrusion's polygon */
+
+struct room_shape {
+	enum room_shape_kind kind;
+	int remove;		/* 0: `add`, the shape becomes air; 1: `remove`, it becomes solid */
+	int material;		/* index into materials: the walls the shape makes */
+	double lo[3], hi[3];	/* box: its corners; every shape: its bounding box */
+	double center[3];	/* sphere: its centre; cylinder: the centre of its base */
+	double radius;		/* sphere, cylinder */
+	int axis;		/* cylinder: 0, 1, 2 for x, y, z */
+	double (*polygon)[2];	/* extrusion: x-y vertices in order, from lo[2] to hi[2] in z */
+	int npolygon;
+	struct room_mark at;
+};
+
+/*
+ * A voxel file of `roomsim voxelize` as a base (geometry.voxels). Its reader (io/voxfile.c)
+ * provides these functions and the YAML reader sets them, so that voxelising reads the file
+ * without geometry/ calling io/; the file is read only when the grid is built.
+ */
+struct room;
+
+struct room_voxel_file {
+	/* Open room->geo.voxels_path; NULL and err on failure. */
+	void *(*open)(const struct room *room, struct rs_error *err);
+	/* Slab k of the room's cells, x fastest: air[i + nx j] nonzero where the cell is air or
+	 * boundary. Returns 0, or -1 when the read fails. */
+	int (*slab)(void *file, int k, uint8_t *air);
+	/* The wall across face f (0..5: -x, +x, -y, +y, -z, +z) of room cell c as the file has
+	 * it, its material mapped to the room's (geo.voxel_material); the room's default material
+	 * and area 1 where the file has no wall there. */
+	void (*wall_of)(const void *file, const int c[3], int f, uint8_t *material, float *area);
+	void (*close)(void *file);
+};
+
+/* What the room is made of (docs/input.md, "Geometry"); the plain box when only box given. */
+struct room_geometry {
+	int has_box;		/* geometry.box: the base is the box [0, L] */
+	char mesh_path[ROOM_PATH_MAX];	/* geometry.mesh, resolved against the YAML's folder */
+	struct mesh mesh;	/* the mesh, read when the file loads; empty without one */
+	struct room_mark mesh_at;
+	double box[3];		/* geometry.box: [0, box] is the base */
+	char voxels_path[ROOM_PATH_MAX];	/* geometry.voxels, resolved likewise */
+	const struct room_voxel_file *voxels;	/* how to read it (the reader sets it) */
+	struct room_mark voxels_at;
+	char voxel_names[ROOM_MAX_MATERIALS][ROOM_NAME_MAX];	/* the file's materials */
+	int nvoxel_names;
+	int voxel_material[ROOM_MAX_MATERIALS];	/* each of them as a room material */
+	struct room_shape *shapes;
+	int nshapes;
+	int area_correction;	/* geometry.area_correction: 1 (default) corrects staircase walls */
+	int default_material;	/* surfaces.default, or the implicit rigid material */
+};
+
+struct room_plane {
+	int axis;		/* 0 = x, 1 = y, 2 = z */
+	double at;		/* metres along that axis */
+	struct room_mark mark;
+};
+
+struct room {
+	char file[ROOM_PATH_MAX];	/* the YAML path as given, for messages */
+	char name[ROOM_NAME_MAX];
+
+	double c;		/* speed of sound, m/s */
+	double rho;		/* density of air, kg/m^3 */
+
+	double fmax;		/* Hz: band of interest; 0 when spacing was given without fmax */
+	double ppw;		/* points per wavelength at fmax */
+	double spacing;		/* h in metres, always set after cfg_load */
+	double courant;		/* fraction of the scheme's stability limit, (0, 1] */
+	struct room_mark grid_at;	/* of the key that set the spacing */
+
+	enum room_stencil stencil;	/* docs/stencils.md */
+	int order;		/* leggy: 2M, 2..16 (2 = the 7-point scheme) */
+	int radius2;		/* compact: R, |q|^2 <= R */
+	int boxq[3];		/* box: shells up to (q1, q2, q3) */
+	double weights[ROOM_MAX_WEIGHTS];	/* compact and box: per-shell weights */
+	int nweights;		/* 0: the default weights */
+	int variant;		/* interpolated: index into stn_variant_names */
+	struct room_mark scheme_at;	/* of the scheme key, for stability errors */
+	struct room_mark courant_at;	/* of grid.courant, or of the grid key */
+	int precision;		/* bytes per value: 4 (float32) or 8 (float64) */
+	int kernel;		/* CUDA kernel, an enum kernel_id of solver/kernels.h (0: auto;
+			 * ignored by the CPU engine) */
+	int block[2];		/* CUDA thread block, x by y (seed 003: 32 x 8) */
+	int dts;		/* diamond kernel: tile size in stencil reaches; 0 = default */
+	int nt;			/* diamond kernel: levels per tower; 0 = default */
+
+	double duration;	/* seconds of impulse response */
+	double box[3];		/* room extent in metres: the box, or the bounds of the shape */
+	double origin[3];	/* room coordinates of the bounds' low corner: 0 for a box */
+	int shaped;		/* 1: a mesh, shapes or a voxel file, not the plain box */
+	struct room_geometry geo;
+
+	struct room_material materials[ROOM_MAX_MATERIALS];
+	int nmaterials;
+	int face_material[ROOM_NFACES];	/* index into materials */
+
+	struct room_source *sources;
+	int nsources;
+	struct room_receiver *receivers;
+	int nreceivers;
+
+	char out_dir[ROOM_PATH_MAX];
+	int wav_rate;		/* output sample rate, Hz */
+	enum room_wavfmt wav_format;
+	double wav_highpass;	/* Hz, DC removal on the WAVs; 0 = off */
+	int wav_normalize;	/* 1: one common gain puts the loudest WAV peak at -1 dBFS */
+
+	int snap_every;		/* steps between snapshot frames; 0 = no snapshots */
+	struct room_plane *planes;
+	int nplanes;
+};
+
+/* Release room and everything it owns (NULL is allowed). */
+void room_free(struct room *room);
+
+/* RS_EINPUT error "FILE:LINE:COL: key: what" at a recorded mark; returns RS_EINPUT. */
+int room_at(struct rs_error *err, const struct room *room, struct room_mark at,
+	    const char *key, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* The same with the file named and the arguments as a va_list, for readers. */
+int room_vat(struct rs_error *err, const char *file, struct room_mark at, const char *key,
+	     const char *fmt, va_list ap);
+
+/* How many cells the configured stencil reaches along an axis (its halo). */
+int room_stencil_reach(const struct room *room);
+
+/* The largest random-incidence absorption a locally reacting real admittance reaches. */
+double room_absorption_max(void);
+
+/* Paris' diffuse-field absorption of a locally reacting surface with real admittance beta. */
+double room_absorption_of_beta(double beta);
+
+/* The admittance whose diffuse absorption is alpha, on the rising branch of Paris' formula
+ * (alpha at most room_absorption_max()). */
+double room_beta_of_absorption(double alpha);
+
+/* The face names used in YAML, indexed by enum room_face. */
+extern const char *const room_face_names[ROOM_NFACES];
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
