@@ -1,12 +1,13 @@
 /*
- * config_geometry.inc - the geometry keys of a room file (docs/input.md, "Geometry"):
- * a box, a mesh with its units and transform, a voxel file, and shapes added and removed in
- * order. Included by config.c, whose YAML helpers it uses.
+ * config_geometry.c - the geometry section of a room file (docs/input.md, "Geometry"): a box,
+ * a mesh with its units and transform, a voxel file, and shapes added and removed in order;
+ * then the bounds of the room they make.
  *
  * The mesh is read here, while the file loads, so that a surface name the mesh lacks, a
  * mesh that cannot be read, or a snapshot plane outside the room is refused at its key
  * like any other bad input, before anything large is allocated.
  */
+#include "config_read.h"
 
 static const char *const unit_names[] = { "m", "cm", "mm", "in", "ft", NULL };
 static const double unit_metres[] = { 1, 0.01, 0.001, 0.0254, 0.3048 };
@@ -38,26 +39,26 @@ static int parse_rotation(struct yp *p, yaml_node_t *n, const char *key, double 
 	char sub[128];
 	int ax;
 
-	if (want_map(p, n, key) || check_keys(p, n, key, keys))
+	if (yp_want_map(p, n, key) || yp_check_keys(p, n, key, keys))
 		return RS_EINPUT;
 	snprintf(sub, sizeof(sub), "%s.axis", key);
-	if (!(a = get(p, n, "axis")))
-		return missing(p, n, sub, "give axis: x, y, z or [ax, ay, az]");
+	if (!(a = yp_get(p, n, "axis")))
+		return yp_missing(p, n, sub, "give axis: x, y, z or [ax, ay, az]");
 	if (a->type == YAML_SEQUENCE_NODE) {
-		if (vec3(p, a, sub, -MAX_METRES, 0, u))
+		if (yp_vec3(p, a, sub, -MAX_METRES, 0, u))
 			return RS_EINPUT;
-	} else if (choice(p, a, sub, axes, &ax)) {
+	} else if (yp_choice(p, a, sub, axes, &ax)) {
 		return RS_EINPUT;
 	} else {
 		u[ax] = 1;
 	}
 	len = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
 	if (len == 0)
-		return bad(p, a, sub, "the axis is the zero vector (valid: any non-zero [ax, ay, az])");
+		return yp_bad(p, a, sub, "the axis is the zero vector (valid: any non-zero [ax, ay, az])");
 	snprintf(sub, sizeof(sub), "%s.degrees", key);
-	if (!(d = get(p, n, "degrees")))
-		return missing(p, n, sub, "give degrees: the angle, counter-clockwise about the axis");
-	if (num(p, d, sub, -3600, 0, 3600, 0, &deg))
+	if (!(d = yp_get(p, n, "degrees")))
+		return yp_missing(p, n, sub, "give degrees: the angle, counter-clockwise about the axis");
+	if (yp_num(p, d, sub, -3600, 0, 3600, 0, &deg))
 		return RS_EINPUT;
 	for (int i = 0; i < 3; i++)
 		u[i] /= len;
@@ -81,13 +82,13 @@ static int parse_rotation(struct yp *p, yaml_node_t *n, const char *key, double 
 static int parse_transform(struct yp *p, yaml_node_t *g, double m[3][4])
 {
 	static const char *const keys[] = { "scale", "rotate", "translate", NULL };
-	yaml_node_t *t = get(p, g, "transform"), *n, *u = get(p, g, "units");
+	yaml_node_t *t = yp_get(p, g, "transform"), *n, *u = yp_get(p, g, "units");
 	double s[3] = { 1, 1, 1 }, unit = 1;
 	int idx;
 
 	memset(m, 0, 12 * sizeof(double));
 	if (u) {
-		if (choice(p, u, "geometry.units", unit_names, &idx))
+		if (yp_choice(p, u, "geometry.units", unit_names, &idx))
 			return RS_EINPUT;
 		unit = unit_metres[idx];
 	}
@@ -95,13 +96,13 @@ static int parse_transform(struct yp *p, yaml_node_t *g, double m[3][4])
 		m[i][i] = unit;
 	if (!t)
 		return 0;
-	if (want_map(p, t, "geometry.transform") || check_keys(p, t, "geometry.transform", keys))
+	if (yp_want_map(p, t, "geometry.transform") || yp_check_keys(p, t, "geometry.transform", keys))
 		return RS_EINPUT;
-	if ((n = get(p, t, "scale"))) {
+	if ((n = yp_get(p, t, "scale"))) {
 		if (n->type == YAML_SEQUENCE_NODE) {
-			if (vec3(p, n, "geometry.transform.scale", 0, 1, s))
+			if (yp_vec3(p, n, "geometry.transform.scale", 0, 1, s))
 				return RS_EINPUT;
-		} else if (num(p, n, "geometry.transform.scale", 0, 1, 1e6, 0, &s[0])) {
+		} else if (yp_num(p, n, "geometry.transform.scale", 0, 1, 1e6, 0, &s[0])) {
 			return RS_EINPUT;
 		} else {
 			s[1] = s[2] = s[0];
@@ -109,7 +110,7 @@ static int parse_transform(struct yp *p, yaml_node_t *g, double m[3][4])
 		for (int i = 0; i < 3; i++)
 			m[i][i] *= s[i];
 	}
-	if ((n = get(p, t, "rotate"))) {
+	if ((n = yp_get(p, t, "rotate"))) {
 		if (n->type == YAML_SEQUENCE_NODE) {
 			char key[64];
 
@@ -117,17 +118,17 @@ static int parse_transform(struct yp *p, yaml_node_t *g, double m[3][4])
 			     i < n->data.sequence.items.top; i++) {
 				snprintf(key, sizeof(key), "geometry.transform.rotate[%d]",
 					 (int)(i - n->data.sequence.items.start));
-				if (parse_rotation(p, node(p, *i), key, m))
+				if (parse_rotation(p, yp_node(p, *i), key, m))
 					return RS_EINPUT;
 			}
 		} else if (parse_rotation(p, n, "geometry.transform.rotate", m)) {
 			return RS_EINPUT;
 		}
 	}
-	if ((n = get(p, t, "translate"))) {
+	if ((n = yp_get(p, t, "translate"))) {
 		double d[3];
 
-		if (vec3(p, n, "geometry.transform.translate", -MAX_METRES, 0, d))
+		if (yp_vec3(p, n, "geometry.transform.translate", -MAX_METRES, 0, d))
 			return RS_EINPUT;
 		for (int i = 0; i < 3; i++)
 			m[i][3] += d[i];
@@ -141,13 +142,13 @@ static int parse_path(struct yp *p, yaml_node_t *n, const char *key, char out[RO
 	const char *s, *slash = strrchr(p->room->file, '/');
 	int dir = slash && !p->from_string ? (int)(slash - p->room->file) + 1 : 0;
 
-	if (n->type != YAML_SCALAR_NODE || !*scalar(n))
-		return bad(p, n, key, "expected a file path, got %s", node_kind(n));
-	s = scalar(n);
+	if (n->type != YAML_SCALAR_NODE || !*yp_scalar(n))
+		return yp_bad(p, n, key, "expected a file path, got %s", yp_kind(n));
+	s = yp_scalar(n);
 	if (*s == '/')
 		dir = 0;
 	if ((size_t)dir + strlen(s) >= ROOM_PATH_MAX)
-		return bad(p, n, key, "the path is longer than %d characters", ROOM_PATH_MAX - 1);
+		return yp_bad(p, n, key, "the path is longer than %d characters", ROOM_PATH_MAX - 1);
 	snprintf(out, ROOM_PATH_MAX, "%.*s%s", dir, p->room->file, s);
 	return 0;
 }
@@ -160,12 +161,12 @@ static int parse_mesh(struct yp *p, yaml_node_t *g, yaml_node_t *n)
 
 	if (parse_path(p, n, "geometry.mesh", geo->mesh_path) || parse_transform(p, g, xf))
 		return RS_EINPUT;
-	geo->mesh_at = mark_of(n);
+	geo->mesh_at = yp_mark(n);
 	if (mesh_read(geo->mesh_path, (const double (*)[4])xf, &geo->mesh, &e))
 		return e.code == RS_ENOMEM ? rs_fail(p->err, e.code, "%s", e.msg)
-		       : bad(p, n, "geometry.mesh", "cannot read %s: %s (valid: a mesh in a format "
-			     "Assimp reads, such as OBJ, STL, PLY, glTF, COLLADA, 3DS, FBX)",
-			     geo->mesh_path, e.msg);
+		       : yp_bad(p, n, "geometry.mesh", "cannot read %s: %s (valid: a mesh in a format "
+				"Assimp reads, such as OBJ, STL, PLY, glTF, COLLADA, 3DS, FBX)",
+				geo->mesh_path, e.msg);
 	return 0;
 }
 
@@ -194,15 +195,15 @@ static int parse_voxels(struct yp *p, yaml_node_t *n)
 
 	if (parse_path(p, n, "geometry.voxels", geo->voxels_path))
 		return RS_EINPUT;
-	geo->voxels_at = mark_of(n);
+	geo->voxels_at = yp_mark(n);
 	geo->voxels = &voxf_reader;
 	if (voxf_info(geo->voxels_path, &info, &e))
-		return bad(p, n, "geometry.voxels", "cannot read %s: %s (valid: a file that roomsim "
-			   "voxelize wrote)", geo->voxels_path, e.msg);
+		return yp_bad(p, n, "geometry.voxels", "cannot read %s: %s (valid: a file that roomsim "
+			      "voxelize wrote)", geo->voxels_path, e.msg);
 	if (fabs(info.h - r->spacing) > 1e-9 * info.h)
-		return bad(p, n, "geometry.voxels", "%s has cells of %g m, but the grid keys ask for "
-			   "%g m (valid: grid.spacing: %.15g, or voxelize again at this grid)",
-			   geo->voxels_path, info.h, r->spacing, info.h);
+		return yp_bad(p, n, "geometry.voxels", "%s has cells of %g m, but the grid keys ask for "
+			      "%g m (valid: grid.spacing: %.15g, or voxelize again at this grid)",
+			      geo->voxels_path, info.h, r->spacing, info.h);
 	r->spacing = info.h;
 	for (int d = 0; d < 3; d++) {
 		r->origin[d] = info.origin[d];
@@ -213,40 +214,40 @@ static int parse_voxels(struct yp *p, yaml_node_t *n)
 	return 0;
 }
 
-static int parse_geometry(struct yp *p, yaml_node_t *root)
+int cfg_parse_geometry(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "box", "mesh", "units", "transform", "voxels",
 					    "shapes", "area_correction", NULL };
 	struct room *r = p->room;
-	yaml_node_t *g = get(p, root, "geometry"), *b, *m, *v, *n;
+	yaml_node_t *g = yp_get(p, root, "geometry"), *b, *m, *v, *n;
 
 	if (!g)
-		return missing(p, root, "geometry", "give geometry.box: [Lx, Ly, Lz] in metres, "
-			       "geometry.mesh, geometry.voxels or geometry.shapes");
-	if (want_map(p, g, "geometry") || check_keys(p, g, "geometry", keys))
+		return yp_missing(p, root, "geometry", "give geometry.box: [Lx, Ly, Lz] in metres, "
+				  "geometry.mesh, geometry.voxels or geometry.shapes");
+	if (yp_want_map(p, g, "geometry") || yp_check_keys(p, g, "geometry", keys))
 		return RS_EINPUT;
-	b = get(p, g, "box");
-	m = get(p, g, "mesh");
-	v = get(p, g, "voxels");
+	b = yp_get(p, g, "box");
+	m = yp_get(p, g, "mesh");
+	v = yp_get(p, g, "voxels");
 	if (!!b + !!m + !!v > 1)
-		return bad(p, g, "geometry", "give one of box, mesh and voxels (shapes may be added "
-			   "to any of them)");
-	if (!b && !m && !v && !get(p, g, "shapes"))
-		return missing(p, g, "geometry", "give box: [Lx, Ly, Lz] in metres, mesh: FILE, "
-			       "voxels: FILE.h5 or shapes");
-	if (!m && (get(p, g, "units") || get(p, g, "transform")))
-		return bad(p, get(p, g, "units") ? key_node(p, g, "units")
-						 : key_node(p, g, "transform"),
+		return yp_bad(p, g, "geometry", "give one of box, mesh and voxels (shapes may be added "
+			      "to any of them)");
+	if (!b && !m && !v && !yp_get(p, g, "shapes"))
+		return yp_missing(p, g, "geometry", "give box: [Lx, Ly, Lz] in metres, mesh: FILE, "
+				  "voxels: FILE.h5 or shapes");
+	if (!m && (yp_get(p, g, "units") || yp_get(p, g, "transform")))
+		return yp_bad(p, yp_get(p, g, "units") ? yp_key_node(p, g, "units")
+						 : yp_key_node(p, g, "transform"),
 			   "geometry", "units and transform apply to geometry.mesh, which is not "
 			   "given");
-	r->shaped = !b || get(p, g, "shapes");
+	r->shaped = !b || yp_get(p, g, "shapes");
 	r->geo.area_correction = 1;
-	if ((n = get(p, g, "area_correction")) &&
-	    boolean(p, n, "geometry.area_correction", &r->geo.area_correction))
+	if ((n = yp_get(p, g, "area_correction")) &&
+	    yp_boolean(p, n, "geometry.area_correction", &r->geo.area_correction))
 		return RS_EINPUT;
 	if (b) {
 		r->geo.has_box = 1;
-		if (vec3(p, b, "geometry.box", 0, 1, r->geo.box))
+		if (yp_vec3(p, b, "geometry.box", 0, 1, r->geo.box))
 			return RS_EINPUT;
 	}
 	if (m && parse_mesh(p, g, m))
@@ -259,7 +260,7 @@ static int parse_geometry(struct yp *p, yaml_node_t *root)
 /* A shape's material: its `material` key, else the surfaces' default. */
 static int shape_material(struct yp *p, yaml_node_t *n, const char *path, struct room_shape *s)
 {
-	yaml_node_t *v = get(p, n, "material");
+	yaml_node_t *v = yp_get(p, n, "material");
 	char key[96];
 
 	s->material = p->room->geo.default_material;
@@ -267,9 +268,9 @@ static int shape_material(struct yp *p, yaml_node_t *n, const char *path, struct
 		return 0;
 	snprintf(key, sizeof(key), "%s.material", path);
 	if (v->type != YAML_SCALAR_NODE)
-		return bad(p, v, key, "expected a material name, got %s", node_kind(v));
-	if ((s->material = find_material(p->room, scalar(v))) < 0)
-		return unknown_material(p, v, key);
+		return yp_bad(p, v, key, "expected a material name, got %s", yp_kind(v));
+	if ((s->material = cfg_find_material(p->room, yp_scalar(v))) < 0)
+		return cfg_unknown_material(p, v, key);
 	return 0;
 }
 
@@ -277,54 +278,54 @@ static int shape_material(struct yp *p, yaml_node_t *n, const char *path, struct
 static int shape_num(struct yp *p, yaml_node_t *n, const char *path, const char *k, double lo,
 		     double *out)
 {
-	yaml_node_t *v = get(p, n, k);
+	yaml_node_t *v = yp_get(p, n, k);
 	char key[96];
 
 	snprintf(key, sizeof(key), "%s.%s", path, k);
 	if (!v)
-		return missing(p, n, key, "every shape of this kind needs it");
-	return num(p, v, key, lo, 1, MAX_METRES, 0, out);
+		return yp_missing(p, n, key, "every shape of this kind needs it");
+	return yp_num(p, v, key, lo, 1, MAX_METRES, 0, out);
 }
 
 static int shape_vec(struct yp *p, yaml_node_t *n, const char *path, const char *k,
 		     double out[3])
 {
-	yaml_node_t *v = get(p, n, k);
+	yaml_node_t *v = yp_get(p, n, k);
 	char key[96];
 
 	snprintf(key, sizeof(key), "%s.%s", path, k);
 	if (!v)
-		return missing(p, n, key, "every shape of this kind needs it");
-	return vec3(p, v, key, -MAX_METRES, 0, out);
+		return yp_missing(p, n, key, "every shape of this kind needs it");
+	return yp_vec3(p, v, key, -MAX_METRES, 0, out);
 }
 
 static int parse_polygon(struct yp *p, yaml_node_t *n, const char *path, struct room_shape *s)
 {
-	yaml_node_t *l = get(p, n, "polygon");
+	yaml_node_t *l = yp_get(p, n, "polygon");
 	char key[96], k2[128];
 	double area = 0;
 
 	snprintf(key, sizeof(key), "%s.polygon", path);
 	if (!l)
-		return missing(p, n, key, "give polygon: [[x, y], ...], three or more vertices");
+		return yp_missing(p, n, key, "give polygon: [[x, y], ...], three or more vertices");
 	if (l->type != YAML_SEQUENCE_NODE)
-		return bad(p, l, key, "expected a list of [x, y] vertices, got %s", node_kind(l));
+		return yp_bad(p, l, key, "expected a list of [x, y] vertices, got %s", yp_kind(l));
 	s->npolygon = (int)(l->data.sequence.items.top - l->data.sequence.items.start);
 	if (s->npolygon < 3 || s->npolygon > ROOM_MAX_POLYGON)
-		return bad(p, l, key, "%d vertices (valid: 3 to %d)", s->npolygon, ROOM_MAX_POLYGON);
+		return yp_bad(p, l, key, "%d vertices (valid: 3 to %d)", s->npolygon, ROOM_MAX_POLYGON);
 	if (!(s->polygon = malloc((size_t)s->npolygon * sizeof(*s->polygon))))
 		return rs_fail(p->err, RS_ENOMEM, "out of memory reading %s", key);
 	for (int i = 0; i < s->npolygon; i++) {
-		yaml_node_t *xy = node(p, l->data.sequence.items.start[i]);
+		yaml_node_t *xy = yp_node(p, l->data.sequence.items.start[i]);
 
 		snprintf(k2, sizeof(k2), "%s[%d]", key, i);
 		if (xy->type != YAML_SEQUENCE_NODE ||
 		    xy->data.sequence.items.top - xy->data.sequence.items.start != 2)
-			return bad(p, xy, k2, "expected [x, y], got %s", node_kind(xy));
+			return yp_bad(p, xy, k2, "expected [x, y], got %s", yp_kind(xy));
 		for (int c = 0; c < 2; c++)
-			if (num(p, node(p, xy->data.sequence.items.start[c]), k2, -MAX_METRES, 0,
-				MAX_METRES, 0, &s->polygon[i][c]))
-				return RS_EINPUT;
+			if (yp_num(p, yp_node(p, xy->data.sequence.items.start[c]), k2, -MAX_METRES, 0,
+				   MAX_METRES, 0, &s->polygon[i][c]))
+				   return RS_EINPUT;
 	}
 	for (int i = 0; i < s->npolygon; i++) {
 		const double *a = s->polygon[i], *b = s->polygon[(i + 1) % s->npolygon];
@@ -336,8 +337,8 @@ static int parse_polygon(struct yp *p, yaml_node_t *n, const char *path, struct 
 		}
 	}
 	if (fabs(area) < 1e-12)
-		return bad(p, l, key, "the polygon has no area (valid: three or more vertices "
-			   "not on one line)");
+		return yp_bad(p, l, key, "the polygon has no area (valid: three or more vertices "
+			      "not on one line)");
 	return 0;
 }
 
@@ -355,9 +356,9 @@ static int parse_shape_kind(struct yp *p, yaml_node_t *n, const char *path, stru
 			return RS_EINPUT;
 		for (int d = 0; d < 3; d++)
 			if (s->hi[d] <= s->lo[d])
-				return bad(p, get(p, n, "max"), path, "max[%d] = %g is not above "
-					   "min[%d] = %g (valid: max > min on every axis)", d,
-					   s->hi[d], d, s->lo[d]);
+				return yp_bad(p, yp_get(p, n, "max"), path, "max[%d] = %g is not above "
+					      "min[%d] = %g (valid: max > min on every axis)", d,
+					      s->hi[d], d, s->lo[d]);
 		return 0;
 	case ROOM_SHAPE_SPHERE:
 		if (shape_vec(p, n, path, "center", s->center) ||
@@ -375,7 +376,7 @@ static int parse_shape_kind(struct yp *p, yaml_node_t *n, const char *path, stru
 			return RS_EINPUT;
 		s->axis = 2;
 		snprintf(key, sizeof(key), "%s.axis", path);
-		if ((v = get(p, n, "axis")) && choice(p, v, key, axes, &s->axis))
+		if ((v = yp_get(p, n, "axis")) && yp_choice(p, v, key, axes, &s->axis))
 			return RS_EINPUT;
 		for (int d = 0; d < 3; d++) {
 			s->lo[d] = s->center[d] - (d == s->axis ? 0 : s->radius);
@@ -387,7 +388,7 @@ static int parse_shape_kind(struct yp *p, yaml_node_t *n, const char *path, stru
 			return RS_EINPUT;
 		s->lo[2] = 0;
 		snprintf(key, sizeof(key), "%s.base", path);
-		if ((v = get(p, n, "base")) && num(p, v, key, -MAX_METRES, 0, MAX_METRES, 0, &s->lo[2]))
+		if ((v = yp_get(p, n, "base")) && yp_num(p, v, key, -MAX_METRES, 0, MAX_METRES, 0, &s->lo[2]))
 			return RS_EINPUT;
 		s->hi[2] = s->lo[2] + height;
 		return 0;
@@ -395,7 +396,7 @@ static int parse_shape_kind(struct yp *p, yaml_node_t *n, const char *path, stru
 }
 
 /* geometry.shapes: [{add | remove: KIND, ...its keys, material: NAME}, ...], in order. */
-static int parse_shapes(struct yp *p, yaml_node_t *root)
+int cfg_parse_shapes(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[ROOM_NSHAPES][8] = {
 		[ROOM_SHAPE_BOX] = { "add", "remove", "material", "min", "max", NULL },
@@ -406,39 +407,39 @@ static int parse_shapes(struct yp *p, yaml_node_t *root)
 					  NULL },
 	};
 	struct room_geometry *geo = &p->room->geo;
-	yaml_node_t *g = get(p, root, "geometry"), *l = get(p, g, "shapes");
+	yaml_node_t *g = yp_get(p, root, "geometry"), *l = yp_get(p, g, "shapes");
 	char path[64];
 	int kind;
 
 	if (!l)
 		return 0;
 	if (l->type != YAML_SEQUENCE_NODE)
-		return bad(p, l, "geometry.shapes", "expected a list of shapes ({add: box, min: "
-			   "[...], max: [...]}), got %s", node_kind(l));
+		return yp_bad(p, l, "geometry.shapes", "expected a list of shapes ({add: box, min: "
+			      "[...], max: [...]}), got %s", yp_kind(l));
 	geo->nshapes = (int)(l->data.sequence.items.top - l->data.sequence.items.start);
 	if (geo->nshapes < 1 || geo->nshapes > ROOM_MAX_SHAPES)
-		return bad(p, l, "geometry.shapes", "%d shapes (valid: 1 to %d)", geo->nshapes,
-			   ROOM_MAX_SHAPES);
+		return yp_bad(p, l, "geometry.shapes", "%d shapes (valid: 1 to %d)", geo->nshapes,
+			      ROOM_MAX_SHAPES);
 	if (!(geo->shapes = calloc((size_t)geo->nshapes, sizeof(*geo->shapes))))
 		return rs_fail(p->err, RS_ENOMEM, "out of memory reading geometry.shapes");
 	for (int i = 0; i < geo->nshapes; i++) {
 		struct room_shape *s = &geo->shapes[i];
-		yaml_node_t *n = node(p, l->data.sequence.items.start[i]), *a, *rm;
+		yaml_node_t *n = yp_node(p, l->data.sequence.items.start[i]), *a, *rm;
 
 		snprintf(path, sizeof(path), "geometry.shapes[%d]", i);
-		if (want_map(p, n, path))
+		if (yp_want_map(p, n, path))
 			return RS_EINPUT;
-		a = get(p, n, "add");
-		rm = get(p, n, "remove");
+		a = yp_get(p, n, "add");
+		rm = yp_get(p, n, "remove");
 		if (!a == !rm)
-			return bad(p, n, path, "give exactly one of add: KIND or remove: KIND (KIND: "
-				   "box, cylinder, sphere or extrusion)");
+			return yp_bad(p, n, path, "give exactly one of add: KIND or remove: KIND (KIND: "
+				      "box, cylinder, sphere or extrusion)");
 		s->remove = !!rm;
-		if (choice(p, a ? a : rm, path, shape_names, &kind))
+		if (yp_choice(p, a ? a : rm, path, shape_names, &kind))
 			return RS_EINPUT;
 		s->kind = (enum room_shape_kind)kind;
-		s->at = mark_of(n);
-		if (check_keys(p, n, path, keys[kind]) || shape_material(p, n, path, s) ||
+		s->at = yp_mark(n);
+		if (yp_check_keys(p, n, path, keys[kind]) || shape_material(p, n, path, s) ||
 		    parse_shape_kind(p, n, path, s))
 			return RS_EINPUT;
 	}
@@ -449,12 +450,12 @@ static int parse_shapes(struct yp *p, yaml_node_t *root)
  * The room's bounds, the union of its base (box, mesh, voxel file) and its added shapes;
  * geometry.box keeps its low corner at the origin. Each side needs two cells.
  */
-static int set_bounds(struct yp *p, yaml_node_t *root)
+int cfg_set_bounds(struct yp *p, yaml_node_t *root)
 {
 	struct room *r = p->room;
 	struct room_geometry *geo = &r->geo;
 	double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
-	yaml_node_t *g = get(p, root, "geometry");
+	yaml_node_t *g = yp_get(p, root, "geometry");
 
 	if (geo->has_box)
 		for (int d = 0; d < 3; d++) {
@@ -474,19 +475,19 @@ static int set_bounds(struct yp *p, yaml_node_t *root)
 			hi[d] = fmax(hi[d], geo->shapes[i].hi[d]);
 		}
 	if (!(lo[0] < hi[0]))
-		return bad(p, g, "geometry", "the room has no air: its shapes only remove (valid: a "
-			   "box, mesh or voxel file, or an `add` shape first)");
+		return yp_bad(p, g, "geometry", "the room has no air: its shapes only remove (valid: a "
+			      "box, mesh or voxel file, or an `add` shape first)");
 	for (int d = 0; d < 3; d++) {
 		r->origin[d] = lo[d];
 		r->box[d] = hi[d] - lo[d];
 		if (r->box[d] < 2 * r->spacing)
-			return bad(p, g, "geometry", "the room is %g m along %c, less than two grid "
-				   "spacings (%g m); valid: at least %g m", r->box[d], "xyz"[d],
-				   r->spacing, 2 * r->spacing);
+			return yp_bad(p, g, "geometry", "the room is %g m along %c, less than two grid "
+				      "spacings (%g m); valid: at least %g m", r->box[d], "xyz"[d],
+				      r->spacing, 2 * r->spacing);
 	}
 	if (r->shaped && r->stencil == ROOM_STENCIL_FCC)
-		return bad(p, g, "geometry", "the fcc scheme runs box rooms only: walls that are "
-			   "not a box's need the cubic grid (valid: geometry.box alone, or another "
-			   "scheme.stencil)");
+		return yp_bad(p, g, "geometry", "the fcc scheme runs box rooms only: walls that are "
+			      "not a box's need the cubic grid (valid: geometry.box alone, or another "
+			      "scheme.stencil)");
 	return 0;
 }

@@ -1,0 +1,274 @@
+/*
+ * config_materials.c - the materials and surfaces sections: absorption, admittance or reflection,
+ * and which surface of a box, mesh or voxel file takes which material (docs/input.md).
+ */
+#include "config_read.h"
+
+static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct room_material *m)
+{
+	static const char *const keys[] = { "absorption", "admittance", "reflection", NULL };
+	char path[160], sub[200];
+	yaml_node_t *n;
+	double x;
+	int given = 0;
+
+	snprintf(path, sizeof(path), "materials.%s", yp_scalar(k));
+	if (yp_name(p, k, path, m->name) || yp_want_map(p, v, path) || yp_check_keys(p, v, path, keys))
+		return RS_EINPUT;
+	m->at = yp_mark(k);
+	if ((n = yp_get(p, v, "absorption"))) {
+		double amax = room_absorption_max();
+
+		snprintf(sub, sizeof(sub), "%s.absorption", path);
+		if (yp_num(p, n, sub, 0, 0, 1, 0, &x))
+			return RS_EINPUT;
+		if (x > amax)
+			return yp_bad(p, n, sub, "%g is more than a locally reacting wall with real "
+				      "admittance can absorb in a diffuse field (valid: 0 to %.4f)",
+				      x, amax);
+		m->beta = room_beta_of_absorption(x);
+		given++;
+	}
+	if ((n = yp_get(p, v, "admittance"))) {
+		snprintf(sub, sizeof(sub), "%s.admittance", path);
+		if (yp_num(p, n, sub, 0, 0, 1e3, 0, &m->beta))
+			return RS_EINPUT;
+		given++;
+	}
+	if ((n = yp_get(p, v, "reflection"))) {
+		snprintf(sub, sizeof(sub), "%s.reflection", path);
+		if (yp_num(p, n, sub, -1, 1, 1, 0, &x))
+			return RS_EINPUT;
+		m->beta = (1 - x) / (1 + x);	/* normal incidence: R = (1 - beta)/(1 + beta) */
+		given++;
+	}
+	if (given != 1)
+		return yp_bad(p, v, path, "give exactly one of absorption, admittance, reflection "
+			      "(%d given)", given);
+	m->absorption = room_absorption_of_beta(m->beta);
+	return 0;
+}
+
+int cfg_find_material(const struct room *r, const char *s)
+{
+	for (int i = 0; i < r->nmaterials; i++)
+		if (!strcmp(r->materials[i].name, s))
+			return i;
+	return -1;
+}
+
+int cfg_parse_materials(struct yp *p, yaml_node_t *root)
+{
+	yaml_node_t *m = yp_get(p, root, "materials");
+	yaml_node_pair_t *a;
+	struct room *r = p->room;
+
+	if (!m)
+		return 0;
+	if (yp_want_map(p, m, "materials"))
+		return RS_EINPUT;
+	if (m->data.mapping.pairs.top - m->data.mapping.pairs.start > ROOM_MAX_MATERIALS)
+		return yp_bad(p, m, "materials", "more than %d materials", ROOM_MAX_MATERIALS);
+	for (a = m->data.mapping.pairs.start; a < m->data.mapping.pairs.top; a++) {
+		if (yp_node(p, a->key)->type != YAML_SCALAR_NODE)
+			return yp_bad(p, yp_node(p, a->key), "materials", "a material name must be a plain name");
+		if (cfg_find_material(r, yp_scalar(yp_node(p, a->key))) >= 0)
+			return yp_bad(p, yp_node(p, a->key), "materials", "material '%s' defined twice",
+				      yp_scalar(yp_node(p, a->key)));
+		if (parse_material(p, yp_node(p, a->key), yp_node(p, a->value), &r->materials[r->nmaterials]))
+			return RS_EINPUT;
+		r->nmaterials++;
+	}
+	return 0;
+}
+
+/* An unknown material name at n: the error lists the defined ones. */
+int cfg_unknown_material(struct yp *p, yaml_node_t *n, const char *key)
+{
+	const struct room *r = p->room;
+	char list[512];
+	size_t len = 0;
+
+	list[0] = 0;
+	for (int i = 0; i < r->nmaterials && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+					r->materials[i].name);
+	return yp_bad(p, n, key, "no material named '%s' (defined under materials: %s)", yp_scalar(n),
+		      r->nmaterials ? list : "none");
+}
+
+/* The material named by scalar n at key. */
+static int material_of(struct yp *p, yaml_node_t *n, const char *key, int *out)
+{
+	if (n->type != YAML_SCALAR_NODE)
+		return yp_bad(p, n, key, "expected a material name, got %s", yp_kind(n));
+	if ((*out = cfg_find_material(p->room, yp_scalar(n))) < 0)
+		return cfg_unknown_material(p, n, key);
+	return 0;
+}
+
+/* The material named rigid, the implicit one (beta = 0) unless the file defines it. */
+static int rigid_material(struct yp *p, yaml_node_t *at, int *out)
+{
+	struct room *r = p->room;
+	int i = cfg_find_material(r, "rigid");
+
+	if (i < 0) {
+		if (r->nmaterials == ROOM_MAX_MATERIALS)
+			return yp_bad(p, at, "surfaces", "no room for the implicit rigid material "
+				      "(valid: at most %d materials with it)", ROOM_MAX_MATERIALS - 1);
+		i = r->nmaterials++;
+		strcpy(r->materials[i].name, "rigid");
+		r->materials[i].beta = 0;
+		r->materials[i].absorption = 0;
+	}
+	*out = i;
+	return 0;
+}
+
+/* The material of a surface given none: surfaces.default, else the rigid material. */
+static int default_material(struct yp *p, yaml_node_t *at, int *out)
+{
+	struct room_geometry *geo = &p->room->geo;
+
+	if (geo->default_material < 0 && rigid_material(p, at, &geo->default_material))
+		return RS_EINPUT;
+	*out = geo->default_material;
+	return 0;
+}
+
+/*
+ * surfaces for a voxel file: its walls' material names map to the surfaces key of that name,
+ * else to the material of that name; `default` is for the walls of shapes.
+ */
+static int voxel_surfaces(struct yp *p, yaml_node_t *s, yaml_node_t *at)
+{
+	struct room_geometry *geo = &p->room->geo;
+	char key[ROOM_NAME_MAX + 16], list[512];
+	size_t len = 0;
+	int dflt;
+
+	if (default_material(p, at, &dflt))	/* for faces the file has no wall on */
+		return RS_EINPUT;
+	list[0] = 0;
+	for (int i = 0; i < geo->nvoxel_names; i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+					geo->voxel_names[i]);
+	for (yaml_node_pair_t *a = s ? s->data.mapping.pairs.start : NULL;
+	     s && a < s->data.mapping.pairs.top; a++) {
+		const char *k;
+		int i = 0;
+
+		if (yp_node(p, a->key)->type != YAML_SCALAR_NODE)
+			return yp_bad(p, yp_node(p, a->key), "surfaces", "a key must be a plain name");
+		k = yp_scalar(yp_node(p, a->key));
+		while (i < geo->nvoxel_names && strcmp(geo->voxel_names[i], k))
+			i++;
+		if (strcmp(k, "default") && i == geo->nvoxel_names)
+			return yp_bad(p, yp_node(p, a->key), "surfaces", "the voxel file has no material "
+				      "named '%s' (its materials: %s)", k, list);
+	}
+	for (int i = 0; i < geo->nvoxel_names; i++) {
+		const char *name = geo->voxel_names[i];
+		yaml_node_t *n = s ? yp_get(p, s, name) : NULL;
+
+		snprintf(key, sizeof(key), "surfaces.%s", name);
+		if (n ? material_of(p, n, key, &geo->voxel_material[i]) :
+		    (geo->voxel_material[i] = cfg_find_material(p->room, name)) >= 0 ? 0 :
+		    !strcmp(name, "rigid") ? rigid_material(p, at, &geo->voxel_material[i]) :
+		    yp_bad(p, at, "surfaces", "the voxel file's walls use material '%s': define it "
+			   "under materials, or map it to one with surfaces.%s", name, name))
+			   return RS_EINPUT;
+	}
+	return 0;
+}
+
+/*
+ * surfaces for a mesh: default and the mesh's own names (groups, objects, materials). A part
+ * takes the material of the first of its names (docs/input.md, "Meshes") given here.
+ */
+static int mesh_surfaces(struct yp *p, yaml_node_t *s, yaml_node_t *at)
+{
+	struct mesh *m = &p->room->geo.mesh;
+	int *given = calloc((size_t)m->nnames + 1, sizeof(int));
+	char key[MESH_NAME_MAX + 16], list[400];
+	int rc = 0;
+
+	if (!given)
+		return rs_fail(p->err, RS_ENOMEM, "out of memory reading surfaces");
+	for (int i = 0; i < m->nnames; i++)
+		given[i] = -1;
+	for (yaml_node_pair_t *a = s ? s->data.mapping.pairs.start : NULL;
+	     s && !rc && a < s->data.mapping.pairs.top; a++) {
+		yaml_node_t *k = yp_node(p, a->key);
+		int idx, mat;
+
+		if (k->type != YAML_SCALAR_NODE) {
+			rc = yp_bad(p, k, "surfaces", "a key must be a plain name");
+			break;
+		}
+		snprintf(key, sizeof(key), "surfaces.%s", yp_scalar(k));
+		if (!strcmp(yp_scalar(k), "default"))
+			continue;
+		if ((idx = mesh_name(m, yp_scalar(k))) < 0) {
+			size_t len = 0;
+
+			list[0] = 0;
+			for (int i = 0; i < m->nnames && len < sizeof(list); i++)
+				len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+							i ? ", " : "", m->names[i]);
+			rc = yp_bad(p, k, key, "the mesh has no group, object or material named '%s' "
+				    "(its names: %s)", yp_scalar(k), list);
+		} else if (given[idx] >= 0) {
+			rc = yp_bad(p, k, key, "key given twice (give each key once)");
+		} else if (!(rc = material_of(p, yp_node(p, a->value), key, &mat))) {
+			given[idx] = mat;
+		}
+	}
+	for (int t = 0; !rc && t < m->nparts; t++) {
+		struct mesh_part *pt = &m->parts[t];
+
+		pt->material = -1;
+		for (int i = 0; i < pt->nnames && pt->material < 0; i++)
+			pt->material = given[pt->names[i]];
+		if (pt->material < 0)
+			rc = default_material(p, at, &pt->material);
+	}
+	free(given);
+	return rc;
+}
+
+int cfg_parse_surfaces(struct yp *p, yaml_node_t *root)
+{
+	static const char *const keys[] = { "default", "floor", "ceiling", "x0", "x1", "y0", "y1",
+					    NULL };
+	static const char *const only_default[] = { "default", NULL };
+	struct room *r = p->room;
+	struct room_geometry *geo = &r->geo;
+	yaml_node_t *s = yp_get(p, root, "surfaces"), *n;
+	char key[64];
+
+	for (int f = 0; f < ROOM_NFACES; f++)
+		r->face_material[f] = -1;
+	if (s && yp_want_map(p, s, "surfaces"))
+		return RS_EINPUT;
+	if (s && !geo->mesh.ntri && !geo->voxels_path[0] &&
+	    yp_check_keys(p, s, "surfaces", geo->has_box ? keys : only_default))
+		return RS_EINPUT;
+	geo->default_material = -1;
+	if (s && (n = yp_get(p, s, "default")) &&
+	    material_of(p, n, "surfaces.default", &geo->default_material))
+		return RS_EINPUT;
+	if (geo->mesh.ntri)
+		return mesh_surfaces(p, s, s ? s : root);
+	if (geo->voxels_path[0])
+		return voxel_surfaces(p, s, s ? s : root);
+	for (int f = 0; f < ROOM_NFACES && geo->has_box; f++) {
+		snprintf(key, sizeof(key), "surfaces.%s", room_face_names[f]);
+		if (s && (n = yp_get(p, s, room_face_names[f])) ?
+		    material_of(p, n, key, &r->face_material[f]) :
+		    default_material(p, s ? s : root, &r->face_material[f]))
+			return RS_EINPUT;
+	}
+	return 0;
+}
