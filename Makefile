@@ -104,7 +104,7 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The kernels share the grid's and the room's structs with the C side: rebuild when they change.
-$(BUILD)/%.o: %.cu $(wildcard solver/cuda/*.h solver/cuda/*.inc) geometry/voxel.h model/room.h model/mesh.h \
+$(BUILD)/%.o: %.cu $(wildcard solver/cuda/*.h solver/cuda/*.cuh) geometry/voxel.h model/room.h model/mesh.h \
               solver/fdtd.h solver/kernels.h solver/stencil.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c -o $@ $< 2> $(@:.o=.ptxas.txt) || { cat $(@:.o=.ptxas.txt); exit 1; }

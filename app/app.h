@@ -74,5 +74,6 @@ int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_scheme(int argc, char **argv);
 int cmd_voxelize(int argc, char **argv);
+int cmd_kernels(int argc, char **argv);
 
 #endif

@@ -230,6 +230,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
+	char names[512];
 
 	*o = (struct bench_opts){ .steps = 20, .precision = 4, .backend = ROOM_BACKEND_AUTO,
 				  .kernel = -1 };
@@ -265,8 +266,8 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case 'k':
 			o->kernel = strcmp(optarg, "all") ? kernel_of(optarg) : -1;
 			if (o->kernel == KERNEL_AUTO || (strcmp(optarg, "all") && o->kernel < 0))
-				return fprintf(stderr, "roomsim: --kernel: valid: all or a kernel "
-					       "name (see roomsim run --help)\n"), -1;
+				return fprintf(stderr, "roomsim: --kernel: valid: all, %s\n",
+					       kernel_list(0, names, sizeof(names))), -1;
 			break;
 		case 'c':
 			if ((o->cells = atof(optarg)) < 1000 || o->cells > 1e12)
@@ -429,8 +430,15 @@ static int bench_gpu(const struct bench_opts *o, struct room *room)
 		int regs;
 		size_t smem;
 
-		if ((o->kernel >= 0 && k != o->kernel) || !cuda_kernel_runs(e, (enum kernel_id)k))
+		char why[256];
+
+		if (o->kernel >= 0 && k != o->kernel)
 			continue;
+		if (cuda_kernel_why(e, (enum kernel_id)k, why, sizeof(why))) {
+			if (o->kernel >= 0)	/* asked for by name: say why there is no row */
+				printf("%-17s cannot run here: %s\n", kernel_names[k], why);
+			continue;
+		}
 		if (k == KERNEL_DIAMOND) {
 			if (bench_diamond(o, e, (double)vox_nodes(&g->plan), air, add, room->precision,
 					  &err))

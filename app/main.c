@@ -22,6 +22,7 @@ static const char usage[] =
 	"  bench [FILE.yaml] voxel updates per second against the memory bandwidth limit\n"
 	"  scheme [OPTIONS]  a stencil's Courant limit and dispersion\n"
 	"  voxelize FILE.yaml  the room's voxel grid (HDF5) and slice images (PNG)\n"
+	"  kernels           the CUDA kernels and what each can run\n"
 	"\n"
 	"  roomsim COMMAND --help   options of a command\n"
 	"  roomsim --version        version and git commit\n"
@@ -35,7 +36,8 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} commands[] = { { "run", cmd_run }, { "info", cmd_info }, { "bench", cmd_bench },
-			 { "scheme", cmd_scheme }, { "voxelize", cmd_voxelize } };
+			 { "scheme", cmd_scheme }, { "voxelize", cmd_voxelize },
+			 { "kernels", cmd_kernels } };
 
 	if (argc < 2) {
 		fputs(usage, stderr);
@@ -52,7 +54,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "roomsim: unknown command '%s' (valid: run, info, bench, scheme, voxelize; see roomsim "
-		"--help)\n", argv[1]);
+	fprintf(stderr, "roomsim: unknown command '%s' (valid: run, info, bench, scheme, voxelize, "
+		"kernels; see roomsim --help)\n", argv[1]);
 	return EXIT_USAGE;
 }

@@ -63,12 +63,8 @@ static const char usage_run[] =
 	"\n"
 	"  --out DIR        write into DIR instead of output.dir\n"
 	"  --backend NAME   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
-	"  --kernel NAME    CUDA kernel (overrides scheme.kernel): auto, naive3d,\n"
-	"                   tiled-global, tiled-shared, slice-naive, slice-texture,\n"
-	"                   slice-ldg, slice-shared, slice-shared-tex, slice-vec (7-point);\n"
-	"                   general (any other stencil), leggy, leggy-shared, leggy-shared2\n"
-	"                   (leggy stencils), shell-shared (reach 1 to 3), shell-vec (reach 1);\n"
-	"                   fcc, fcc-vec (the fcc scheme)\n"
+	"  --kernel NAME    CUDA kernel (overrides scheme.kernel): auto, the fastest that\n"
+	"                   runs the room, or one of those `roomsim kernels` lists\n"
 	"  --threads N      CPU threads (default: all cores)\n"
 	"  -q, --quiet      no progress on stderr\n"
 	"\n"
@@ -462,7 +458,7 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	char *end;
+	char *end, names[512];
 
 	*backend = ROOM_BACKEND_AUTO;
 	r->kernel = -1;
@@ -472,11 +468,7 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 		case 'k':
 			if ((r->kernel = kernel_of(optarg)) < 0)
 				return rs_fail(err, RS_EINPUT, "--kernel: '%s' is not valid (valid: "
-					       "auto, naive3d, tiled-global, tiled-shared, slice-naive, "
-					       "slice-texture, slice-ldg, slice-shared, slice-shared-tex, "
-					       "slice-vec, general, leggy, leggy-shared, leggy-shared2, "
-					       "shell-shared, shell-vec, fcc, fcc-vec)",
-					       optarg);
+					       "%s)", optarg, kernel_list(1, names, sizeof(names)));
 			break;
 		case 'o':
 			r->out = optarg;

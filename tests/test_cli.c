@@ -1,6 +1,7 @@
 /*
  * test_cli - the roomsim command end to end: outputs of `run` (WAV lengths and rates,
- * rirs.h5, snapshots readable by h5dump), `info`, `--version`, and an interrupted run that
+ * rirs.h5, snapshots readable by h5dump), `info`, `--version`, `kernels` against the table of
+ * docs/kernels.md, and an interrupted run that
  * leaves valid files and exits 1. The binary is $ROOMSIM (default build/roomsim).
  */
 #include "helper.h"
@@ -106,6 +107,18 @@ static void info_and_version(void **state)
 	assert_int_equal(sh("%s frobnicate 2> /dev/null", roomsim), 2);
 	assert_int_equal(sh("%s run 2> /dev/null", roomsim), 2);
 	assert_int_equal(sh("%s run tests/small.yaml --backend gpu 2> /dev/null", roomsim), 2);
+}
+
+/* docs/kernels.md's table is the kernel table's own (roomsim kernels --markdown). */
+static void kernels_command(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("%s kernels | grep -q '^diamond '", roomsim), 0);
+	assert_int_equal(sh("%s kernels --frobnicate 2> /dev/null", roomsim), 2);
+	assert_int_equal(sh("%s kernels --markdown > %s/kernels.md && "
+			    "sed -n '/^<!-- kernels -->$/,/^<!-- \\/kernels -->$/p' docs/kernels.md | "
+			    "sed '1d;$d' > %s/docs-kernels.md && test -s %s/kernels.md && "
+			    "diff %s/kernels.md %s/docs-kernels.md", roomsim, dir, dir, dir, dir, dir), 0);
 }
 
 static void scheme_command(void **state)
@@ -227,6 +240,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(run_writes_every_output),
 		cmocka_unit_test(info_and_version),
+		cmocka_unit_test(kernels_command),
 		cmocka_unit_test(scheme_command),
 		cmocka_unit_test(fcc_room_runs),
 		cmocka_unit_test(voxelize_rooms),

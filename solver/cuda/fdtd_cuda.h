@@ -1,5 +1,5 @@
 /*
- * fdtd_cuda.h - the CUDA engine: host launchers only; the kernels stay inside engine.cu.
+ * fdtd_cuda.h - the CUDA engine's API (its inside: engine.h); plain C.
  *
  * It implements exactly the update of solver/fdtd.h, with the same expression in the same
  * order (both built without FMA contraction), so every kernel can be compared with the CPU
@@ -50,7 +50,11 @@ size_t cuda_memory(const struct vox_plan *p, int precision, enum kernel_id k, in
 struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err);
 void cuda_destroy(struct cuda_engine *e);
 
-/* 1 when kernel k can run the engine's stencil (the seed kernels: the 7-point one only). */
+/* 0 when kernel k can run on this engine (its grid, stencil, precision, blocks, device);
+ * else 1 and why, with what the kernel runs (solver/kernels.h and its family's limits). */
+int cuda_kernel_why(const struct cuda_engine *e, enum kernel_id k, char *why, size_t len);
+
+/* 1 when kernel k can run on this engine (cuda_kernel_why() is 0). */
 int cuda_kernel_runs(const struct cuda_engine *e, enum kernel_id k);
 
 /* The kernel the engine runs (after auto, the one it chose). */

@@ -78,7 +78,7 @@ static const char *const rooms[] = {
 	"sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
 	"receivers: [{name: A, position: [2.81, 0.93, 0.67]}, {name: B, position: [0.3, 1.5, 1.1]}]\n",
 	/* a tall absorbing shaft, 140 cells high: the diamond kernel gives rooms of 128 cells or
-	 * more their floor and ceiling in one warp (diamond.inc); receivers by the source and at
+	 * more their floor and ceiling in one warp (diamond.cu); receivers by the source and at
 	 * both ends. Not in the quick runs: receiver B is 3.1 m from the source, and the 40
 	 * quick steps carry sound 1.2 m, so its reference is silent, which rel_diff refuses. */
 	"grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
@@ -549,7 +549,7 @@ static void auto_kernel(void **state)
 }
 
 /*
- * The DiamondTorre kernel (diamond.inc) on the five rooms in both precisions, with the default
+ * The DiamondTorre kernel (diamond.cu) on the five rooms in both precisions, with the default
  * tile and tower and with others whose height divides neither the 64-step chunks nor the 600
  * steps; then the leggy stencils of order 4, 6 and 8 in rigid and absorbing boxes.
  */

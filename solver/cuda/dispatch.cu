@@ -1,0 +1,245 @@
+/*
+ * dispatch.cu - the kernel table's CUDA side: each row's family launcher, check and resource
+ * query (engine.h, struct cuda_kernel), whether a kernel runs on an engine and why not, kernel
+ * `auto`, and the timing and bandwidth measurements of `roomsim bench`.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.cuh"
+
+#define AUTO_STEPS 4		/* steps each kernel is timed for by kernel auto */
+#define STREAM_BYTES (1ull << 30)	/* per array of the bandwidth test: far beyond L2 */
+
+/* In enum kernel_id's order (C++ has no designated array initialisers): auto, then the rows. */
+#define CUDA_ROW_(id, name, family, runs, line)                                                    \
+	{ family##_launch, family##_check, family##_fn, family##_levels },
+const struct cuda_kernel cuda_kernels[NKERNELS] = { { NULL, NULL, NULL, NULL },
+						    KERNEL_TABLE(CUDA_ROW_) };
+#undef CUDA_ROW_
+
+int cuda_check(cudaError_t e, const char *call, const char *file, int line,
+	       struct rs_error *err)
+{
+	if (e == cudaSuccess)
+		return 0;
+	return rs_fail(err, RS_EDEVICE, "%s:%d: %s: %s", file, line, call, cudaGetErrorString(e));
+}
+
+int cuda_kernel_why(const struct cuda_engine *e, enum kernel_id k, char *why, size_t len)
+{
+	const struct kernel_need need = { e->fcc, e->general, e->leggy_m > 0, e->shell_r,
+					  e->fallback != NULL };
+
+	if (k <= KERNEL_AUTO || k >= NKERNELS)
+		return snprintf(why, len, "no such kernel"), 1;
+	return kernel_why(k, &need, why, len) || cuda_kernels[k].check(e, k, why, len);
+}
+
+int cuda_kernel_runs(const struct cuda_engine *e, enum kernel_id k)
+{
+	char why[256];
+
+	return !cuda_kernel_why(e, k, why, sizeof(why));
+}
+
+int cuda_launch(struct cuda_engine *e, enum kernel_id k, int nlev, struct rs_error *err)
+{
+	char why[256];
+
+	if (cuda_kernel_why(e, k, why, sizeof(why)))
+		return rs_fail(err, RS_EINPUT, "kernel %s cannot run here: %s", kernel_names[k],
+			       why);
+	return cuda_kernels[k].launch(e, k, nlev, err);
+}
+
+void cuda_kernel_resources(const struct cuda_engine *e, enum kernel_id k, int *regs,
+			   size_t *shared)
+{
+	struct cudaFuncAttributes a;
+	size_t dyn = 0;
+	const void *fn = k > KERNEL_AUTO && k < NKERNELS ? cuda_kernels[k].fn(e, k, &dyn) : NULL;
+
+	*regs = 0;
+	*shared = 0;
+	if (!fn || cudaFuncGetAttributes(&a, fn))
+		return;
+	*regs = a.numRegs;
+	*shared = a.sharedSizeBytes + dyn;
+}
+
+/* ---- timing ---------------------------------------------------------------------------- */
+
+template <typename R> __global__ void k_noise(R *u, size_t n, unsigned seed)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		unsigned h = (unsigned)i * 2654435761u ^ seed;
+
+		h ^= h >> 15;
+		h *= 2246822519u;
+		h ^= h >> 13;
+		u[i] = (R)((double)(h & 0xffffff) / 16777216.0 - 0.5) * (R)1e-3;
+	}
+}
+
+/* Steps of kernel kern (checked) for timing: launches of as many levels as each takes. */
+static int run_steps(struct cuda_engine *e, enum kernel_id kern, int steps, struct rs_error *err)
+{
+	for (int s = 0; s < steps;) {
+		const int n = min(cuda_kernels[kern].levels(e), steps - s);
+
+		if (cuda_kernels[kern].launch(e, kern, n, err))
+			return err->code;
+		s += n;
+	}
+	return 0;
+}
+
+static int fill_noise(struct cuda_engine *e, struct rs_error *err)
+{
+	for (int b = 0; b < 2; b++) {
+		if (e->precision == 4)
+			k_noise<float><<<1024, 256>>>((float *)e->u[b], e->values, 17u + b);
+		else
+			k_noise<double><<<1024, 256>>>((double *)e->u[b], e->values, 17u + b);
+		if (CK_LAUNCH())
+			return RS_EDEVICE;
+	}
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int cuda_time_kernel(struct cuda_engine *e, enum kernel_id kern, int steps, int runs,
+		     double *seconds, struct rs_error *err)
+{
+	double t[16];
+	cudaEvent_t e0, e1;
+	int rc = RS_EDEVICE;
+
+	if (runs > 16)
+		runs = 16;
+	if (!cuda_kernel_runs(e, kern))
+		return cuda_launch(e, kern, 1, err);	/* says why */
+	if (fill_noise(e, err) || CK(cudaEventCreate(&e0)) || CK(cudaEventCreate(&e1)))
+		return RS_EDEVICE;
+	/* warm-up: one launch */
+	if (run_steps(e, kern, min(steps, cuda_kernels[kern].levels(e)), err) ||
+	    CK(cudaDeviceSynchronize()))
+		goto out;
+	for (int r = 0; r < runs; r++) {
+		float ms;
+
+		if (CK(cudaEventRecord(e0)) || run_steps(e, kern, steps, err))
+			goto out;
+		if (CK(cudaEventRecord(e1)) || CK(cudaEventSynchronize(e1)) ||
+		    CK(cudaEventElapsedTime(&ms, e0, e1)))
+			goto out;
+		t[r] = ms * 1e-3;
+	}
+	qsort(t, (size_t)runs, sizeof(double), cmp_double);
+	*seconds = t[runs / 2];
+	rc = 0;
+out:
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
+	return rc;
+}
+
+/* Kernel auto: time every kernel on the run's own grid and keep the fastest. */
+int cuda_choose_kernel(struct cuda_engine *e, struct rs_error *err)
+{
+	double best = HUGE_VAL;
+
+	for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
+		double t;
+		int steps;
+
+		if (!cuda_kernel_runs(e, (enum kernel_id)k))
+			continue;
+		/* a sweep of whole towers: a shorter one would time only its ramps */
+		steps = max(AUTO_STEPS, cuda_kernels[k].levels(e));
+		if (cuda_time_kernel(e, (enum kernel_id)k, steps, 3, &t, err))
+			return RS_EDEVICE;
+		e->auto_rate[k] = (double)vox_nodes(&e->plan) * steps / t;
+		if (t < best) {
+			best = t;
+			e->kernel = (enum kernel_id)k;
+		}
+	}
+	return cuda_reset(e, err);
+}
+
+/* ---- the device's bandwidth ------------------------------------------------------------ */
+
+__global__ void k_copy(const float4 *__restrict__ a, float4 *__restrict__ c, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		c[i] = a[i];
+}
+
+__global__ void k_add(const float4 *__restrict__ a, const float4 *__restrict__ b,
+		      float4 *__restrict__ c, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float4 x = a[i], y = b[i];
+
+		c[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+	}
+}
+
+int cuda_bandwidth(double *copy, double *add, struct rs_error *err)
+{
+	const size_t n = STREAM_BYTES / sizeof(float4);
+	float4 *a = NULL, *b = NULL, *c = NULL;
+	cudaEvent_t e0 = NULL, e1 = NULL;
+	int rc = RS_EDEVICE, sms = 0;
+
+	*copy = *add = 0;
+	if (CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0)) ||
+	    CK(cudaMalloc(&a, STREAM_BYTES)) || CK(cudaMalloc(&b, STREAM_BYTES)) ||
+	    CK(cudaMalloc(&c, STREAM_BYTES)) || CK(cudaMemset(a, 1, STREAM_BYTES)) ||
+	    CK(cudaMemset(b, 2, STREAM_BYTES)) || CK(cudaEventCreate(&e0)) ||
+	    CK(cudaEventCreate(&e1)))
+		goto out;
+	for (int r = 0; r < 6; r++) {
+		float ms;
+
+		if (CK(cudaEventRecord(e0)))
+			goto out;
+		k_copy<<<sms * 8, 256>>>(a, c, n);
+		if (CK_LAUNCH() || CK(cudaEventRecord(e1)) || CK(cudaEventSynchronize(e1)) ||
+		    CK(cudaEventElapsedTime(&ms, e0, e1)))
+			goto out;
+		if (r)	/* the first run is the warm-up */
+			*copy = fmax(*copy, 2.0 * STREAM_BYTES / (ms * 1e-3));
+		if (CK(cudaEventRecord(e0)))
+			goto out;
+		k_add<<<sms * 8, 256>>>(a, b, c, n);
+		if (CK_LAUNCH() || CK(cudaEventRecord(e1)) || CK(cudaEventSynchronize(e1)) ||
+		    CK(cudaEventElapsedTime(&ms, e0, e1)))
+			goto out;
+		if (r)
+			*add = fmax(*add, 3.0 * STREAM_BYTES / (ms * 1e-3));
+	}
+	rc = 0;
+out:
+	cudaFree(a);
+	cudaFree(b);
+	cudaFree(c);
+	if (e0)
+		cudaEventDestroy(e0);
+	if (e1)
+		cudaEventDestroy(e1);
+	return rc;
+}

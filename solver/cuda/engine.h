@@ -1,0 +1,216 @@
+/*
+ * engine.h - inside the CUDA engine (solver/cuda/ only; fdtd_cuda.h is the API): the engine's
+ * state, the contents of constant memory, and the entry points of each kernel family, a row of
+ * the table of solver/kernels.h each. Plain C, so that the family files' launchers need no
+ * C++ to be read.
+ *
+ * Files: engine.cu creates the engine, uploads the grid, sources and receivers and advances;
+ * dispatch.cu holds the table's CUDA side, checks, `auto` and timing; fields.cu reads and
+ * writes fields and planes. Families: seed.cu, slice_vec.cu, general.cu (general, leggy),
+ * shell.cu, fcc.cu, diamond.cu (its towers in diamond_towers.cuh and diamond7.cuh); device.cuh
+ * is what their kernels share.
+ */
+#ifndef SOLVER_CUDA_ENGINE_H
+#define SOLVER_CUDA_ENGINE_H
+
+#include <cuda_runtime_api.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "fdtd_cuda.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MAX_SUBVOLUMES 64	/* texture sub-volumes; 64 x 2^28 texels is far past any GPU */
+
+/*
+ * Slicing kernels march z in chunks of KCHUNK slabs, one chunk per grid z index: a block
+ * marching all of z makes too few blocks for the chip, and the last wave runs mostly empty.
+ * Each chunk re-reads two slabs at its start (2 / KCHUNK of the u^n traffic); on the H200,
+ * chunks of 8 to 16 slabs ran fastest (docs/kernels.md).
+ */
+#define KCHUNK 16
+
+/*
+ * The shell kernels take a stencil whose weight depends only on the shell of the point,
+ * (|l1|, |l2|, |l3|) sorted, up to SH_MAX_REACH: the weight per point of shell (q1, q2, q3)
+ * is at shd[q1][q2][q3] (0 where the stencil has none).
+ */
+#define SH_MAX_REACH 3
+#define SH_N (SH_MAX_REACH + 1)
+
+#define DT_MAX_NT 1024		/* diamond: levels per sweep at most (bounds the probe buffer) */
+
+/* The per-kind coefficients of solver/fdtd.h (struct fdtd_coefs) in the run's precision. */
+#define KCOEFS_(R)                                                                                \
+	{                                                                                         \
+		int tdiff;		/* kinds t >= tdiff sum neighbour - u (voxel.h, diff) */      \
+		R be[VOX_MAX_KINDS];	/* the centre's multiple added to T */                        \
+		R cb[VOX_MAX_KINDS];	/* 1 - g */                                                   \
+		R sc[VOX_MAX_KINDS];	/* 1 / (1 + g) */                                             \
+		R l2;			/* lambda^2, rounded down to R (fdtd.c) */                    \
+	}
+struct kcoefs_f32 KCOEFS_(float);
+struct kcoefs_f64 KCOEFS_(double);
+#undef KCOEFS_
+
+typedef struct kdims {
+	int nx, ny, nz;
+	long long sy, sz;	/* strides of y and z */
+	int kc;			/* slabs per z-chunk of the slicing kernels (grid z) */
+	int halo;		/* padding before the room on each axis */
+	int hi[3];		/* last room cell along each axis */
+} KDims;
+
+/* The stencil of the general and leggy kernels (solver/stencil.h), in stencil order. */
+typedef struct kstencil {
+	int K;
+	int reach;
+	int off[STN_MAX_POINTS][3];
+} KStencil;
+
+/* What every family file holds in its own constant memory (device.cuh, kconst_sync). */
+struct kconst {
+	unsigned long long serial;	/* unique per engine: which engine's values a file holds */
+	struct kcoefs_f32 cf;
+	struct kcoefs_f64 cd;
+	KDims dims;
+	KStencil st;
+	double wd[STN_MAX_POINTS];	/* the stencil's weights */
+	double shd[SH_N][SH_N][SH_N];	/* its weight per point of each shell */
+	double shc[SH_N];		/* its weight in the slab at z distance d */
+};
+
+struct subvolume {
+	int k0, k1;			/* slabs updated from this texture */
+	long long base;			/* first cell the texture holds */
+	cudaTextureObject_t tex[2];	/* over u[0] and u[1] */
+};
+
+struct cuda_engine {
+	int precision;
+	enum kernel_id kernel;
+	int block[2];
+	struct vox_plan plan;
+	struct kconst k;		/* the constants every kernel reads */
+	int leggy_m;			/* M of a leggy stencil, 0 for others */
+	int shell_r;			/* reach of a stencil the shell kernels run, else 0 */
+	int general;			/* 1: a stencil other than the 7-point one */
+	int fcc;			/* 1: the fcc scheme: folded fields, kernel fcc only */
+	size_t values;			/* entries of each field (folded: half the cells) */
+	void *u[2];			/* the two levels */
+	int cur;			/* u[cur] is u^n */
+	unsigned *mask;			/* air bit per cell */
+	uint8_t *cls;			/* class byte per cell */
+	unsigned *fallback;		/* carved rooms: cells taking the 7-point rule, or NULL */
+	unsigned *touch;		/* carved rooms: cells with edges to fallback cells */
+	int2 *colk;			/* per column (kstart, kstop) */
+	int2 *blockk;			/* per (bx, by) block of columns: min kstart, max kstop */
+	int2 *blockk3;			/* the same for naive3d's block footprint */
+	int2 *blockkv;			/* the same for slice-vec's (V times wider) footprint */
+	dim3 grid2, grid3, block3, gridv;
+	struct subvolume sub[MAX_SUBVOLUMES];
+	int nsub;
+	long long *src;			/* 8 cells of the source */
+	double *inj;			/* nsteps x 8 values */
+	size_t inj_steps;
+	long long *rcell;		/* 8 cells per receiver */
+	double *rw;			/* 8 weights per receiver */
+	long long *h_rcell;
+	double *h_rw;
+	int nrec;
+	double *rec;			/* device samples, nrec x cap */
+	double *h_rec;			/* host samples, nrec x cap */
+	float *stage;			/* device staging of snapshot planes */
+	size_t stage_bytes;
+	size_t cap;
+	long step;
+	double auto_rate[NKERNELS];	/* kernel auto: each kernel's voxel updates/s */
+	int nsm;			/* the device's multiprocessors */
+	/* the diamond kernel (diamond.cu) */
+	int zfast;			/* 1: the fields are laid out z fastest (diamond runs) */
+	int dts, nt;			/* its tile size and tower height; 0 = default */
+	int dt_zlo, dt_zhi;		/* z range of the room's cells */
+	uint8_t *dt_cls;		/* class bytes, z fastest; NULL: diamond cannot run */
+	int2 *dt_probez;		/* per column: z range of its source and receiver cells */
+	int2 *dt_xr;			/* per row y: x range of its room columns */
+	int2 *h_probez;			/* the same on the host */
+	long long h_src[8];		/* the source's cells (x fastest, as cuda_set_source) */
+	long long *dt_src, *dt_probe;	/* the source's and receivers' cells, z fastest */
+	double *dt_pval;		/* receiver cells' values per level of a sweep */
+	size_t dt_pval_n;		/* doubles dt_pval holds */
+	int dt_dirty;			/* the source or receivers changed since the last sweep */
+	unsigned *dt_flags;		/* k_dt7: per tower, the epoch of the sweep that ran it */
+	size_t dt_nflags;
+	int *dt_ticket;			/* k_dt7's ticket counter */
+	unsigned dt_epoch;		/* the last sweep's */
+};
+
+/*
+ * A kernel family's entry points, the CUDA side of a row of solver/kernels.h (dispatch.cu
+ * builds the table from the family names there):
+ *   launch  advance the fields nlev levels (1 unless levels() says more; no source or
+ *           receivers: cuda_advance adds them), u[cur] the newest after; 0 or RS_*
+ *   check   0 when the family can run kernel k on this engine beyond its row's `runs` (orders,
+ *           reach, blocks, height, shared memory); else 1 and why, with what would be valid
+ *   fn      the kernel instance cudaFuncGetAttributes reads, and its dynamic shared memory
+ *   levels  the most levels one launch advances
+ */
+struct cuda_kernel {
+	int (*launch)(struct cuda_engine *e, enum kernel_id k, int nlev, struct rs_error *err);
+	int (*check)(const struct cuda_engine *e, enum kernel_id k, char *why, size_t len);
+	const void *(*fn)(const struct cuda_engine *e, enum kernel_id k, size_t *smem);
+	int (*levels)(const struct cuda_engine *e);
+};
+
+extern const struct cuda_kernel cuda_kernels[NKERNELS];
+
+#define KERNEL_FAMILY_(id, name, family, runs, line)                                               \
+	int family##_launch(struct cuda_engine *e, enum kernel_id k, int nlev,                     \
+			    struct rs_error *err);                                                 \
+	int family##_check(const struct cuda_engine *e, enum kernel_id k, char *why, size_t len);  \
+	const void *family##_fn(const struct cuda_engine *e, enum kernel_id k, size_t *smem);      \
+	int family##_levels(const struct cuda_engine *e);
+KERNEL_TABLE(KERNEL_FAMILY_)
+#undef KERNEL_FAMILY_
+
+/* RS_EDEVICE with call, file and line in err unless e is cudaSuccess. */
+int cuda_check(cudaError_t e, const char *call, const char *file, int line,
+	       struct rs_error *err);
+
+/* Advance nlev levels by kernel k (cuda_kernels[k].launch) after checking that it runs here. */
+int cuda_launch(struct cuda_engine *e, enum kernel_id k, int nlev, struct rs_error *err);
+
+/* Kernel auto: time each kernel that runs here on the engine's grid, keep the fastest, reset. */
+int cuda_choose_kernel(struct cuda_engine *e, struct rs_error *err);
+
+/* shell.cu: a stencil's weight per point of each shell (|l| sorted), and its reach; 0 when
+ * it is not made of whole shells of equal weights within SH_MAX_REACH. */
+int shell_weights(const struct stn_stencil *s, double wd[SH_N][SH_N][SH_N]);
+
+/* fcc.cu: the plane kernel on the folded lattice (cuda_plane's layout), into device memory. */
+int fcc_plane(const struct cuda_engine *e, dim3 g, float *out, int axis, int index, int n2,
+	      struct rs_error *err);
+
+/* The diamond kernel's host side (diamond.cu) that the engine calls. */
+int dt_prepare(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err);
+int dt_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop,
+	       struct rs_error *err);
+long long dt_index(const struct cuda_engine *e, long long n, int *col, int *z);
+void dt_free(struct cuda_engine *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Evaluates to 0 or RS_EDEVICE; a debug build (-DROOMSIM_SYNC_CHECK) syncs after launches. */
+#define CK(call) cuda_check((call), #call, __FILE__, __LINE__, err)
+#ifdef ROOMSIM_SYNC_CHECK
+#define CK_LAUNCH() (CK(cudaGetLastError()) || CK(cudaDeviceSynchronize()))
+#else
+#define CK_LAUNCH() CK(cudaGetLastError())
+#endif
+
+#endif

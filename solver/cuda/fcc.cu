@@ -1,0 +1,238 @@
+/*
+ * fcc.cu - the fcc scheme's kernels on its folded lattice (docs/kernels.md): fcc, one node per
+ * thread, and fcc-vec, an aligned pair per thread; and the plane of a snapshot on that lattice.
+ */
+#include "device.cuh"
+
+/*
+ * The fcc scheme (solver/cpu_fcc.inc, whose expression and order it follows): one thread per
+ * folded column (i', j), marching a chunk of slabs; node i = 2 i' + p with p = (j + k) & 1.
+ * Away from the walls the twelve reads are direct, through the read-only cache; the nodes on
+ * the walls mirror their reads about them. k_dims holds the folded strides.
+ */
+static __constant__ int k_fcc_order[12][3] = {
+	{ -1, -1, 0 }, { 1, -1, 0 }, { -1, 1, 0 }, { 1, 1, 0 },
+	{ -1, 0, -1 }, { 1, 0, -1 }, { -1, 0, 1 }, { 1, 0, 1 },
+	{ 0, -1, -1 }, { 0, 1, 1 },  { 0, -1, 1 }, { 0, 1, -1 },
+};
+
+__device__ __forceinline__ int fcc_mirror(int x, int a)
+{
+	const int lo = k_dims.halo, hi = k_dims.hi[a];
+
+	return x < lo ? 2 * lo - x : x > hi ? 2 * hi - x : x;
+}
+
+__device__ __forceinline__ long long fcc_at(int i, int j, int k)
+{
+	return (i >> 1) + k_dims.sy * j + k_dims.sz * k;
+}
+
+template <typename R>
+__device__ R fcc_mirrored(const R *__restrict__ a, int i, int j, int k)
+{
+	R v[12];
+
+#pragma unroll
+	for (int q = 0; q < 12; q++)
+		v[q] = __ldg(a + fcc_at(fcc_mirror(i + k_fcc_order[q][0], 0),
+					fcc_mirror(j + k_fcc_order[q][1], 1),
+					fcc_mirror(k + k_fcc_order[q][2], 2)));
+	return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])) +
+	       ((v[8] + v[9]) + (v[10] + v[11]));
+}
+
+/*
+ * The fcc air update of cpu_fcc.inc, u + ((u - u-) + l2 (S - 12 u)): S's (8 u + 4 u) and 12 u
+ * round alike, so a uniform field stays (docs/physics.md, "A uniform field stays uniform");
+ * the walls' u + sc (cb (u - u-) + l2 (S + be u)), be = -12, rounds the same for air.
+ */
+template <typename R> __device__ __forceinline__ R fcc_air(R l2, R u, R old, R s)
+{
+	return u + ((u - old) + l2 * (s - R(12) * u));
+}
+
+/* Node (i, j, k) at folded index n, parity p, of a room cell: direct or mirrored. */
+template <typename R>
+__device__ __forceinline__ void fcc_node(const R *__restrict__ a, R *__restrict__ b,
+					 const uint8_t *__restrict__ cls, int i, int j, int k,
+					 long long n, int p)
+{
+	const KDims &d = k_dims;
+	const KCoefs<R> &c = kc<R>();
+
+	if (i > d.halo && i < d.hi[0] && j > d.halo && j < d.hi[1] && k > d.halo && k < d.hi[2]) {
+		const R *x = a + n + p - 1;	/* the (i - 1) reads of the other parity */
+		const R s = ((__ldg(x - d.sy) + __ldg(x + 1 - d.sy)) +
+			     (__ldg(x + d.sy) + __ldg(x + 1 + d.sy))) +
+			    ((__ldg(x - d.sz) + __ldg(x + 1 - d.sz)) +
+			     (__ldg(x + d.sz) + __ldg(x + 1 + d.sz))) +
+			    ((__ldg(a + n - d.sy - d.sz) + __ldg(a + n + d.sy + d.sz)) +
+			     (__ldg(a + n + d.sz - d.sy) + __ldg(a + n + d.sy - d.sz)));
+
+		b[n] = fcc_air(c.l2, __ldg(a + n), b[n], s);
+	} else {
+		const unsigned t = cls[n];
+		const R u = __ldg(a + n);
+
+		b[n] = u + c.sc[t] * (c.cb[t] * (u - b[n]) +
+				      c.l2 * (fcc_mirrored(a, i, j, k) + c.be[t] * u));
+	}
+}
+
+template <typename R>
+__global__ void k_fcc(const R *__restrict__ a, R *__restrict__ b, const uint8_t *__restrict__ cls)
+{
+	const KDims d = k_dims;
+	const int ip = blockIdx.x * blockDim.x + threadIdx.x;
+	const int j = blockIdx.y * blockDim.y + threadIdx.y;
+	const int k0 = d.halo + (int)blockIdx.z * d.kc, k1 = min(d.hi[2], k0 + d.kc - 1);
+
+	if (j < d.halo || j > d.hi[1])
+		return;
+	for (int k = k0; k <= k1; k++) {
+		const int p = (j + k) & 1, i = 2 * ip + p;
+
+		if (i >= d.halo && i <= d.hi[0])
+			fcc_node(a, b, cls, i, j, k, ip + d.sy * j + d.sz * k, p);
+	}
+}
+
+/*
+ * fcc-vec: the same with two folded nodes per thread (i', i' + 1 with i' even, an aligned
+ * pair), so that the centre, u^(n-1), the four diagonal rows and the store are single 8-byte
+ * (float) or 16-byte (double) accesses, and each row of the other parity is one pair plus
+ * one value: 14 loads for two nodes instead of 28. Pairs off the air take fcc_node.
+ */
+template <typename R>
+__global__ void k_fcc_vec(const R *__restrict__ a, R *__restrict__ b,
+			  const uint8_t *__restrict__ cls)
+{
+	typedef typename Vec8<R>::T P;
+	const KDims d = k_dims;
+	const KCoefs<R> &c = kc<R>();
+	const int ip = 2 * (blockIdx.x * blockDim.x + threadIdx.x);
+	const int j = blockIdx.y * blockDim.y + threadIdx.y;
+	const int k0 = d.halo + (int)blockIdx.z * d.kc, k1 = min(d.hi[2], k0 + d.kc - 1);
+
+	if (j < d.halo || j > d.hi[1] || ip >= d.nx)
+		return;
+	for (int k = k0; k <= k1; k++) {
+		const int p = (j + k) & 1, i = 2 * ip + p;
+		const long long n = ip + d.sy * j + d.sz * k;
+
+		if (i > d.halo && i + 2 < d.hi[0] && j > d.halo && j < d.hi[1] && k > d.halo &&
+		    k < d.hi[2]) {
+			const long long row[4] = { n - d.sy, n + d.sy, n - d.sz, n + d.sz };
+			R lo0[4], hi0[4], lo1[4], hi1[4];	/* (i -+ 1) of nodes 0 and 1 */
+
+#pragma unroll
+			for (int q = 0; q < 4; q++) {
+				const P v = __ldg((const P *)(a + row[q]));
+				const R e = __ldg(a + row[q] + (p ? 2 : -1));
+
+				lo0[q] = p ? v.x : e;
+				hi0[q] = p ? v.y : v.x;
+				lo1[q] = p ? v.y : v.x;
+				hi1[q] = p ? e : v.y;
+			}
+			const P mm = __ldg((const P *)(a + n - d.sy - d.sz));
+			const P pp = __ldg((const P *)(a + n + d.sy + d.sz));
+			const P mp = __ldg((const P *)(a + n + d.sz - d.sy));
+			const P pm = __ldg((const P *)(a + n + d.sy - d.sz));
+			const P ctr = __ldg((const P *)(a + n));
+			P old = *(const P *)(b + n);
+			const R s0 = ((lo0[0] + hi0[0]) + (lo0[1] + hi0[1])) +
+				     ((lo0[2] + hi0[2]) + (lo0[3] + hi0[3])) +
+				     ((mm.x + pp.x) + (mp.x + pm.x));
+			const R s1 = ((lo1[0] + hi1[0]) + (lo1[1] + hi1[1])) +
+				     ((lo1[2] + hi1[2]) + (lo1[3] + hi1[3])) +
+				     ((mm.y + pp.y) + (mp.y + pm.y));
+
+			old.x = fcc_air(c.l2, ctr.x, old.x, s0);
+			old.y = fcc_air(c.l2, ctr.y, old.y, s1);
+			*(P *)(b + n) = old;
+			continue;
+		}
+		for (int m = 0; m < 2; m++)
+			if (ip + m < d.nx && i + 2 * m >= d.halo && i + 2 * m <= d.hi[0])
+				fcc_node(a, b, cls, i + 2 * m, j, k, n + m, p);
+	}
+}
+
+/* The fcc field at room cell (i, j, k) of a plane across axis (fdtd.c, fcc_plane). */
+template <typename R>
+__global__ void k_plane_fcc(const R *__restrict__ u, float *__restrict__ out, int axis,
+			    int index, int n2)
+{
+	const KDims d = k_dims;
+	const int uax = axis == 2 ? 1 : 2, vax = axis == 0 ? 1 : 0;
+	const int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
+	int ijk[3];
+	R v[4];
+	int q = 0;
+
+	if (c >= n2)
+		return;
+	ijk[axis] = index;
+	ijk[uax] = r + d.halo;
+	ijk[vax] = c + d.halo;
+	if (((ijk[0] + ijk[1] + ijk[2]) & 1) == 0) {
+		out[(size_t)r * n2 + c] = (float)u[fcc_at(ijk[0], ijk[1], ijk[2])];
+		return;
+	}
+	for (int a = 0; a < 3; a++)
+		for (int s = -1; s <= 1 && a != axis; s += 2) {
+			int at[3] = { ijk[0], ijk[1], ijk[2] };
+
+			at[a] = fcc_mirror(at[a] + s, a);
+			v[q++] = u[fcc_at(at[0], at[1], at[2])];
+		}
+	out[(size_t)r * n2 + c] = (float)(((v[0] + v[1]) + (v[2] + v[3])) * (R)0.25);
+}
+
+/* ---- the launchers --------------------------------------------------------------------- */
+
+template <typename R> static int fcc_run(struct cuda_engine *e, enum kernel_id kern,
+					 struct rs_error *err)
+{
+	const R *a = (const R *)e->u[e->cur];
+	R *b = (R *)e->u[1 - e->cur];
+	const dim3 blk(e->block[0], e->block[1]);
+	const int per = kern == KERNEL_FCC ? 1 : 2;	/* nodes per thread */
+	const dim3 g((e->k.dims.nx + per * blk.x - 1) / (per * blk.x),
+		     (e->plan.n[1] + blk.y - 1) / blk.y, (e->plan.room[2] + KCHUNK - 1) / KCHUNK);
+
+	if (kern == KERNEL_FCC)
+		k_fcc<R><<<g, blk>>>(a, b, e->cls);
+	else
+		k_fcc_vec<R><<<g, blk>>>(a, b, e->cls);
+	return CK_LAUNCH() ? RS_EDEVICE : 0;
+}
+
+ONE_LEVEL_FAMILY(fcc, fcc_run)
+
+NO_FAMILY_LIMITS(fcc)
+
+const void *fcc_fn(const struct cuda_engine *e, enum kernel_id k, size_t *smem)
+{
+	*smem = 0;
+	if (e->precision == 4)
+		return k == KERNEL_FCC ? (const void *)k_fcc<float>
+				       : (const void *)k_fcc_vec<float>;
+	return k == KERNEL_FCC ? (const void *)k_fcc<double> : (const void *)k_fcc_vec<double>;
+}
+
+int fcc_plane(const struct cuda_engine *e, dim3 g, float *out, int axis, int index, int n2,
+	      struct rs_error *err)
+{
+	const void *u = e->u[e->cur];
+
+	if (kconst_sync(e, err))
+		return RS_EDEVICE;
+	if (e->precision == 4)
+		k_plane_fcc<float><<<g, 128>>>((const float *)u, out, axis, index, n2);
+	else
+		k_plane_fcc<double><<<g, 128>>>((const double *)u, out, axis, index, n2);
+	return CK_LAUNCH() ? RS_EDEVICE : 0;
+}
