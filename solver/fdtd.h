@@ -1,5 +1,6 @@
 /*
- * fdtd.h - the CPU engine: the 7-point two-step scheme with locally reacting walls.
+ * fdtd.h - the one engine API: the two-step schemes with locally reacting walls, run by the
+ * CPU engine (cpu.c) or the CUDA engine (solver/cuda/), which fdtd.c chooses between.
  *
  * The engine owns two pressure arrays (u^n and u^(n-1)) and updates in place: step n writes
  * u^(n+1) over u^(n-1) (seed 003 section 4.3.1). Every update is written in increment form,
@@ -10,7 +11,7 @@
  * T = ((x- - a) + (x+ - a)) + ((y- - a) + (y+ - a)) + ((z- - a) + (z+ - a)), a = u for the
  * kinds whose plain neighbour sum could round twice (voxel.h, diff) and 0 for the others, and
  * t the cell's kind; air (a = 0, be = -6, sc = cb = 1) is u + ((u - u-) + l2 (S - 6 u)).
- * This engine is the oracle of every other one: a GPU kernel must evaluate the same
+ * The CPU engine is the oracle of every other one: a GPU kernel must evaluate the same
  * expression in the same order. Stencils that reach further than one cell
  * (solver/stencil.h) take a general step with mirrored walls (cpu_general.inc), and the fcc
  * scheme its own step on folded fields, half the cells (cpu_fcc.inc).
