@@ -54,7 +54,8 @@ endif
 
 LIB_SRCS := $(wildcard common/*.c model/*.c geometry/*.c io/*.c solver/*.c)
 APP_SRCS := $(wildcard app/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(if $(filter 1,$(CUDA)),$(CU_SRCS:%.cu=$(BUILD)/%.o))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/library_yaml.o \
+            $(if $(filter 1,$(CUDA)),$(CU_SRCS:%.cu=$(BUILD)/%.o))
 APP_OBJS := $(APP_SRCS:%.c=$(BUILD)/%.o)
 HEADERS  := $(wildcard common/*.h model/*.h geometry/*.h io/*.h solver/*.h)
 
@@ -102,6 +103,15 @@ $(BUILD)/libroomsim.a: $(LIB_OBJS)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
+
+# The materials library goes into the binary as bytes (a string literal would pass the 4095
+# characters ISO C promises), NUL-terminated.
+$(BUILD)/gen/library_yaml.c: materials/library.yaml
+	@mkdir -p $(dir $@)
+	{ echo '/* generated from materials/library.yaml by the Makefile */'; \
+	  echo 'extern const char materials_library_yaml[];'; \
+	  echo 'const char materials_library_yaml[] = {'; \
+	  od -An -v -td1 $< | sed 's/\(-*[0-9][0-9]*\)/\1,/g'; echo '0 };'; } > $@
 
 # The kernels share the grid's and the room's structs with the C side: rebuild when they change.
 $(BUILD)/%.o: %.cu $(wildcard solver/cuda/*.h solver/cuda/*.cuh) geometry/voxel.h model/room.h model/mesh.h \

@@ -23,6 +23,7 @@ static const char usage[] =
 	"  scheme [OPTIONS]  a stencil's Courant limit and dispersion\n"
 	"  voxelize FILE.yaml  the room's voxel grid (HDF5) and slice images (PNG)\n"
 	"  kernels           the CUDA kernels and what each can run\n"
+	"  materials [NAME]  the materials library, and the fit of an entry's band absorption\n"
 	"\n"
 	"  roomsim COMMAND --help   options of a command\n"
 	"  roomsim --version        version and git commit\n"
@@ -37,7 +38,7 @@ int main(int argc, char **argv)
 		int (*fn)(int, char **);
 	} commands[] = { { "run", cmd_run }, { "info", cmd_info }, { "bench", cmd_bench },
 			 { "scheme", cmd_scheme }, { "voxelize", cmd_voxelize },
-			 { "kernels", cmd_kernels } };
+			 { "kernels", cmd_kernels }, { "materials", cmd_materials } };
 
 	if (argc < 2) {
 		fputs(usage, stderr);
@@ -55,6 +56,6 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "roomsim: unknown command '%s' (valid: run, info, bench, scheme, voxelize, "
-		"kernels; see roomsim --help)\n", argv[1]);
+		"kernels, materials; see roomsim --help)\n", argv[1]);
 	return EXIT_USAGE;
 }

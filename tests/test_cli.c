@@ -1,8 +1,8 @@
 /*
  * test_cli - the roomsim command end to end: outputs of `run` (WAV lengths and rates,
  * rirs.h5, snapshots readable by h5dump), `info`, `--version`, `kernels` against the table of
- * docs/kernels.md, and an interrupted run that
- * leaves valid files and exits 1. The binary is $ROOMSIM (default build/roomsim).
+ * docs/kernels.md, `materials`, and an interrupted run that leaves valid files and exits 1.
+ * The binary is $ROOMSIM (default build/roomsim).
  */
 #include "helper.h"
 
@@ -119,6 +119,17 @@ static void kernels_command(void **state)
 			    "sed -n '/^<!-- kernels -->$/,/^<!-- \\/kernels -->$/p' docs/kernels.md | "
 			    "sed '1d;$d' > %s/docs-kernels.md && test -s %s/kernels.md && "
 			    "diff %s/kernels.md %s/docs-kernels.md", roomsim, dir, dir, dir, dir, dir), 0);
+}
+
+static void materials_command(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("%s materials | grep -Eq '^[0-9]+ materials'", roomsim), 0);
+	assert_int_equal(sh("%s materials carpet_cotton | grep -q '^source .*Vorl'", roomsim), 0);
+	assert_int_equal(sh("%s materials carpet_cotton --fmax 1000 | grep -q "
+			    "'^ *2000 .*above fmax'", roomsim), 0);
+	assert_int_equal(sh("%s materials no_such_thing 2> /dev/null", roomsim), 2);
+	assert_int_equal(sh("%s materials --fmax x 2> /dev/null", roomsim), 2);
 }
 
 static void scheme_command(void **state)
@@ -241,6 +252,7 @@ int main(void)
 		cmocka_unit_test(run_writes_every_output),
 		cmocka_unit_test(info_and_version),
 		cmocka_unit_test(kernels_command),
+		cmocka_unit_test(materials_command),
 		cmocka_unit_test(scheme_command),
 		cmocka_unit_test(fcc_room_runs),
 		cmocka_unit_test(voxelize_rooms),

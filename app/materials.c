@@ -1,0 +1,108 @@
+/*
+ * materials.c - `roomsim materials [NAME]`: the materials library, and the passive fit of an
+ * entry's band absorption (solver/wall.h) against its targets.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../io/library.h"
+#include "../solver/wall.h"
+#include "app.h"
+
+static const char usage_materials[] =
+	"usage: roomsim materials [NAME] [--fmax HZ]\n"
+	"\n"
+	"Without NAME, list the materials library (materials/library.yaml): each entry's name,\n"
+	"category, absorption per octave band, and whether the passive wall model fits it.\n"
+	"With NAME, print the entry, its source, and per band the target and the fitted\n"
+	"random-incidence absorption (band averages), then the model's branches.\n"
+	"  --fmax HZ   fit the bands up to HZ (default: every band given)\n";
+
+static void print_entry(const struct library *lib, const struct library_material *m,
+			double fmax)
+{
+	struct wall_fit fit;
+
+	printf("%s: %s\n", m->name, m->description);
+	printf("category  %s\nsource    %s\n", m->category, lib->source_text[m->source]);
+	if (wall_fit(&m->bands, fmax, &fit)) {
+		printf("the bands cannot be fitted\n");
+		return;
+	}
+	printf("\n%9s %8s %8s %8s\n", "band Hz", "target", "fitted", "");
+	for (int b = 0; b < m->bands.n; b++)
+		printf("%9g %8.3f %8.3f %s\n", m->bands.f[b], m->bands.alpha[b], fit.fitted[b],
+		       b >= fit.used ? "(above fmax: not fitted)"
+		       : wall_band_missed(fit.fitted[b], m->bands.alpha[b]) ? "MISSES" : "");
+	printf("\n%d branches (normalised by rho c): r, m (s), k (1/s)\n", fit.model.n);
+	for (int j = 0; j < fit.model.n; j++)
+		printf("  %10.4g %12.4g %12.4g\n", fit.model.r[j], fit.model.m[j], fit.model.k[j]);
+	if (fit.misses)
+		printf("\n%d band(s) miss the target by more than 0.02 and 5 %% (docs/physics.md, "
+		       "\"Frequency-dependent walls\")\n", fit.misses);
+}
+
+int cmd_materials(int argc, char **argv)
+{
+	struct library lib;
+	struct rs_error err = { 0 };
+	const char *name = NULL;
+	double fmax = 1e9;
+
+	for (int a = 1; a < argc; a++) {
+		char *end;
+
+		if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+			fputs(usage_materials, stdout);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[a], "--fmax") && a + 1 < argc) {
+			fmax = strtod(argv[++a], &end);
+			if (*end || !(fmax > 0))
+				return fprintf(stderr, "roomsim materials: --fmax: '%s' is not valid "
+					       "(valid: a frequency in Hz above 0)\n", argv[a]),
+				       EXIT_USAGE;
+			continue;
+		}
+		if (argv[a][0] == '-' || name)
+			return fprintf(stderr, "roomsim materials: '%s' is not valid here (see "
+				       "roomsim materials --help)\n", argv[a]), EXIT_USAGE;
+		name = argv[a];
+	}
+	if (library_load(&lib, &err)) {
+		fprintf(stderr, "roomsim: %s\n", err.msg);
+		return EXIT_RUNTIME;
+	}
+	if (name) {
+		const struct library_material *m = library_find(&lib, name);
+
+		if (!m) {
+			fprintf(stderr, "roomsim materials: no material named '%s' in the library "
+				"(roomsim materials lists them)\n", name);
+			library_free(&lib);
+			return EXIT_USAGE;
+		}
+		print_entry(&lib, m, fmax);
+	} else {
+		printf("%-32s %-8s %s\n", "name", "fit", "absorption from 125 Hz by octave");
+		for (int i = 0; i < lib.n; i++) {
+			const struct library_material *m = &lib.m[i];
+			struct wall_fit fit;
+			char fitted[32];
+
+			if (wall_fit(&m->bands, fmax, &fit))
+				snprintf(fitted, sizeof(fitted), "failed");
+			else
+				snprintf(fitted, sizeof(fitted), fit.misses ? "%d miss" : "ok",
+					 fit.misses);
+			printf("%-32s %-8s", m->name, fitted);
+			for (int b = 0; b < m->bands.n; b++)
+				printf(" %.2f", m->bands.alpha[b]);
+			printf("\n");
+		}
+		printf("%d materials (materials/library.yaml)\n", lib.n);
+	}
+	library_free(&lib);
+	return EXIT_OK;
+}

@@ -1,0 +1,157 @@
+/*
+ * test_wall - frequency-dependent walls (solver/wall.h) and the materials library: Paris'
+ * closed form against the integral it stands for, the passivity of every fitted model, the
+ * fit's accuracy per band over the library and on curves of known shape.
+ */
+#include "helper.h"
+
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "../io/library.h"
+#include "../model/room.h"
+#include "../solver/wall.h"
+
+#define TOL_BAND(target) fmax(0.02, 0.05 * (target))
+
+/* Paris' average 2 int_0^1 alpha(mu) mu dmu, alpha(mu) = 1 - |(z mu - 1)/(z mu + 1)|^2, by
+ * composite Simpson on 20000 intervals. */
+static double paris_numeric(double complex beta)
+{
+	const double complex z = 1 / beta;
+	const int n = 20000;
+	double s = 0;
+
+	for (int i = 0; i <= n; i++) {
+		const double mu = (double)i / n;
+		const double complex r = (z * mu - 1) / (z * mu + 1);
+		const double f = (1 - creal(r * conj(r))) * mu;
+
+		s += f * (i == 0 || i == n ? 1 : i % 2 ? 4 : 2);
+	}
+	return 2 * s / (3.0 * n);
+}
+
+static void paris_closed_form(void **state)
+{
+	static const double complex betas[] = { 0.01, 0.3, 1.0 / 1.567, 3.0, 0.1 + 0.2 * I,
+						0.5 - 0.3 * I, 2.0 + 1.0 * I, 0.05 - 0.4 * I };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(betas) / sizeof(betas[0]); i++) {
+		const double a = wall_alpha_of_beta(betas[i]), b = paris_numeric(betas[i]);
+
+		print_message("# beta %+.3f%+.3fi: closed form %.9f, integral %.9f\n",
+			      creal(betas[i]), cimag(betas[i]), a, b);
+		assert_true(fabs(a - b) < 1e-7);
+		if (cimag(betas[i]) == 0)
+			assert_true(fabs(a - room_absorption_of_beta(creal(betas[i]))) < 1e-12);
+	}
+	assert_true(wall_alpha_of_beta(0) == 0);
+}
+
+/* Re beta >= 0 from 1 Hz to 40 kHz, and every branch element non-negative. */
+static void assert_passive(const struct wall_model *w)
+{
+	for (int j = 0; j < w->n; j++)
+		assert_true(w->r[j] > 0 && w->m[j] >= 0 && w->k[j] >= 0);
+	for (double f = 1; f < 40000; f *= 1.01)
+		assert_true(creal(wall_admittance(w, f)) >= 0);
+}
+
+static void library_fits(void **state)
+{
+	struct library lib;
+	struct rs_error err = { 0 };
+	int fitted = 0, bands = 0, missed = 0;
+
+	(void)state;
+	assert_int_equal(library_load(&lib, &err), 0);
+	assert_true(lib.n >= 60);
+	for (int i = 0; i < lib.n; i++) {
+		const struct library_material *m = &lib.m[i];
+		struct wall_fit fit;
+
+		assert_true(m->source >= 0 && lib.source_text[m->source][0]);
+		assert_true(m->bands.n >= 6 && m->bands.f[0] == 125);
+		assert_int_equal(wall_fit(&m->bands, 1e9, &fit), 0);
+		assert_passive(&fit.model);
+		fitted += !fit.misses;
+		for (int b = 0; b < m->bands.n; b++) {
+			bands++;
+			missed += wall_band_missed(fit.fitted[b], m->bands.alpha[b]);
+			/* no band misses by much: the worst are steep rises to alpha near 1 */
+			assert_true(fabs(fit.fitted[b] - m->bands.alpha[b]) < 0.12);
+		}
+	}
+	print_message("# %d of %d library materials fit every band; %d of %d bands miss\n",
+		      fitted, lib.n, missed, bands);
+	assert_true(fitted >= lib.n * 85 / 100);
+	assert_true(missed <= bands / 30);	/* 18 of 587 when written */
+	library_free(&lib);
+}
+
+static void fit_bands(const double *alpha, int n, double fmax, struct wall_fit *fit)
+{
+	struct wall_bands b = { .n = n };
+
+	for (int i = 0; i < n; i++) {
+		b.f[i] = 125 * exp2(i);
+		b.alpha[i] = alpha[i];
+	}
+	assert_int_equal(wall_fit(&b, fmax, fit), 0);
+	assert_passive(&fit->model);
+}
+
+/* Rising, falling and resonant curves, and a flat one, fit every band; a flat one is flat. */
+static void known_shapes(void **state)
+{
+	static const double shapes[][6] = {
+		{ 0.02, 0.06, 0.14, 0.37, 0.60, 0.65 },	/* rising: carpet */
+		{ 0.42, 0.21, 0.10, 0.08, 0.06, 0.06 },	/* falling: thin panel */
+		{ 0.10, 0.45, 0.85, 0.30, 0.10, 0.05 },	/* resonant: microperforated */
+		{ 0.30, 0.30, 0.30, 0.30, 0.30, 0.30 },	/* frequency-independent */
+	};
+	struct wall_fit fit;
+
+	(void)state;
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		fit_bands(shapes[s], 6, 1e9, &fit);
+		for (int b = 0; b < 6; b++)
+			assert_true(fabs(fit.fitted[b] - shapes[s][b]) <= TOL_BAND(shapes[s][b]));
+		assert_int_equal(fit.misses, 0);
+	}
+	/* the flat one holds its value between the bands and an octave beyond them */
+	for (double f = 62.5; f < 8000; f *= 1.05)
+		assert_true(fabs(wall_alpha(&fit.model, f) - 0.30) < 0.015);
+}
+
+/* Bands above fmax are not fitted; the lowest band always is. */
+static void bands_above_fmax(void **state)
+{
+	static const double a[6] = { 0.1, 0.2, 0.4, 0.6, 0.8, 0.9 };
+	struct wall_fit fit;
+	struct wall_bands bad = { .n = 2, .f = { 250, 125 }, .alpha = { 0.1, 0.2 } };
+
+	(void)state;
+	fit_bands(a, 6, 1200, &fit);
+	assert_int_equal(fit.used, 4);	/* 125 to 1000 Hz */
+	for (int b = 0; b < 4; b++)
+		assert_true(fabs(fit.fitted[b] - a[b]) <= TOL_BAND(a[b]));
+	fit_bands(a, 6, 50, &fit);
+	assert_int_equal(fit.used, 1);
+	assert_int_equal(wall_fit(&bad, 1e9, &fit), -1);	/* unsorted */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(paris_closed_form),
+		cmocka_unit_test(library_fits),
+		cmocka_unit_test(known_shapes),
+		cmocka_unit_test(bands_above_fmax),
+	};
+
+	return cmocka_run_group_tests_name("wall", tests, NULL, NULL);
+}
