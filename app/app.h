@@ -30,6 +30,9 @@ struct app_plan {
 	size_t memory;		/* bytes the run needs */
 };
 
+/* RS_EINPUT at the first material given per band: the engines do not simulate them yet. */
+int app_scalar_materials(const struct room *room, struct rs_error *err);
+
 /* Plan room's run; RS_EINPUT naming the grid key when it cannot fit in memory. */
 int app_plan(const struct room *room, struct app_plan *plan, struct rs_error *err);
 

@@ -483,6 +483,11 @@ int cmd_bench(int argc, char **argv)
 		fprintf(stderr, "roomsim: %s\n", o.file ? err.msg : "out of memory");
 		return app_exit_status(o.file ? err.code : RS_ENOMEM);
 	}
+	if (app_scalar_materials(room, &err)) {
+		fprintf(stderr, "roomsim: %s\n", err.msg);
+		room_free(room);
+		return EXIT_USAGE;
+	}
 	if (!o.file) {
 		room->block[0] = 32;
 		room->block[1] = 8;

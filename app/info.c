@@ -7,6 +7,7 @@
 
 #include "app.h"
 #include "../solver/fdtd.h"
+#include "../solver/wall.h"
 #ifdef ROOMSIM_CUDA
 #include "../solver/cuda/fdtd_cuda.h"
 #endif
@@ -25,6 +26,38 @@ static const char usage_info[] =
 static double mega(size_t n)
 {
 	return (double)n / 1e6;
+}
+
+/* Each material given per band: its passive fit up to fmax, and every band that misses. */
+static void print_band_materials(const struct room *room)
+{
+	for (int i = 0; i < room->nmaterials; i++) {
+		const struct room_material *m = &room->materials[i];
+		struct wall_bands b = { .n = m->nbands, .third = m->third };
+		struct wall_fit fit;
+
+		if (!m->nbands)
+			continue;
+		for (int k = 0; k < m->nbands; k++) {
+			b.f[k] = m->band_f[k];
+			b.alpha[k] = m->band_alpha[k];
+		}
+		if (wall_fit(&b, room->fmax, &fit))
+			continue;
+		printf("material   %s%s%s: %d %s bands, %g to %g Hz; %d fitted to fmax, %d "
+		       "branches, %s\n", m->name, *m->library ? " = library " : "", m->library,
+		       m->nbands, m->third ? "third-octave" : "octave", m->band_f[0],
+		       m->band_f[m->nbands - 1], fit.used, fit.model.n,
+		       fit.misses ? "some bands miss:" : "every band within 0.02 or 5 %");
+		for (int k = 0; k < fit.used; k++)
+			if (wall_band_missed(fit.fitted[k], m->band_alpha[k]))
+				printf("           %g Hz: %.3f fitted for %.3f\n", m->band_f[k],
+				       fit.fitted[k], m->band_alpha[k]);
+		if (fit.used < m->nbands)
+			printf("           bands above fmax (%.0f Hz) are not fitted\n", room->fmax);
+	}
+	if (app_scalar_materials(room, &(struct rs_error){ 0 }))
+		printf("run        not yet: the engines do not simulate absorption per band\n");
 }
 
 static void print(const struct room *room, const struct app_plan *p, double rate,
@@ -87,6 +120,7 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	else if (rate > 0)
 		printf("estimate   %.1f s on the CPU engine (%.0f Mvox/s measured now, all cores)\n",
 		       total / rate, rate / 1e6);
+	print_band_materials(room);
 }
 
 int cmd_info(int argc, char **argv)

@@ -173,3 +173,19 @@ void app_progress_end(struct app_progress *p, long done)
 	if (!p->quiet)
 		progress_line(p, done, 1);
 }
+
+int app_scalar_materials(const struct room *room, struct rs_error *err)
+{
+	for (int i = 0; i < room->nmaterials; i++) {
+		const struct room_material *m = &room->materials[i];
+		char key[ROOM_NAME_MAX + 16];
+
+		if (!m->nbands)
+			continue;
+		snprintf(key, sizeof(key), "materials.%s", m->name);
+		return room_at(err, room, m->at, key, "absorption per band is fitted (roomsim info "
+			       "shows the fit) but not simulated yet (valid for a run now: one "
+			       "absorption, admittance or reflection)");
+	}
+	return 0;
+}

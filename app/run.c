@@ -530,7 +530,8 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	if (!r->out)
 		r->out = room->out_dir;
 	r->backend = backend;
-	if (app_plan(room, &r->plan, err) || choose_backend(r, err))
+	if (app_scalar_materials(room, err) || app_plan(room, &r->plan, err) ||
+	    choose_backend(r, err))
 		return err->code;
 	if (!(r->grid = vox_build(room, err)) || check_points(r, err))
 		return err->code;

@@ -86,6 +86,10 @@ static struct room *load(yaml_parser_t *parser, const char *label, int from_stri
 		p.room = NULL;
 	}
 	yaml_document_delete(&p.doc);
+	if (p.lib) {
+		library_free(p.lib);
+		free(p.lib);
+	}
 	return p.room;
 }
 

@@ -1,12 +1,134 @@
 /*
- * config_materials.c - the materials and surfaces sections: absorption, admittance or reflection,
- * and which surface of a box, mesh or voxel file takes which material (docs/input.md).
+ * config_materials.c - the materials and surfaces sections: absorption (one value or per band),
+ * admittance, reflection or a library entry, and which surface of a box, mesh or voxel file
+ * takes which material (docs/input.md).
  */
 #include "config_read.h"
 
+/* Nominal third-octave centres, 20 Hz to 20 kHz; every third from 31.5 Hz is an octave's. */
+static const double thirds[] = { 20,   25,   31.5, 40,   50,   63,    80,    100,   125,  160,  200,
+				 250,  315,  400,  500,  630,  800,   1000,  1250,  1600, 2000, 2500,
+				 3150, 4000, 5000, 6300, 8000, 10000, 12500, 16000, 20000 };
+#define NTHIRDS ((int)(sizeof(thirds) / sizeof(thirds[0])))
+
+static int third_of(double f)
+{
+	for (int i = 0; i < NTHIRDS; i++)
+		if (fabs(f - thirds[i]) < 1e-6 * thirds[i])
+			return i;
+	return -1;
+}
+
+/* The bands of m (band_f set, nbands of them) as a contiguous run of octave or third-octave
+ * centres; else the error at n. */
+static int check_bands(struct yp *p, yaml_node_t *n, const char *key, struct room_material *m)
+{
+	int octaves = 1, thirds_run = 1;
+
+	for (int b = 0; b < m->nbands; b++) {
+		const int t = third_of(m->band_f[b]), t0 = third_of(m->band_f[0]);
+
+		if (t < 0)
+			return yp_bad(p, n, key, "%g Hz is not a nominal octave or third-octave band "
+				      "centre (valid: 31.5, 63, 125 ... 16000 Hz by octaves; 20, 25, "
+				      "31.5 ... 20000 Hz by thirds)", m->band_f[b]);
+		octaves = octaves && (t - 2) % 3 == 0 && t == t0 + 3 * b;
+		thirds_run = thirds_run && t == t0 + b;
+	}
+	if (!octaves && !thirds_run)
+		return yp_bad(p, n, key, "the bands must be a contiguous run of octave centres "
+			      "(e.g. 125, 250, 500) or of third-octave centres (e.g. 100, 125, 160), "
+			      "ascending");
+	m->third = !octaves;
+	return 0;
+}
+
+/* absorption: {125: 0.02, ...}, or absorption: [..] with bands: [..]. */
+static int parse_bands(struct yp *p, yaml_node_t *v, yaml_node_t *a, const char *path,
+		       struct room_material *m)
+{
+	yaml_node_t *bn = yp_get(p, v, "bands");
+	char sub[200];
+
+	snprintf(sub, sizeof(sub), "%s.absorption", path);
+	if (a->type == YAML_MAPPING_NODE) {
+		if (bn)
+			return yp_bad(p, bn, path, "bands are the keys of absorption here; give "
+				      "bands only with absorption as a list");
+		for (yaml_node_pair_t *e = a->data.mapping.pairs.start; e < a->data.mapping.pairs.top;
+		     e++) {
+			if (m->nbands == ROOM_MAX_BANDS)
+				return yp_bad(p, a, sub, "more than %d bands", ROOM_MAX_BANDS);
+			if (yp_num(p, yp_node(p, e->key), sub, 0, 1, 1e5, 0, &m->band_f[m->nbands]) ||
+			    yp_num(p, yp_node(p, e->value), sub, 0, 0, 1, 0,
+				   &m->band_alpha[m->nbands]))
+				return RS_EINPUT;
+			m->nbands++;
+		}
+	} else {
+		int nf = 0;
+
+		if (!bn)
+			return yp_bad(p, a, sub, "a list of absorptions needs bands: [...] beside it "
+				      "(or give absorption as a mapping {125: 0.02, ...})");
+		if (bn->type != YAML_SEQUENCE_NODE)
+			return yp_bad(p, bn, path, "bands: expected a list of band centres in Hz, got "
+				      "%s", yp_kind(bn));
+		for (yaml_node_item_t *i = bn->data.sequence.items.start;
+		     i < bn->data.sequence.items.top; i++) {
+			if (nf == ROOM_MAX_BANDS)
+				return yp_bad(p, bn, path, "bands: more than %d", ROOM_MAX_BANDS);
+			if (yp_num(p, yp_node(p, *i), "bands", 0, 1, 1e5, 0, &m->band_f[nf++]))
+				return RS_EINPUT;
+		}
+		for (yaml_node_item_t *i = a->data.sequence.items.start;
+		     i < a->data.sequence.items.top; i++) {
+			if (m->nbands == nf)
+				return yp_bad(p, a, sub, "more values than the %d bands", nf);
+			if (yp_num(p, yp_node(p, *i), sub, 0, 0, 1, 0, &m->band_alpha[m->nbands++]))
+				return RS_EINPUT;
+		}
+		if (m->nbands != nf)
+			return yp_bad(p, a, sub, "%d values for %d bands", m->nbands, nf);
+	}
+	if (m->nbands < 1)
+		return yp_bad(p, a, sub, "no bands given");
+	return check_bands(p, a, sub, m);
+}
+
+/* library: NAME, an entry of materials/library.yaml. */
+static int parse_library(struct yp *p, yaml_node_t *n, const char *path,
+			 struct room_material *m)
+{
+	const struct library_material *e;
+	char sub[200];
+
+	snprintf(sub, sizeof(sub), "%s.library", path);
+	if (n->type != YAML_SCALAR_NODE)
+		return yp_bad(p, n, sub, "expected a library entry's name, got %s", yp_kind(n));
+	if (!p->lib) {
+		if (!(p->lib = calloc(1, sizeof(*p->lib))))
+			return rs_fail(p->err, RS_ENOMEM, "out of memory");
+		if (library_load(p->lib, p->err))
+			return RS_EINPUT;
+	}
+	if (!(e = library_find(p->lib, yp_scalar(n))))
+		return yp_bad(p, n, sub, "no entry '%s' in the materials library (roomsim "
+			      "materials lists them)", yp_scalar(n));
+	snprintf(m->library, sizeof(m->library), "%s", e->name);
+	m->nbands = e->bands.n;
+	m->third = e->bands.third;
+	for (int b = 0; b < e->bands.n; b++) {
+		m->band_f[b] = e->bands.f[b];
+		m->band_alpha[b] = e->bands.alpha[b];
+	}
+	return 0;
+}
+
 static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct room_material *m)
 {
-	static const char *const keys[] = { "absorption", "admittance", "reflection", NULL };
+	static const char *const keys[] = { "absorption", "admittance", "reflection", "bands",
+					    "library", NULL };
 	char path[160], sub[200];
 	yaml_node_t *n;
 	double x;
@@ -16,7 +138,11 @@ static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct r
 	if (yp_name(p, k, path, m->name) || yp_want_map(p, v, path) || yp_check_keys(p, v, path, keys))
 		return RS_EINPUT;
 	m->at = yp_mark(k);
-	if ((n = yp_get(p, v, "absorption"))) {
+	if ((n = yp_get(p, v, "absorption")) && n->type != YAML_SCALAR_NODE) {
+		if (parse_bands(p, v, n, path, m))
+			return RS_EINPUT;
+		given++;
+	} else if (n) {
 		double amax = room_absorption_max();
 
 		snprintf(sub, sizeof(sub), "%s.absorption", path);
@@ -27,6 +153,13 @@ static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct r
 				      "admittance can absorb in a diffuse field (valid: 0 to %.4f)",
 				      x, amax);
 		m->beta = room_beta_of_absorption(x);
+		given++;
+	}
+	if ((n = yp_get(p, v, "bands")) && !m->nbands)
+		return yp_bad(p, n, path, "bands go with absorption given as a list");
+	if ((n = yp_get(p, v, "library"))) {
+		if (parse_library(p, n, path, m))
+			return RS_EINPUT;
 		given++;
 	}
 	if ((n = yp_get(p, v, "admittance"))) {
@@ -43,9 +176,9 @@ static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct r
 		given++;
 	}
 	if (given != 1)
-		return yp_bad(p, v, path, "give exactly one of absorption, admittance, reflection "
-			      "(%d given)", given);
-	m->absorption = room_absorption_of_beta(m->beta);
+		return yp_bad(p, v, path, "give exactly one of absorption, admittance, reflection, "
+			      "library (%d given)", given);
+	m->absorption = m->nbands ? 0 : room_absorption_of_beta(m->beta);
 	return 0;
 }
 

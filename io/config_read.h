@@ -19,6 +19,7 @@
 
 #include "../solver/kernels.h"
 #include "../solver/stencil.h"	/* grid.dispersion needs the scheme's dispersion */
+#include "library.h"
 #include "mesh.h"
 #include "voxfile.h"
 
@@ -43,6 +44,7 @@ struct yp {
 	struct room *room;
 	struct rs_error *err;
 	int from_string;	/* cfg_load_string: paths in the file are relative to the cwd */
+	struct library *lib;	/* the materials library, read at its first `library:` */
 };
 
 /* Readers of one node each (config_read.c); each fails with the error filled and RS_EINPUT. */

@@ -48,10 +48,19 @@ enum room_stencil { ROOM_STENCIL_LEGGY, ROOM_STENCIL_COMPACT, ROOM_STENCIL_BOX,
 #define ROOM_MAX_DTS 4		/* diamond tile sizes the kernel is built for (docs/kernels.md) */
 #define ROOM_MAX_NT 1024		/* diamond levels per tower: bounds its receiver buffer */
 
+#define ROOM_MAX_BANDS 32	/* third octaves from 20 Hz to 20 kHz are 31 */
+
 struct room_material {
 	char name[ROOM_NAME_MAX];
 	double beta;		/* normalised admittance used by the boundary update */
 	double absorption;	/* random-incidence absorption implied by beta (Paris) */
+	/* absorption per band (nbands > 0): a frequency-dependent wall, fitted by solver/wall.h;
+	 * the engines do not simulate these yet */
+	int nbands;
+	int third;				/* third-octave bands, else octave bands */
+	double band_f[ROOM_MAX_BANDS];		/* nominal centres, Hz, a contiguous run */
+	double band_alpha[ROOM_MAX_BANDS];
+	char library[ROOM_NAME_MAX];		/* the library entry it names, or "" */
 	struct room_mark at;
 };
 

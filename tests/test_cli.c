@@ -130,6 +130,9 @@ static void materials_command(void **state)
 			    "'^ *2000 .*above fmax'", roomsim), 0);
 	assert_int_equal(sh("%s materials no_such_thing 2> /dev/null", roomsim), 2);
 	assert_int_equal(sh("%s materials --fmax x 2> /dev/null", roomsim), 2);
+	/* info fits a room's band materials (run refuses them: tests/bad) */
+	assert_int_equal(sh("%s info tests/bad/band_material_not_simulated.yaml | grep -q "
+			    "'^material   wall: 2 octave bands, 125 to 250 Hz; 2 fitted'", roomsim), 0);
 }
 
 static void scheme_command(void **state)
