@@ -66,28 +66,16 @@ static int parse_bands(struct yp *p, yaml_node_t *v, yaml_node_t *a, const char 
 			m->nbands++;
 		}
 	} else {
-		int nf = 0;
+		char bkey[200];
+		int nf;
 
+		snprintf(bkey, sizeof(bkey), "%s.bands", path);
 		if (!bn)
 			return yp_bad(p, a, sub, "a list of absorptions needs bands: [...] beside it "
 				      "(or give absorption as a mapping {125: 0.02, ...})");
-		if (bn->type != YAML_SEQUENCE_NODE)
-			return yp_bad(p, bn, path, "bands: expected a list of band centres in Hz, got "
-				      "%s", yp_kind(bn));
-		for (yaml_node_item_t *i = bn->data.sequence.items.start;
-		     i < bn->data.sequence.items.top; i++) {
-			if (nf == ROOM_MAX_BANDS)
-				return yp_bad(p, bn, path, "bands: more than %d", ROOM_MAX_BANDS);
-			if (yp_num(p, yp_node(p, *i), "bands", 0, 1, 1e5, 0, &m->band_f[nf++]))
-				return RS_EINPUT;
-		}
-		for (yaml_node_item_t *i = a->data.sequence.items.start;
-		     i < a->data.sequence.items.top; i++) {
-			if (m->nbands == nf)
-				return yp_bad(p, a, sub, "more values than the %d bands", nf);
-			if (yp_num(p, yp_node(p, *i), sub, 0, 0, 1, 0, &m->band_alpha[m->nbands++]))
-				return RS_EINPUT;
-		}
+		if (yp_numbers(p, bn, bkey, 0, 1, 1e5, 0, m->band_f, ROOM_MAX_BANDS, &nf) ||
+		    yp_numbers(p, a, sub, 0, 0, 1, 0, m->band_alpha, ROOM_MAX_BANDS, &m->nbands))
+			return RS_EINPUT;
 		if (m->nbands != nf)
 			return yp_bad(p, a, sub, "%d values for %d bands", m->nbands, nf);
 	}

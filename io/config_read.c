@@ -218,3 +218,19 @@ int yp_vec3(struct yp *p, const yaml_node_t *n, const char *key, double lo, int 
 	}
 	return 0;
 }
+
+int yp_numbers(struct yp *p, const yaml_node_t *n, const char *key, double lo, int lo_open,
+	       double hi, int hi_open, double *out, int max, int *count)
+{
+	if (n->type != YAML_SEQUENCE_NODE)
+		return yp_bad(p, n, key, "expected a list of numbers, got %s", yp_kind(n));
+	*count = 0;
+	for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top;
+	     i++) {
+		if (*count == max)
+			return yp_bad(p, n, key, "more than %d values", max);
+		if (yp_num(p, yp_node(p, *i), key, lo, lo_open, hi, hi_open, &out[(*count)++]))
+			return RS_EINPUT;
+	}
+	return 0;
+}

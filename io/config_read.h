@@ -70,6 +70,9 @@ int yp_boolean(struct yp *p, const yaml_node_t *n, const char *key, int *out);
 int yp_name(struct yp *p, const yaml_node_t *n, const char *key, char out[ROOM_NAME_MAX]);
 int yp_vec3(struct yp *p, const yaml_node_t *n, const char *key, double lo, int lo_open,
 	    double out[3]);
+/* A list of at most max numbers, each checked as yp_num checks one; how many in *count. */
+int yp_numbers(struct yp *p, const yaml_node_t *n, const char *key, double lo, int lo_open,
+	       double hi, int hi_open, double *out, int max, int *count);
 
 /* The sections, a file each, which parse_root (config.c) calls. */
 int cfg_parse_grid(struct yp *p, yaml_node_t *root);

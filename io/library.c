@@ -23,23 +23,6 @@ static int text_of(struct yp *p, yaml_node_t *map, const char *path, const char 
 	return 0;
 }
 
-/* A list of at most max numbers in [lo, hi]; its length in *count. */
-static int numbers(struct yp *p, yaml_node_t *n, const char *key, double lo, double hi,
-		   double *out, int max, int *count)
-{
-	if (n->type != YAML_SEQUENCE_NODE)
-		return yp_bad(p, n, key, "expected a list of numbers, got %s", yp_kind(n));
-	*count = 0;
-	for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top;
-	     i++) {
-		if (*count == max)
-			return yp_bad(p, n, key, "more than %d values", max);
-		if (yp_num(p, yp_node(p, *i), key, lo, 0, hi, 0, &out[(*count)++]))
-			return RS_EINPUT;
-	}
-	return 0;
-}
-
 static int parse(struct yp *p, struct library *lib)
 {
 	static const char *const top[] = { "bands", "sources", "materials", NULL };
@@ -53,7 +36,7 @@ static int parse(struct yp *p, struct library *lib)
 		return RS_EINPUT;
 	if (!(n = yp_get(p, root, "bands")))
 		return yp_missing(p, root, "", "bands");
-	if (numbers(p, n, "bands", 10, 30000, f, WALL_MAX_BANDS, &nf))
+	if (yp_numbers(p, n, "bands", 10, 0, 30000, 0, f, WALL_MAX_BANDS, &nf))
 		return RS_EINPUT;
 	if (!(n = yp_get(p, root, "sources")))
 		return yp_missing(p, root, "", "sources");
@@ -103,7 +86,7 @@ static int parse(struct yp *p, struct library *lib)
 		snprintf(sub, sizeof(sub), "%s.absorption", path);
 		if (!(n = yp_get(p, v, "absorption")))
 			return yp_missing(p, v, path, "absorption");
-		if (numbers(p, n, sub, 0, 1, m->bands.alpha, nf, &m->bands.n))
+		if (yp_numbers(p, n, sub, 0, 0, 1, 0, m->bands.alpha, nf, &m->bands.n))
 			return RS_EINPUT;
 		if (m->bands.n < 1)
 			return yp_bad(p, n, sub, "no values");

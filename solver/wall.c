@@ -170,7 +170,7 @@ static double complex shape(const struct bank *k, int j, double f)
 static void nnls(int m, int n, const double *a, const double *y, double *x)
 {
 	int in[WALL_MAX_BRANCHES] = { 0 };
-	double z[WALL_MAX_BRANCHES];
+	double z[WALL_MAX_BRANCHES], res[2 * WALL_MAX_BANDS * BAND_POINTS];
 
 	for (int j = 0; j < n; j++)
 		x[j] = 0;
@@ -178,18 +178,18 @@ static void nnls(int m, int n, const double *a, const double *y, double *x)
 		double best = 1e-12;
 		int t = -1;
 
-		for (int j = 0; j < n; j++) {	/* the gradient -A^T (A x - y) off the set */
+		for (int i = 0; i < m; i++) {	/* the residual y - A x */
+			res[i] = y[i];
+			for (int l = 0; l < n; l++)
+				res[i] -= a[i * n + l] * x[l];
+		}
+		for (int j = 0; j < n; j++) {	/* the gradient A^T (y - A x) off the set */
 			double w = 0;
 
 			if (in[j])
 				continue;
-			for (int i = 0; i < m; i++) {
-				double r = y[i];
-
-				for (int l = 0; l < n; l++)
-					r -= a[i * n + l] * x[l];
-				w += a[i * n + j] * r;
-			}
+			for (int i = 0; i < m; i++)
+				w += a[i * n + j] * res[i];
 			if (w > best) {
 				best = w;
 				t = j;

@@ -45,16 +45,6 @@ int cuda_kernel_runs(const struct cuda_engine *e, enum kernel_id k)
 	return !cuda_kernel_why(e, k, why, sizeof(why));
 }
 
-int cuda_launch(struct cuda_engine *e, enum kernel_id k, int nlev, struct rs_error *err)
-{
-	char why[256];
-
-	if (cuda_kernel_why(e, k, why, sizeof(why)))
-		return rs_fail(err, RS_EINPUT, "kernel %s cannot run here: %s", kernel_names[k],
-			       why);
-	return cuda_kernels[k].launch(e, k, nlev, err);
-}
-
 void cuda_kernel_resources(const struct cuda_engine *e, enum kernel_id k, int *regs,
 			   size_t *shared)
 {
@@ -122,13 +112,15 @@ int cuda_time_kernel(struct cuda_engine *e, enum kernel_id kern, int steps, int 
 		     double *seconds, struct rs_error *err)
 {
 	double t[16];
+	char why[256];
 	cudaEvent_t e0, e1;
 	int rc = RS_EDEVICE;
 
 	if (runs > 16)
 		runs = 16;
-	if (!cuda_kernel_runs(e, kern))
-		return cuda_launch(e, kern, 1, err);	/* says why */
+	if (cuda_kernel_why(e, kern, why, sizeof(why)))
+		return rs_fail(err, RS_EINPUT, "kernel %s cannot run here: %s", kernel_names[kern],
+			       why);
 	if (fill_noise(e, err) || CK(cudaEventCreate(&e0)) || CK(cudaEventCreate(&e1)))
 		return RS_EDEVICE;
 	/* warm-up: one launch */

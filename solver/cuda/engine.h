@@ -180,9 +180,6 @@ KERNEL_TABLE(KERNEL_FAMILY_)
 int cuda_check(cudaError_t e, const char *call, const char *file, int line,
 	       struct rs_error *err);
 
-/* Advance nlev levels by kernel k (cuda_kernels[k].launch) after checking that it runs here. */
-int cuda_launch(struct cuda_engine *e, enum kernel_id k, int nlev, struct rs_error *err);
-
 /* Kernel auto: time each kernel that runs here on the engine's grid, keep the fastest, reset. */
 int cuda_choose_kernel(struct cuda_engine *e, struct rs_error *err);
 
