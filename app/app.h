@@ -12,6 +12,7 @@
 #include "../io/config.h"
 #include "../model/room.h"
 #include "../solver/stencil.h"
+#include "../solver/wall.h"
 
 /* Exit statuses of docs/cli.md. */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
@@ -27,11 +28,14 @@ struct app_plan {
 	long steps;		/* updates per source: sample steps is at t >= duration */
 	size_t nsamples;	/* steps + 1: sample n is the pressure at t = n k */
 	size_t wav_frames;	/* round(duration * output rate) */
-	size_t memory;		/* bytes the run needs */
+	int branches;		/* the most branches of a material given by band (0: none) */
+	size_t branch_memory;	/* bytes of the branch walls' lists and state, at most */
+	size_t memory;		/* bytes the run needs, those included */
 };
 
-/* RS_EINPUT at the first material given per band: the engines do not simulate them yet. */
-int app_scalar_materials(const struct room *room, struct rs_error *err);
+/* wall_banks_of() with its failures as errors: RS_EINPUT naming the material whose bands
+ * cannot be fitted, RS_ENOMEM. *out is allocated (free() it) even on failure. */
+int app_banks(const struct room *room, struct wall_banks **out, struct rs_error *err);
 
 /* Plan room's run; RS_EINPUT naming the grid key when it cannot fit in memory. */
 int app_plan(const struct room *room, struct app_plan *plan, struct rs_error *err);

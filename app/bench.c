@@ -483,7 +483,11 @@ int cmd_bench(int argc, char **argv)
 		fprintf(stderr, "roomsim: %s\n", o.file ? err.msg : "out of memory");
 		return app_exit_status(o.file ? err.code : RS_ENOMEM);
 	}
-	if (app_scalar_materials(room, &err)) {
+	for (int i = 0; i < room->nmaterials; i++)
+		if (room->materials[i].nbands && !err.code)
+			rs_fail(&err, RS_EINPUT, "%s: materials.%s: bench does not time materials "
+				"given by band yet", room->file, room->materials[i].name);
+	if (err.code) {
 		fprintf(stderr, "roomsim: %s\n", err.msg);
 		room_free(room);
 		return EXIT_USAGE;

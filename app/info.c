@@ -31,33 +31,31 @@ static double mega(size_t n)
 /* Each material given per band: its passive fit up to fmax, and every band that misses. */
 static void print_band_materials(const struct room *room)
 {
+	struct wall_banks *banks = NULL;
+
+	if (wall_banks_of(room, &banks)) {	/* app_plan() has said why */
+		free(banks);
+		return;
+	}
 	for (int i = 0; i < room->nmaterials; i++) {
 		const struct room_material *m = &room->materials[i];
-		struct wall_bands b = { .n = m->nbands, .third = m->third };
-		struct wall_fit fit;
+		const struct wall_fit *fit = &banks->fit[i];
 
 		if (!m->nbands)
-			continue;
-		for (int k = 0; k < m->nbands; k++) {
-			b.f[k] = m->band_f[k];
-			b.alpha[k] = m->band_alpha[k];
-		}
-		if (wall_fit(&b, room->fmax, &fit))
 			continue;
 		printf("material   %s%s%s: %d %s bands, %g to %g Hz; %d fitted to fmax, %d "
 		       "branches, %s\n", m->name, *m->library ? " = library " : "", m->library,
 		       m->nbands, m->third ? "third-octave" : "octave", m->band_f[0],
-		       m->band_f[m->nbands - 1], fit.used, fit.model.n,
-		       fit.misses ? "some bands miss:" : "every band within 0.02 or 5 %");
-		for (int k = 0; k < fit.used; k++)
-			if (wall_band_missed(fit.fitted[k], m->band_alpha[k]))
+		       m->band_f[m->nbands - 1], fit->used, fit->model.n,
+		       fit->misses ? "some bands miss:" : "every band within 0.02 or 5 %");
+		for (int k = 0; k < fit->used; k++)
+			if (wall_band_missed(fit->fitted[k], m->band_alpha[k]))
 				printf("           %g Hz: %.3f fitted for %.3f\n", m->band_f[k],
-				       fit.fitted[k], m->band_alpha[k]);
-		if (fit.used < m->nbands)
+				       fit->fitted[k], m->band_alpha[k]);
+		if (fit->used < m->nbands)
 			printf("           bands above fmax (%.0f Hz) are not fitted\n", room->fmax);
 	}
-	if (app_scalar_materials(room, &(struct rs_error){ 0 }))
-		printf("run        not yet: the engines do not simulate absorption per band\n");
+	free(banks);
 }
 
 static void print(const struct room *room, const struct app_plan *p, double rate,
@@ -101,6 +99,10 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	       room->nsources, room->nreceivers);
 	printf("memory     %s needed, %s available\n", app_bytes((double)p->memory, need),
 	       app_bytes((double)app_memory_available(), have));
+	if (p->branches)
+		printf("walls      branch walls: up to %d branches per band material, %s of their "
+		       "lists and state at most (included above)\n", p->branches,
+		       app_bytes((double)p->branch_memory, need));
 #ifdef ROOMSIM_CUDA
 	{
 		char name[128];

@@ -4,17 +4,20 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../solver/branch.h"
 #include "../solver/fdtd.h"
 
 int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 {
 	char need[32], have[32];
 	size_t avail, pairs = (size_t)room->nsources * (size_t)room->nreceivers;
+	struct wall_banks *banks = NULL;
 
 	memset(p, 0, sizeof(*p));
 	vox_plan(room, &p->grid);
@@ -53,6 +56,17 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 		    p->grid.boundary * sizeof(struct vox_wall) +
 		    pairs * p->nsamples * sizeof(double) +
 		    4 * (p->nsamples + p->wav_frames) * sizeof(double);
+	p->branches = 0;
+	if (app_banks(room, &banks, err)) {
+		free(banks);
+		return err->code;
+	}
+	for (int i = 0; i < room->nmaterials; i++)
+		if (banks->bank[i] && banks->bank[i]->n > p->branches)
+			p->branches = banks->bank[i]->n;
+	free(banks);
+	p->branch_memory = branch_memory(p->grid.boundary, p->branches, room->precision);
+	p->memory += p->branch_memory;
 	avail = app_memory_available();
 	if (avail && p->memory > avail)
 		return room_at(err, room, room->grid_at, "grid", "the run needs %s of memory "
@@ -174,18 +188,16 @@ void app_progress_end(struct app_progress *p, long done)
 		progress_line(p, done, 1);
 }
 
-int app_scalar_materials(const struct room *room, struct rs_error *err)
+int app_banks(const struct room *room, struct wall_banks **out, struct rs_error *err)
 {
-	for (int i = 0; i < room->nmaterials; i++) {
-		const struct room_material *m = &room->materials[i];
-		char key[ROOM_NAME_MAX + 16];
+	const int rc = wall_banks_of(room, out);
+	char key[ROOM_NAME_MAX + 16];
 
-		if (!m->nbands)
-			continue;
-		snprintf(key, sizeof(key), "materials.%s", m->name);
-		return room_at(err, room, m->at, key, "absorption per band is fitted (roomsim info "
-			       "shows the fit) but not simulated yet (valid for a run now: one "
-			       "absorption, admittance or reflection)");
-	}
-	return 0;
+	if (rc < 0)
+		return rs_fail(err, RS_ENOMEM, "out of memory for the materials' fits");
+	if (!rc)
+		return 0;
+	snprintf(key, sizeof(key), "materials.%s", room->materials[rc - 1].name);
+	return room_at(err, room, room->materials[rc - 1].at, key, "its bands cannot be fitted "
+		       "(valid: ascending centres, absorption from 0 to 1)");
 }

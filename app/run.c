@@ -522,6 +522,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 {
 	struct room *room = cfg_load(file, err);
 	struct fdtd_setup setup = { 0 };
+	struct wall_banks *banks = NULL;
 	size_t pairs;
 
 	if (!room)
@@ -530,8 +531,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	if (!r->out)
 		r->out = room->out_dir;
 	r->backend = backend;
-	if (app_scalar_materials(room, err) || app_plan(room, &r->plan, err) ||
-	    choose_backend(r, err))
+	if (app_plan(room, &r->plan, err) || choose_backend(r, err))
 		return err->code;
 	if (!(r->grid = vox_build(room, err)) || check_points(r, err))
 		return err->code;
@@ -551,7 +551,16 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.block[1] = room->block[1];
 	setup.dts = room->dts;
 	setup.nt = room->nt;
-	if (!(r->engine = fdtd_create(&setup, err)))
+	if (app_banks(room, &banks, err)) {
+		free(banks);
+		return err->code;
+	}
+	setup.banks = banks->bank;
+	setup.nbanks = room->nmaterials;
+	setup.dt = r->plan.dt;
+	r->engine = fdtd_create(&setup, err);
+	free(banks);
+	if (!r->engine)
 		return err->code;
 	snprintf(r->engine_name, sizeof(r->engine_name), "%s%s", setup.cuda ? "cuda:" : "cpu",
 		 setup.cuda ? kernel_names[fdtd_kernel(r->engine)] : "");

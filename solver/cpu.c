@@ -236,6 +236,7 @@ int cpu_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 			step_f32(f);
 		else
 			step_f64(f);
+		branch_step(f->branch, f->cur, f->prev, f->threads);
 		inject(f);
 		t = f->cur;
 		f->cur = f->prev;

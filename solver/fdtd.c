@@ -189,6 +189,31 @@ static int set_stencil(struct fdtd *f, const struct fdtd_setup *s, struct rs_err
 	return 0;
 }
 
+/* The frequency-dependent walls of s->banks (branch.h); none on the fcc grid yet. */
+static int set_branches(struct fdtd *f, const struct fdtd_setup *s, struct rs_error *err)
+{
+	struct rs_error e = { 0 };
+	int any = 0;
+
+	for (int m = 0; m < s->nbanks; m++)
+		any |= s->banks[m] != NULL;
+	if (!any)
+		return 0;
+	if (s->grid->plan.fcc)
+		return rs_fail(err, RS_EINPUT, "the fcc scheme does not run materials given by band "
+			       "yet: choose a cubic stencil (scheme.stencil: leggy, compact, box or "
+			       "interpolated)");
+	if (!(s->dt > 0))
+		return rs_fail(err, RS_EINTERNAL, "branch walls need the time step");
+	f->branch = branch_create(s->grid, s->banks, s->nbanks, s->lambda, s->dt, s->precision,
+				  &e);
+	if (!f->branch && e.code) {
+		*err = e;
+		return e.code;
+	}
+	return 0;
+}
+
 static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_error *err)
 {
 #ifdef ROOMSIM_CUDA
@@ -269,6 +294,8 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 	fdtd_coefficients(s->grid, s->stencil, s->lambda, s->precision, &f->coefs);
 	if (s->stencil && !stn_is_seven_point(s->stencil) && set_stencil(f, s, err))
 		goto out_free;
+	if (s->banks && set_branches(f, s, err))
+		goto out_free;
 	if (s->cuda)
 		return create_gpu(f, s, err) ? (fdtd_destroy(f), NULL) : f;
 	if (cpu_create(f, err))
@@ -303,6 +330,7 @@ void fdtd_destroy(struct fdtd *f)
 	free(f->goff);
 	free(f->fallback);
 	free(f->touch);
+	branch_free(f->branch);
 	free_points(f->src, f->nsrc);
 	free_points(f->rec, f->nrec);
 	free(f);
@@ -414,6 +442,7 @@ void fdtd_reset(struct fdtd *f)
 {
 	const size_t bytes = f->values * (size_t)f->precision;
 
+	branch_reset(f->branch);
 	if (f->gpu) {
 		(void)GPU_CALL(cuda_reset(f->gpu, &f->err));
 		return;
@@ -562,6 +591,11 @@ double fdtd_energy(const struct fdtd *f)
 		fdtd_field(f, 0, cur);
 		fdtd_field(f, 1, prev);
 		e = energy(f->grid, f->lambda, f->stencil, f, cur, prev);
+		if (f->branch && (!f->gpu || !GPU_CALL(cuda_branch_state(f->gpu, f->branch,
+									   &f->err))))
+			e += branch_energy(f->branch, cur, prev);
+		else if (f->branch)
+			e = -1;
 	}
 	free(cur);
 	free(prev);

@@ -29,6 +29,7 @@
 #include "../geometry/voxel.h"
 #include "kernels.h"
 #include "stencil.h"
+#include "wall.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,6 +46,11 @@ struct fdtd_setup {
 	int block[2];			/* GPU threads per block; 0 = [32, 8] */
 	size_t tex_limit;		/* GPU texels per texture; 0 = the device's limit */
 	int dts, nt;			/* GPU diamond kernel: tile size, tower height; 0 = default */
+	/* frequency-dependent walls (solver/branch.h): banks[m] is room material m's bank of
+	 * branches, NULL for a scalar wall (already in the grid's kinds); dt the time step, s */
+	const struct wall_model *const *banks;
+	int nbanks;
+	double dt;
 };
 
 struct fdtd;

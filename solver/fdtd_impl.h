@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "fdtd.h"
+#include "branch.h"
 #include "stencil.h"
 
 /* Bounds of the non-padding cells of the x-rows with a given j, from the column heights. */
@@ -55,6 +56,8 @@ struct fdtd {
 	uint32_t *fallback;	/* carved rooms: 1 bit per cell updated by the 7-point rule */
 	uint32_t *touch;	/* carved rooms: the other cells within reach of a fallback one */
 	size_t values;		/* entries of each field: plan.cells, or half of them folded */
+	struct branch_walls *branch;	/* the frequency-dependent walls, or NULL; on the GPU
+					 * its lists stay here and its state is downloaded to it */
 	struct rs_error err;	/* the last failure */
 };
 

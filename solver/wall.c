@@ -345,3 +345,27 @@ int wall_fit(const struct wall_bands *bd, double fmax, struct wall_fit *fit)
 	}
 	return 0;
 }
+
+int wall_banks_of(const struct room *room, struct wall_banks **out)
+{
+	struct wall_banks *w = calloc(1, sizeof(*w));
+
+	if (!(*out = w))
+		return -1;
+	for (int i = 0; i < room->nmaterials; i++) {
+		const struct room_material *m = &room->materials[i];
+		struct wall_bands b = { .n = m->nbands, .third = m->third };
+
+		if (!m->nbands)
+			continue;
+		for (int k = 0; k < m->nbands; k++) {
+			b.f[k] = m->band_f[k];
+			b.alpha[k] = m->band_alpha[k];
+		}
+		if (wall_fit(&b, room->fmax, &w->fit[i]))
+			return i + 1;
+		w->bank[i] = &w->fit[i].model;
+		w->any = 1;
+	}
+	return 0;
+}

@@ -16,6 +16,8 @@
 
 #include <complex.h>
 
+#include "../model/room.h"
+
 #define WALL_MAX_BANDS 32	/* third octaves from 20 Hz to 20 kHz are 31 */
 #define WALL_MAX_BRANCHES (3 * WALL_MAX_BANDS + 2)	/* three per band, two at the ends */
 
@@ -68,5 +70,17 @@ int wall_band_missed(double fitted, double target);
  * not usable (none, unsorted, alpha outside 0..1) or memory runs out.
  */
 int wall_fit(const struct wall_bands *b, double fmax, struct wall_fit *fit);
+
+/* The banks of a room's materials given by band, each fitted up to the room's fmax: bank[m]
+ * is material m's model, NULL for a scalar material; any is 0 when no material has bands. */
+struct wall_banks {
+	int any;
+	const struct wall_model *bank[ROOM_MAX_MATERIALS];
+	struct wall_fit fit[ROOM_MAX_MATERIALS];
+};
+
+/* Fit them into *out (allocated: free() it, also on failure). 0; or 1 + the index of the
+ * first material whose bands cannot be fitted; or -1 when memory runs out. */
+int wall_banks_of(const struct room *room, struct wall_banks **out);
 
 #endif

@@ -25,8 +25,10 @@ struct sim *sim_open(const char *yaml)
 	s->lambda = s->room->courant * stn_courant_limit(&s->stencil);
 	s->dt = s->lambda * s->room->spacing / s->room->c;
 	s->steps = (long)ceil(s->room->duration / s->dt - 1e-9);
+	assert_int_equal(wall_banks_of(s->room, &s->banks), 0);
 	setup = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil, .lambda = s->lambda,
-				     .precision = s->room->precision };
+				     .precision = s->room->precision, .banks = s->banks->bank,
+				     .nbanks = s->room->nmaterials, .dt = s->dt };
 	s->engine = fdtd_create(&setup, &err);
 	if (!s->engine)
 		fail_msg("%s", err.msg);
@@ -52,6 +54,7 @@ void sim_run(struct sim *s, int source, long steps)
 void sim_close(struct sim *s)
 {
 	fdtd_destroy(s->engine);
+	free(s->banks);
 	vox_free(s->grid);
 	room_free(s->room);
 	free(s);

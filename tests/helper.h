@@ -22,6 +22,7 @@ struct sim {
 	double lambda;		/* Courant number */
 	double dt;		/* time step, s */
 	long steps;		/* steps covering room->duration */
+	struct wall_banks *banks;	/* the fits of its materials given by band */
 };
 
 /* Parse yaml, voxelise, create the engine with every receiver; fails the test on error. */

@@ -1,0 +1,308 @@
+/*
+ * branch.c - the branch walls of a run: their node and entry lists, the branch constants
+ * from each material's bank, the CPU update and the branches' energy (branch.h).
+ */
+#include "branch.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The bank's branches as the update's constants (branch.h), for time step T. */
+static void constants(const struct wall_model *w, double T, int j, double *bb, double *cc,
+		      double *kk, double *mh, double *rr)
+{
+	const double m = w->m[j] / T, k = w->k[j] * T, r = w->r[j];
+
+	*bb = 1 / (m + 0.5 * r + 0.25 * k);
+	*cc = m - 0.5 * r - 0.25 * k;
+	*kk = k;
+	*mh = m;
+	*rr = r;
+}
+
+/* The room materials of banks that have a bank: their index among those, or -1. */
+static int index_banks(const struct wall_model *const *banks, int nbanks, int *material_of,
+		       int *nbranch)
+{
+	int n = 0;
+
+	*nbranch = 0;
+	for (int m = 0; m < VOX_NO_WALL; m++) {
+		material_of[m] = -1;
+		if (m < nbanks && banks[m] && banks[m]->n > 0) {
+			material_of[m] = n++;
+			*nbranch += banks[m]->n;
+		}
+	}
+	return n;
+}
+
+/*
+ * Count the nodes and entries of g's walls with a branch material, and the state values
+ * (when lists is given, fill them: the areas per entry into gam, unscaled).
+ */
+static void walk(const struct vox_grid *g, const struct wall_model *const *banks,
+		 const int *material_of, struct branch_walls *b, int fill)
+{
+	b->nodes = b->entries = b->states = 0;
+	for (size_t w = 0; g->walls && w < g->nwalls; w++) {
+		const struct vox_wall *wl = &g->walls[w];
+		int seen[6], ns = 0;
+
+		for (int f = 0; f < 6; f++) {
+			const int m = wl->material[f];
+			int e;
+
+			if (m == VOX_NO_WALL || material_of[m] < 0)
+				continue;
+			for (e = 0; e < ns && seen[e] != m; e++)
+				;
+			if (e < ns) {	/* a second face of the same material: one entry */
+				if (fill)
+					b->gam[b->entries - ns + e] += wl->area[f];
+				continue;
+			}
+			seen[ns++] = m;
+			if (fill) {
+				b->gam[b->entries] = wl->area[f];
+				b->mat[b->entries] = (uint32_t)material_of[m];
+				b->so[b->entries] = b->states;
+			}
+			b->entries++;
+			b->states += 2 * (size_t)banks[m]->n;
+		}
+		if (!ns)
+			continue;
+		if (fill) {
+			b->cell[b->nodes] = wl->cell;
+			b->first[b->nodes] = (uint32_t)(b->entries - ns);
+		}
+		b->nodes++;
+	}
+	if (fill)
+		b->first[b->nodes] = (uint32_t)b->entries;
+}
+
+static size_t bytes_of(const struct branch_walls *b, int precision)
+{
+	return b->nodes * (sizeof(size_t) + sizeof(uint32_t) + 2 * sizeof(double)) +
+	       sizeof(uint32_t) +
+	       b->entries * (sizeof(double) + sizeof(uint32_t) + sizeof(size_t) +
+			     (size_t)precision) +
+	       b->states * (size_t)precision +
+	       (size_t)b->nmat * (2 * sizeof(int) + sizeof(double)) +
+	       (size_t)b->nbranch * 5 * sizeof(double);
+}
+
+size_t branch_memory(size_t cells, int branches, int precision)
+{
+	struct branch_walls b = { .nodes = cells, .entries = cells,
+				  .states = 2 * (size_t)branches * cells };
+
+	return branches > 0 ? bytes_of(&b, precision) : 0;
+}
+
+struct branch_walls *branch_create(const struct vox_grid *g,
+				   const struct wall_model *const *banks, int nbanks,
+				   double lambda, double T, int precision, struct rs_error *err)
+{
+	struct branch_walls *b = calloc(1, sizeof(*b));
+	int j = 0;
+
+	if (!b)
+		goto nomem;
+	b->precision = precision;
+	b->nmat = index_banks(banks, nbanks, b->material_of, &b->nbranch);
+	if (b->nmat)
+		walk(g, banks, b->material_of, b, 0);
+	if (!b->nodes) {
+		branch_free(b);
+		return NULL;
+	}
+	if (b->entries > UINT32_MAX)
+		return branch_free(b), rs_fail(err, RS_EINPUT, "more than %u boundary entries "
+					       "with branch walls", UINT32_MAX), NULL;
+	b->cell = malloc(b->nodes * sizeof(*b->cell));
+	b->first = malloc((b->nodes + 1) * sizeof(*b->first));
+	b->A = malloc(b->nodes * sizeof(*b->A));
+	b->inv = malloc(b->nodes * sizeof(*b->inv));
+	b->gam = malloc(b->entries * sizeof(*b->gam));
+	b->mat = malloc(b->entries * sizeof(*b->mat));
+	b->so = malloc(b->entries * sizeof(*b->so));
+	b->nb = malloc((size_t)b->nmat * sizeof(*b->nb));
+	b->boff = malloc((size_t)b->nmat * sizeof(*b->boff));
+	b->bh = malloc((size_t)b->nmat * sizeof(*b->bh));
+	b->bb = malloc((size_t)b->nbranch * sizeof(double));
+	b->cc = malloc((size_t)b->nbranch * sizeof(double));
+	b->kk = malloc((size_t)b->nbranch * sizeof(double));
+	b->mh = malloc((size_t)b->nbranch * sizeof(double));
+	b->rr = malloc((size_t)b->nbranch * sizeof(double));
+	b->state = calloc(b->states, (size_t)precision);
+	b->W = calloc(b->entries, (size_t)precision);
+	if (!b->cell || !b->first || !b->A || !b->inv || !b->gam || !b->mat || !b->so || !b->nb ||
+	    !b->boff || !b->bh || !b->bb || !b->cc || !b->kk || !b->mh || !b->rr || !b->state ||
+	    !b->W)
+		goto nomem;
+	for (int m = 0; m < VOX_NO_WALL; m++) {
+		const int x = b->material_of[m];
+		double sum = 0;
+
+		if (x < 0)
+			continue;
+		b->nb[x] = banks[m]->n;
+		b->boff[x] = j;
+		for (int q = 0; q < banks[m]->n; q++, j++) {
+			constants(banks[m], T, q, &b->bb[j], &b->cc[j], &b->kk[j], &b->mh[j],
+				  &b->rr[j]);
+			sum += b->bb[j];
+		}
+		b->bh[x] = 0.5 * sum;
+	}
+	walk(g, banks, b->material_of, b, 1);
+	for (size_t n = 0; n < b->nodes; n++) {
+		/* the kind's scalar walls, as fdtd_coefficients() has them */
+		const double gs = 0.5 * lambda * g->kinds[g->cls[b->cell[n]]].beta_sum;
+		double d;
+
+		b->A[n] = 1 + gs;
+		d = b->A[n];
+		for (uint32_t e = b->first[n]; e < b->first[n + 1]; e++) {
+			b->gam[e] *= 0.5 * lambda;
+			d += b->gam[e] * b->bh[b->mat[e]];
+		}
+		b->inv[n] = 1 / d;
+	}
+	return b;
+
+nomem:
+	branch_free(b);
+	rs_fail(err, RS_ENOMEM, "out of memory for the branch walls");
+	return NULL;
+}
+
+void branch_free(struct branch_walls *b)
+{
+	if (!b)
+		return;
+	free(b->cell);
+	free(b->first);
+	free(b->A);
+	free(b->inv);
+	free(b->gam);
+	free(b->mat);
+	free(b->so);
+	free(b->nb);
+	free(b->boff);
+	free(b->bh);
+	free(b->bb);
+	free(b->cc);
+	free(b->kk);
+	free(b->mh);
+	free(b->rr);
+	free(b->state);
+	free(b->W);
+	free(b);
+}
+
+void branch_reset(struct branch_walls *b)
+{
+	if (!b)
+		return;
+	memset(b->state, 0, b->states * (size_t)b->precision);
+	memset(b->W, 0, b->entries * (size_t)b->precision);
+}
+
+double branch_value(const struct branch_walls *b, const void *arr, size_t i)
+{
+	return b->precision == 4 ? ((const float *)arr)[i] : ((const double *)arr)[i];
+}
+
+/*
+ * The update of branch.h at one node, in REAL; the CUDA engine's kernel
+ * (solver/cuda/branch.cu) is the same expression in the same order.
+ */
+#define BRANCH_STEP(REAL, SFX)                                                                    \
+	static void step_##SFX(struct branch_walls *b, const REAL *u, REAL *next, int threads)   \
+	{                                                                                         \
+		REAL *st = b->state, *Wv = b->W;                                                  \
+		const REAL half = (REAL)0.5;                                                      \
+                                                                                                  \
+		_Pragma("omp parallel for num_threads(threads) schedule(static, 1024)")           \
+		for (size_t n = 0; n < b->nodes; n++) {                                           \
+			const size_t c = b->cell[n];                                              \
+			const REAL un = u[c];                                                     \
+			REAL acc = 0, d, hd;                                                      \
+                                                                                                  \
+			for (uint32_t e = b->first[n]; e < b->first[n + 1]; e++) {                \
+				const int x = (int)b->mat[e], o = b->boff[x], nb = b->nb[x];      \
+				const REAL *w = st + b->so[e], *v = w + nb;                       \
+				REAL S = 0;                                                       \
+                                                                                                  \
+				for (int q = 0; q < nb; q++)                                      \
+					S = S + (REAL)b->bb[o + q] *                              \
+							((un - v[q]) + (REAL)b->cc[o + q] * w[q]); \
+				acc = acc + (REAL)b->gam[e] * (S - Wv[e]);                        \
+			}                                                                         \
+			d = ((REAL)b->A[n] * (next[c] - un) - acc) * (REAL)b->inv[n];             \
+			hd = d * half;                                                            \
+			for (uint32_t e = b->first[n]; e < b->first[n + 1]; e++) {                \
+				const int x = (int)b->mat[e], o = b->boff[x], nb = b->nb[x];      \
+				REAL *w = st + b->so[e], *v = w + nb;                             \
+				REAL sum = 0;                                                     \
+                                                                                                  \
+				for (int q = 0; q < nb; q++) {                                    \
+					const REAL wn = (REAL)b->bb[o + q] *                      \
+							(((un - v[q]) + hd) +                     \
+							 (REAL)b->cc[o + q] * w[q]);              \
+                                                                                                  \
+					v[q] = v[q] + (REAL)b->kk[o + q] * ((wn + w[q]) * half);  \
+					sum = sum + w[q];                                         \
+					w[q] = wn;                                                \
+				}                                                                 \
+				Wv[e] = sum;                                                      \
+			}                                                                         \
+			next[c] = un + d;                                                         \
+		}                                                                                 \
+	}
+BRANCH_STEP(float, f32)
+BRANCH_STEP(double, f64)
+#undef BRANCH_STEP
+
+void branch_step(struct branch_walls *b, const void *u, void *next, int threads)
+{
+	if (!b)
+		return;
+	if (b->precision == 4)
+		step_f32(b, u, next, threads);
+	else
+		step_f64(b, u, next, threads);
+}
+
+double branch_energy(const struct branch_walls *b, const double *cur, const double *prev)
+{
+	double e = 0;
+
+	for (size_t n = 0; b && n < b->nodes; n++) {
+		const size_t c = b->cell[n];
+		const double h = 0.5 * (cur[c] + prev[c]);
+
+		for (uint32_t en = b->first[n]; en < b->first[n + 1]; en++) {
+			const int x = (int)b->mat[en], o = b->boff[x], nb = b->nb[x];
+			double s = 0;
+
+			for (int q = 0; q < nb; q++) {
+				const double w = branch_value(b, b->state, b->so[en] + (size_t)q);
+				const double v = branch_value(b, b->state, b->so[en] + (size_t)(nb + q));
+				const double m = b->mh[o + q], k = b->kk[o + q], r = b->rr[o + q];
+				const double dw = (h - v - (r - 0.5 * k) * w) /
+						  (m - 0.5 * r + 0.25 * k);
+				const double sig = w - 0.5 * dw;
+
+				s += 0.5 * m * dw * dw + 0.5 * k * sig * sig;
+			}
+			e += 4 * b->gam[en] * s;
+		}
+	}
+	return e;
+}

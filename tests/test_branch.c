@@ -1,0 +1,260 @@
+/*
+ * test_branch - frequency-dependent walls in the engine (solver/branch.h; docs/physics.md,
+ * "Branch walls"): one real branch is the scalar wall, the energy with the branches' share
+ * never rises over 10^6 steps, and a plane pulse in a duct comes back from a material with
+ * the fitted model's normal-incidence reflection.
+ */
+#include "helper.h"
+
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../solver/branch.h"
+#include "../solver/wall.h"
+
+/* Replace s's engine by one whose material m is the bank w (the grid is kept). */
+static void use_bank(struct sim *s, int m, const struct wall_model *w)
+{
+	const struct wall_model *banks[ROOM_MAX_MATERIALS] = { 0 };
+	struct rs_error err = { 0 };
+	struct fdtd_setup setup = { .grid = s->grid, .stencil = &s->stencil, .lambda = s->lambda,
+				    .precision = s->room->precision, .banks = banks,
+				    .nbanks = s->room->nmaterials, .dt = s->dt };
+
+	banks[m] = w;
+	fdtd_destroy(s->engine);
+	s->engine = fdtd_create(&setup, &err);
+	if (!s->engine)
+		fail_msg("%s", err.msg);
+	for (int r = 0; r < s->room->nreceivers; r++)
+		assert_int_equal(fdtd_add_receiver(s->engine, s->room->receivers[r].pos), r);
+	assert_int_equal(fdtd_reserve(s->engine, (size_t)s->steps + 1), 0);
+}
+
+#define BOX(walls, precision, stencil) \
+	"grid: {spacing: 0.05, courant: 0.999}\n" \
+	"scheme: {precision: " precision stencil "}\n" \
+	"duration: 0.3\n" \
+	"geometry: {box: [1.0, 0.8, 0.6]}\n" \
+	"materials: {w: " walls ", hard: {admittance: 0}}\n" \
+	"surfaces: {default: hard, x1: w, y0: w, ceiling: w}\n" \
+	"sources: [{name: S, position: [0.31, 0.27, 0.22], signal: impulse, highpass: 0}]\n" \
+	"receivers: [{name: R, position: [0.7, 0.5, 0.4]}]\n"
+
+/*
+ * A bank of one real branch (r, no mass, no stiffness) is the scalar wall of admittance 1 / r,
+ * to rounding: the branch update solves for the same u^(n+1) as the kind's update. Three
+ * faces carry it, so edges and a corner take two and three walls.
+ */
+static void one_real_branch_is_the_scalar_wall(const char *stencil)
+{
+	char yaml[1024];
+	struct sim *a, *b;
+	const struct wall_model real = { .n = 1, .r = { 4.0 } };
+	double peak = 0, diff = 0;
+
+	snprintf(yaml, sizeof(yaml), BOX("{admittance: 0.25}", "float64", "%s"), stencil);
+	a = sim_open(yaml);
+	snprintf(yaml, sizeof(yaml), BOX("{admittance: 0}", "float64", "%s"), stencil);
+	b = sim_open(yaml);
+	use_bank(b, 0, &real);
+	sim_run(a, 0, -1);
+	sim_run(b, 0, -1);
+	for (long n = 0; n <= a->steps; n++) {
+		const double x = fdtd_receiver(a->engine, 0)[n], y = fdtd_receiver(b->engine, 0)[n];
+
+		peak = fmax(peak, fabs(x));
+		diff = fmax(diff, fabs(x - y));
+	}
+	print_message("# %s: one real branch against the scalar wall: %.2e of the peak over %ld "
+		      "steps\n", *stencil ? stencil : "7-point", diff / peak, a->steps);
+	assert_true(peak > 0);
+	assert_true(diff < 1e-11 * peak);
+	sim_close(a);
+	sim_close(b);
+}
+
+static void real_branch_seven_point(void **state)
+{
+	(void)state;
+	one_real_branch_is_the_scalar_wall("");
+}
+
+static void real_branch_larger_stencil(void **state)
+{
+	(void)state;
+	one_real_branch_is_the_scalar_wall(", stencil: leggy, order: 4");
+}
+
+/* The library's most resonant material: 0.10 0.45 0.85 0.30 0.10 0.05 from 125 Hz. */
+#define RESONANT "{library: microperforated_glass_sheets}"
+
+#define PASSIVE_STEPS 1000000L
+#define PASSIVE_EVERY 50	/* steps between energy checks after the first PASSIVE_DENSE */
+#define PASSIVE_DENSE 20000
+
+/*
+ * 10^6 steps of a small box whose three faces are the resonant material. A high-passed
+ * impulse (its sum and first moment 0, so it leaves no uniform drift: physics.md, "Sources")
+ * plays for the first 0.3 s; from then on the energy (the branches' included) may rise only
+ * by rounding: float64, 1e-12 of it per check; float32, 1e-5 of it, or 1e-9 of the energy
+ * at the start once it is down there. At the end it must have fallen, not grown back.
+ */
+static void passive(const char *precision, double rel, double floor)
+{
+	char yaml[1024];
+	struct sim *s;
+	double e0, prev, worst = 0, low = INFINITY, last;
+	long rises = 0;
+
+	snprintf(yaml, sizeof(yaml),
+		 "grid: {spacing: 0.05, courant: 0.999}\n"
+		 "scheme: {precision: %s}\n"
+		 "duration: 0.3\n"
+		 "geometry: {box: [0.5, 0.4, 0.3]}\n"
+		 "materials: {w: " RESONANT ", hard: {admittance: 0}}\n"
+		 "surfaces: {default: hard, x1: w, y0: w, ceiling: w}\n"
+		 "sources: [{name: S, position: [0.21, 0.17, 0.12], signal: impulse}]\n"
+		 "receivers: [{name: R, position: [0.3, 0.25, 0.2]}]\n", precision);
+	s = sim_open(yaml);
+	sim_run(s, 0, -1);
+	e0 = prev = fdtd_energy(s->engine);
+	assert_true(e0 > 0);
+	for (long n = s->steps; n < PASSIVE_STEPS;) {
+		const long step = n < s->steps + PASSIVE_DENSE ? 1 : PASSIVE_EVERY;
+		double e;
+
+		assert_int_equal(fdtd_advance(s->engine, step, NULL), 0);
+		n += step;
+		e = fdtd_energy(s->engine);
+		if (e > prev * (1 + rel) + floor * e0)
+			rises++;
+		if (e > prev)
+			worst = fmax(worst, (e - prev) / e0);
+		if (n - step < PASSIVE_STEPS / 2 && n >= PASSIVE_STEPS / 2)
+			low = e;
+		prev = e;
+	}
+	last = prev;
+	print_message("# %s: energy %.3e of that at the source's end after %ld steps (%.3e at half way), %ld "
+		      "rises past rounding (the largest rise %.2e of the energy at the start)\n", precision, last / e0, PASSIVE_STEPS,
+		      low / e0, rises, worst);
+	assert_int_equal(rises, 0);
+	assert_true(last <= fmax(low, floor * e0));
+	assert_true(last < 1e-3 * e0);
+	sim_close(s);
+}
+
+static void passive_float64(void **state)
+{
+	(void)state;
+	passive("float64", 1e-12, 1e-15);
+}
+
+static void passive_float32(void **state)
+{
+	(void)state;
+	passive("float32", 1e-5, 1e-7);
+}
+
+/*
+ * Normal incidence: a duct of 2 x 2 cells with rigid sides, a Ricker pulse launched at its
+ * rigid end, the material at the far end. The receiver halfway sees the incident pulse, then
+ * the reflected one, each alone in its window; |R(f)| is the ratio of their spectra and must
+ * be within 0.03 of the fitted model's, |(1 - beta) / (1 + beta)|, from 50 Hz to fmax / 2.
+ */
+#define DUCT_L 28.0		/* m */
+#define DUCT_FMAX 4000.0	/* Hz */
+
+static double complex dft(const double *x, long a, long b, double f, double dt)
+{
+	double complex s = 0;
+
+	for (long n = a; n < b; n++)
+		s += x[n] * cexp(-2 * I * M_PI * f * (double)n * dt);
+	return s;
+}
+
+static void duct(const char *material)
+{
+	char yaml[1024];
+	struct sim *s;
+	const double c = 343, h = c / (DUCT_FMAX * 20), xr = DUCT_L / 2;
+	double worst = 0, at = 0;
+	long w1, w2;
+	const double *y;
+	const struct wall_model *bank;
+
+	snprintf(yaml, sizeof(yaml),
+		 "grid: {fmax: %g, ppw: 20}\n"
+		 "duration: %g\n"
+		 "geometry: {box: [%g, %g, %g]}\n"
+		 "materials: {w: {library: %s}, hard: {admittance: 0}}\n"
+		 "surfaces: {default: hard, x1: w}\n"
+		 "sources: [{name: S, position: [%g, %g, %g], signal: ricker, fc: 1500, "
+		 "highpass: 0}]\n"
+		 "receivers: [{name: R, position: [%g, %g, %g]}]\n",
+		 DUCT_FMAX, 2.05 * DUCT_L / c, DUCT_L, 2 * h, 2 * h, material, 2 * h, h, h,
+		 xr, h, h);
+	s = sim_open(yaml);
+	bank = s->banks->bank[0];
+	assert_non_null(bank);
+	sim_run(s, 0, -1);
+	y = fdtd_receiver(s->engine, 0);
+	/* windows cut halfway between arrivals: direct at xr / c = L / 2c, reflected at
+	 * (2L - xr) / c = 3L / 2c, its echo from the rigid end at 5L / 2c */
+	w1 = lround(DUCT_L / c / s->dt);
+	w2 = lround(2 * DUCT_L / c / s->dt);
+	assert_true(w2 <= s->steps);
+	for (double f = 50; f <= DUCT_FMAX / 2; f += 10) {
+		const double complex beta = wall_admittance(bank, f);
+		const double model = cabs((1 - beta) / (1 + beta));
+		const double got = cabs(dft(y, w1, w2, f, s->dt)) /
+				   cabs(dft(y, 0, w1, f, s->dt));
+
+		if (fabs(got - model) > worst) {
+			worst = fabs(got - model);
+			at = f;
+		}
+	}
+	print_message("# %s: |R(f)| within %.4f of the model from 50 Hz to %g Hz (worst at "
+		      "%g Hz)\n", material, worst, DUCT_FMAX / 2, at);
+	assert_true(worst < 0.03);
+	sim_close(s);
+}
+
+static void duct_rising(void **state)
+{
+	(void)state;
+	duct("carpet_6mm_open_cell_foam");
+}
+
+static void duct_falling(void **state)
+{
+	(void)state;
+	duct("plywood_thin");
+}
+
+static void duct_resonant(void **state)
+{
+	(void)state;
+	duct("microperforated_glass_sheets");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(real_branch_seven_point),
+		cmocka_unit_test(real_branch_larger_stencil),
+		cmocka_unit_test(duct_rising),
+		cmocka_unit_test(duct_falling),
+		cmocka_unit_test(duct_resonant),
+		cmocka_unit_test(passive_float64),
+		cmocka_unit_test(passive_float32),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
