@@ -24,7 +24,7 @@
 static const char usage_bench[] =
 	"usage: roomsim bench [FILE.yaml] [--backend cpu|cuda|auto] [--kernel NAME|all]\n"
 	"                     [--cells N] [--steps N] [--precision float32|float64] [--threads N]\n"
-	"                     [--padding F] [--block XxY] [--dts LIST] [--nt LIST]\n"
+	"                     [--padding F] [--block XxY] [--dts LIST] [--nt LIST] [--band-walls]\n"
 	"\n"
 	"Measure the streaming bandwidth (copy and add: read 2, write 1) of the CPU or GPU,\n"
 	"then the engine's voxel updates per second: all grid cells x steps / time of the step\n"
@@ -33,6 +33,8 @@ static const char usage_bench[] =
 	"about N cells (default 1.6e7 on the CPU, 5e8 on the GPU) with absorbing walls. The\n"
 	"limit is add bandwidth / bytes per update (12 in float32, 24 in float64). --padding F\n"
 	"lowers the ceiling over most of the box so that a fraction F of it is padding.\n"
+	"--band-walls gives the box's walls absorption in 8 octave bands (63 Hz to 8 kHz, all\n"
+	"fitted): the engines then also update the walls' branches (solver/branch.h).\n"
 	"--dts and --nt (comma-separated lists) time the diamond kernel at each tile size and\n"
 	"tower height, with steps rounded up to whole towers, each next to the prediction of\n"
 	"seed 002's locality model (docs/performance.md, \"DiamondTorre\").\n";
@@ -68,6 +70,23 @@ static struct room *synthetic(double cells, int precision)
 	r->materials[0].absorption = BENCH_ABSORPTION;
 	r->materials[0].beta = BENCH_ABSORPTION / 8;	/* Paris, small-beta limit */
 	return r;
+}
+
+/* The synthetic box's walls in 8 octave bands (a hall's mix of surfaces), all fitted. */
+static void band_walls(struct room *r)
+{
+	static const double f[8] = { 63, 125, 250, 500, 1000, 2000, 4000, 8000 };
+	static const double alpha[8] = { 0.08, 0.1, 0.14, 0.2, 0.26, 0.3, 0.32, 0.34 };
+	struct room_material *m = &r->materials[0];
+
+	m->nbands = 8;
+	m->third = 0;
+	for (int b = 0; b < 8; b++) {
+		m->band_f[b] = f[b];
+		m->band_alpha[b] = alpha[b];
+	}
+	m->beta = 0;
+	r->fmax = 1e4;		/* the fit's: every band */
 }
 
 /*
@@ -109,11 +128,20 @@ static double rate_of(const struct room *room, int threads, int steps, int runs,
 		vox_free(g);
 		g = NULL;
 	}
+	struct wall_banks *banks = NULL;
 	struct fdtd_setup s = { .grid = g, .stencil = &st,
 				.lambda = room->courant * stn_courant_limit(&st),
 				.precision = room->precision, .threads = threads };
-	struct fdtd *f = g ? fdtd_create(&s, NULL) : NULL;
+	struct fdtd *f = NULL;
 	double rate = 0;
+
+	if (g && !wall_banks_of(room, &banks)) {
+		s.banks = banks->bank;
+		s.nbanks = room->nmaterials;
+		s.dt = s.lambda * room->spacing / room->c;
+		f = fdtd_create(&s, NULL);
+	}
+	free(banks);
 
 	if (f) {
 		rate = median_rate(f, (double)vox_nodes(&g->plan), steps, runs);
@@ -188,6 +216,7 @@ struct bench_opts {
 	int block[2];		/* GPU threads per block; 0: the room's (default 32 x 8) */
 	int dts[8], ndts;	/* diamond tile sizes to time; none: the default */
 	int nt[16], nnt;	/* diamond tower heights to time; none: the default */
+	int band_walls;		/* the synthetic box's walls given in 8 octave bands */
 };
 
 /* A comma-separated list of at most max integers in [lo, hi]; its length, or -1. */
@@ -226,6 +255,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "block", required_argument, NULL, 'B' },
 		{ "dts", required_argument, NULL, 'D' },
 		{ "nt", required_argument, NULL, 'T' },
+		{ "band-walls", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -235,8 +265,11 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 	*o = (struct bench_opts){ .steps = 20, .precision = 4, .backend = ROOM_BACKEND_AUTO,
 				  .kernel = -1 };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:s:p:t:b:k:P:B:D:T:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:p:t:b:k:P:B:D:T:Wh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'W':
+			o->band_walls = 1;
+			break;
 		case 'D':
 			if ((o->ndts = int_list(optarg, o->dts, 8, 1, ROOM_MAX_DTS)) < 0)
 				return fprintf(stderr, "roomsim: --dts: valid: up to 8 tile sizes of 1 "
@@ -389,6 +422,8 @@ static int bench_gpu(const struct bench_opts *o, struct room *room)
 	struct vox_grid *g = vox_build(room, &err);
 	struct fdtd_coefs coefs;
 	struct cuda_engine *e = NULL;
+	struct wall_banks *banks = NULL;
+	struct branch_walls *bw = NULL;
 	double copy, add, air, lambda;
 	char name[128] = "";
 	int rc = EXIT_RUNTIME;
@@ -406,13 +441,23 @@ static int bench_gpu(const struct bench_opts *o, struct room *room)
 	lambda = room->courant * stn_courant_limit(&st);
 	fdtd_coefficients(g, &st, lambda, room->precision, &coefs);
 	printf("scheme     %s\n", st.name);
+	if (app_banks(room, &banks, &err))
+		goto out;
+	if (banks->any &&
+	    !(bw = branch_create(g, banks->bank, room->nmaterials, lambda,
+				 lambda * room->spacing / room->c, room->precision, &err)) &&
+	    err.code)
+		goto out;
+	if (bw)
+		printf("walls      %zu boundary cells with branch walls, %d branches in all, %zu "
+		       "state values\n", bw->nodes, bw->nbranch, bw->states);
 	{
 		struct cuda_setup cs = { g, &coefs, room->precision,
 					 st.fcc ? KERNEL_FCC
 					 : stn_is_seven_point(&st) ? KERNEL_NAIVE3D
 								   : KERNEL_GENERAL,
 					 { room->block[0], room->block[1] }, 0, &st, NULL, NULL,
-					 room->dts, room->nt };
+					 room->dts, room->nt, bw };
 
 		if (!(e = cuda_create(&cs, &err)) ||
 		    ((o->kernel < 0 || o->kernel == KERNEL_DIAMOND) &&
@@ -457,6 +502,8 @@ out:
 	if (rc)
 		fprintf(stderr, "roomsim: %s\n", err.msg);
 	cuda_destroy(e);
+	branch_free(bw);
+	free(banks);
 	vox_free(g);
 	return rc;
 }
@@ -483,15 +530,8 @@ int cmd_bench(int argc, char **argv)
 		fprintf(stderr, "roomsim: %s\n", o.file ? err.msg : "out of memory");
 		return app_exit_status(o.file ? err.code : RS_ENOMEM);
 	}
-	for (int i = 0; i < room->nmaterials; i++)
-		if (room->materials[i].nbands && !err.code)
-			rs_fail(&err, RS_EINPUT, "%s: materials.%s: bench does not time materials "
-				"given by band yet", room->file, room->materials[i].name);
-	if (err.code) {
-		fprintf(stderr, "roomsim: %s\n", err.msg);
-		room_free(room);
-		return EXIT_USAGE;
-	}
+	if (o.band_walls && !o.file)
+		band_walls(room);
 	if (!o.file) {
 		room->block[0] = 32;
 		room->block[1] = 8;

@@ -110,9 +110,10 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 
 		if (cuda_available(name, sizeof(name), &devmem))
 			printf("gpu        %s: %s of device memory needed, %s in all\n", name,
-			       app_bytes((double)cuda_memory(g, room->precision, room->kernel,
-							     room->nreceivers,
-							     p->nsamples, (size_t)p->steps), need),
+			       app_bytes((double)(cuda_memory(g, room->precision, room->kernel,
+							      room->nreceivers, p->nsamples,
+							      (size_t)p->steps) + p->branch_memory),
+					 need),
 			       app_bytes((double)devmem, have));
 	}
 #endif

@@ -4,6 +4,8 @@
  */
 #include "branch.h"
 
+#include "wall.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,12 +41,20 @@ static int index_banks(const struct wall_model *const *banks, int nbanks, int *m
 }
 
 /*
- * Count the nodes and entries of g's walls with a branch material, and the state values
- * (when lists is given, fill them: the areas per entry into gam, unscaled).
+ * Count the nodes and entries of g's walls with a branch material, each material's entries
+ * into b->stride (when fill is 0) and the state values; with fill, fill the lists: the areas
+ * per entry into gam (unscaled), and each entry's first state value (branch.h's layout).
  */
 static void walk(const struct vox_grid *g, const struct wall_model *const *banks,
 		 const int *material_of, struct branch_walls *b, int fill)
 {
+	size_t next[VOX_NO_WALL] = { 0 }, at = 0;	/* per material: its next entry's first */
+
+	for (int x = 0, m = 0; fill && m < VOX_NO_WALL; m++)
+		if (material_of[m] >= 0) {
+			next[x] = at;
+			at += 2 * (size_t)banks[m]->n * b->stride[x++];
+		}
 	b->nodes = b->entries = b->states = 0;
 	for (size_t w = 0; g->walls && w < g->nwalls; w++) {
 		const struct vox_wall *wl = &g->walls[w];
@@ -67,7 +77,9 @@ static void walk(const struct vox_grid *g, const struct wall_model *const *banks
 			if (fill) {
 				b->gam[b->entries] = wl->area[f];
 				b->mat[b->entries] = (uint32_t)material_of[m];
-				b->so[b->entries] = b->states;
+				b->so[b->entries] = next[material_of[m]]++;
+			} else {
+				b->stride[material_of[m]]++;
 			}
 			b->entries++;
 			b->states += 2 * (size_t)banks[m]->n;
@@ -114,6 +126,8 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 		goto nomem;
 	b->precision = precision;
 	b->nmat = index_banks(banks, nbanks, b->material_of, &b->nbranch);
+	if (b->nmat && !(b->stride = calloc((size_t)b->nmat, sizeof(*b->stride))))
+		goto nomem;
 	if (b->nmat)
 		walk(g, banks, b->material_of, b, 0);
 	if (!b->nodes) {
@@ -192,6 +206,7 @@ void branch_free(struct branch_walls *b)
 	free(b->gam);
 	free(b->mat);
 	free(b->so);
+	free(b->stride);
 	free(b->nb);
 	free(b->boff);
 	free(b->bh);
@@ -236,29 +251,32 @@ double branch_value(const struct branch_walls *b, const void *arr, size_t i)
                                                                                                   \
 			for (uint32_t e = b->first[n]; e < b->first[n + 1]; e++) {                \
 				const int x = (int)b->mat[e], o = b->boff[x], nb = b->nb[x];      \
-				const REAL *w = st + b->so[e], *v = w + nb;                       \
+				const size_t s = b->stride[x];                                    \
+				const REAL *w = st + b->so[e], *v = w + (size_t)nb * s;           \
 				REAL S = 0;                                                       \
                                                                                                   \
 				for (int q = 0; q < nb; q++)                                      \
-					S = S + (REAL)b->bb[o + q] *                              \
-							((un - v[q]) + (REAL)b->cc[o + q] * w[q]); \
+					S = S + (REAL)b->bb[o + q] * ((un - v[q * s]) +           \
+								      (REAL)b->cc[o + q] * w[q * s]); \
 				acc = acc + (REAL)b->gam[e] * (S - Wv[e]);                        \
 			}                                                                         \
 			d = ((REAL)b->A[n] * (next[c] - un) - acc) * (REAL)b->inv[n];             \
 			hd = d * half;                                                            \
 			for (uint32_t e = b->first[n]; e < b->first[n + 1]; e++) {                \
 				const int x = (int)b->mat[e], o = b->boff[x], nb = b->nb[x];      \
-				REAL *w = st + b->so[e], *v = w + nb;                             \
+				const size_t s = b->stride[x];                                    \
+				REAL *w = st + b->so[e], *v = w + (size_t)nb * s;                 \
 				REAL sum = 0;                                                     \
                                                                                                   \
 				for (int q = 0; q < nb; q++) {                                    \
+					const REAL wq = w[q * s];                                 \
 					const REAL wn = (REAL)b->bb[o + q] *                      \
-							(((un - v[q]) + hd) +                     \
-							 (REAL)b->cc[o + q] * w[q]);              \
+							(((un - v[q * s]) + hd) +                 \
+							 (REAL)b->cc[o + q] * wq);                \
                                                                                                   \
-					v[q] = v[q] + (REAL)b->kk[o + q] * ((wn + w[q]) * half);  \
-					sum = sum + w[q];                                         \
-					w[q] = wn;                                                \
+					v[q * s] = v[q * s] + (REAL)b->kk[o + q] * ((wn + wq) * half); \
+					sum = sum + wq;                                           \
+					w[q * s] = wn;                                            \
 				}                                                                 \
 				Wv[e] = sum;                                                      \
 			}                                                                         \
@@ -289,11 +307,13 @@ double branch_energy(const struct branch_walls *b, const double *cur, const doub
 
 		for (uint32_t en = b->first[n]; en < b->first[n + 1]; en++) {
 			const int x = (int)b->mat[en], o = b->boff[x], nb = b->nb[x];
+			const size_t st = b->stride[x];
 			double s = 0;
 
 			for (int q = 0; q < nb; q++) {
-				const double w = branch_value(b, b->state, b->so[en] + (size_t)q);
-				const double v = branch_value(b, b->state, b->so[en] + (size_t)(nb + q));
+				const double w = branch_value(b, b->state, b->so[en] + (size_t)q * st);
+				const double v = branch_value(b, b->state,
+							      b->so[en] + (size_t)(nb + q) * st);
 				const double m = b->mh[o + q], k = b->kk[o + q], r = b->rr[o + q];
 				const double dw = (h - v - (r - 0.5 * k) * w) /
 						  (m - 0.5 * r + 0.25 * k);

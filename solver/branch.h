@@ -34,11 +34,12 @@
 
 #include "../common/rs_error.h"
 #include "../geometry/voxel.h"
-#include "wall.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct wall_model;	/* wall.h (C only: it uses complex) */
 
 /* The walls of a run, built by branch_create from the grid and the materials' banks. */
 struct branch_walls {
@@ -50,10 +51,13 @@ struct branch_walls {
 	double *A, *inv;	/* per node: 1 + g_s and 1 / (A + sum of gam bh) */
 	double *gam;		/* per entry: the weight of its wall term */
 	uint32_t *mat;		/* per entry: its material (index into the tables below) */
-	size_t *so;		/* per entry: its first state value (w of its branches, then v) */
+	size_t *so;		/* per entry: its first state value: w of branch q at
+				 * so + q stride, v at so + (nb + q) stride (its material's) */
 	/* per material that has branches: */
 	int nmat;
 	int *nb;		/* branches */
+	size_t *stride;		/* entries: a material's state is w of its first branch for
+				 * every entry, then of the second, ..., then the v alike */
 	int *boff;		/* first branch in bb, cc, kk, mh */
 	double *bh;		/* half the sum of its bb */
 	/* per branch, over every material: */
@@ -62,7 +66,7 @@ struct branch_walls {
 	double *mh, *rr;	/* m^ = m / T and r, for the energy */
 	int material_of[VOX_NO_WALL];	/* room material -> index above, -1: scalar wall */
 	int precision;
-	void *state;		/* per entry: w of its branches, then their v (precision) */
+	void *state;		/* w and v of every branch of every entry (precision) */
 	void *W;		/* per entry: its branches' velocity sum one level back */
 };
 

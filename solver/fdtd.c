@@ -219,7 +219,8 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 #ifdef ROOMSIM_CUDA
 	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
-				 s->tex_limit, f->stencil, f->fallback, f->touch, s->dts, s->nt };
+				 s->tex_limit, f->stencil, f->fallback, f->touch, s->dts, s->nt,
+				 f->branch };
 
 	f->gpu = cuda_create(&cs, err);
 	return f->gpu ? 0 : err ? err->code : RS_EDEVICE;
@@ -591,8 +592,8 @@ double fdtd_energy(const struct fdtd *f)
 		fdtd_field(f, 0, cur);
 		fdtd_field(f, 1, prev);
 		e = energy(f->grid, f->lambda, f->stencil, f, cur, prev);
-		if (f->branch && (!f->gpu || !GPU_CALL(cuda_branch_state(f->gpu, f->branch,
-									   &f->err))))
+		if (f->branch && (!f->gpu || !GPU_CALL(cuda_branch_state(
+							 f->gpu, f->branch, (struct rs_error *)&f->err))))
 			e += branch_energy(f->branch, cur, prev);
 		else if (f->branch)
 			e = -1;

@@ -29,11 +29,12 @@
 #include "../geometry/voxel.h"
 #include "kernels.h"
 #include "stencil.h"
-#include "wall.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct wall_model;	/* solver/wall.h */
 
 struct fdtd_setup {
 	const struct vox_grid *grid;	/* borrowed */

@@ -8,8 +8,15 @@
 
 #include "../model/room.h"
 
-#define SPREAD 3		/* resonant branches per band */
-#define QPER 1.0		/* their quality per branch of a band: Q = SPREAD QPER an octave */
+/*
+ * The banks tried, sparsest first (wall_fit): resonant branches per band and their quality
+ * per branch (Q = spread qper for octave bands). Each branch costs the engines two state
+ * values per wall node and step, so the first bank that meets every band's tolerance wins.
+ */
+static const struct {
+	int spread;
+	double qper;
+} ladder[] = { { 1, 1.2 }, { 2, 1.0 }, { 3, 1.0 } };
 #define IMAG_WEIGHT 0.2		/* weight of the reactance against the resistance in the fit */
 #define BAND_POINTS 9		/* log-spaced points of a band's average */
 #define FIT_OUTER 40		/* corrections of the band absorptions */
@@ -108,8 +115,8 @@ static void gauss(int n, double a[][WALL_MAX_BRANCHES], double *y, double *x)
 }
 
 /*
- * The branch bank: SPREAD resonant branches per fitted band, a third of an octave apart
- * (a ninth for third-octave bands) around its centre, quality Q; and two that open the ends,
+ * The branch bank: `spread` resonant branches per fitted band (1 or 3), a third of an octave
+ * apart (a ninth for third-octave bands) around its centre, quality Q; and two that open the ends,
  * a mass branch flat below the lowest band and a stiffness branch flat above the highest.
  * Branch j of unit conductance has the admittance shape(j, f); conductance g_j gives
  * r = 1 / g_j and m, k scaled alike.
@@ -121,17 +128,18 @@ struct bank {
 	double q;
 };
 
-static void bank_of(const struct wall_bands *bd, int used, struct bank *k)
+static void bank_of(const struct wall_bands *bd, int used, int spread, double qper,
+		    struct bank *k)
 {
-	const double step = (bd->third ? 1.0 / 3 : 1.0) / SPREAD;	/* octaves apart */
+	const double step = (bd->third ? 1.0 / 3 : 1.0) / spread;	/* octaves apart */
 
-	k->q = (bd->third ? 3 : 1) * QPER * SPREAD;
+	k->q = (bd->third ? 3 : 1) * qper * spread;
 	k->n = 0;
 	k->fj[k->n] = bd->f[0];
 	k->kind[k->n++] = 1;
 	for (int b = 0; b < used; b++)
-		for (int s = -(SPREAD / 2); s <= SPREAD / 2; s++) {
-			k->fj[k->n] = bd->f[b] * exp2(s * step);
+		for (int s = 0; s < spread; s++) {
+			k->fj[k->n] = bd->f[b] * exp2((s - 0.5 * (spread - 1)) * step);
 			k->kind[k->n++] = 0;
 		}
 	k->fj[k->n] = bd->f[used - 1];
@@ -290,25 +298,16 @@ static double peak(double a, double bpeak)
 	return 0.5 * (lo + hi);
 }
 
-int wall_fit(const struct wall_bands *bd, double fmax, struct wall_fit *fit)
+/* The fit of bands 0 .. used - 1 over the bank of ladder step l. */
+static int fit_bank(const struct wall_bands *bd, int used, int l, struct wall_fit *fit)
 {
 	const double amax = room_absorption_max();
 	const double bpeak = room_beta_of_absorption(amax);
 	double g[WALL_MAX_BRANCHES], want[WALL_MAX_BANDS];
 	struct bank bank;
-	int used = 0;
 
-	if (bd->n < 1 || bd->n > WALL_MAX_BANDS)
-		return -1;
-	for (int b = 0; b < bd->n; b++) {
-		if (bd->alpha[b] < 0 || bd->alpha[b] > 1 || bd->f[b] <= 0 ||
-		    (b && bd->f[b] <= bd->f[b - 1]))
-			return -1;
-		if (b == 0 || bd->f[b] <= fmax)
-			used = b + 1;
-	}
 	fit->used = used;
-	bank_of(bd, used, &bank);
+	bank_of(bd, used, ladder[l].spread, ladder[l].qper, &bank);
 	for (int b = 0; b < bd->n; b++) {
 		fit->target[b] = fmin(bd->alpha[b], amax);
 		want[b] = peak(fit->target[b], bpeak);
@@ -342,6 +341,66 @@ int wall_fit(const struct wall_bands *bd, double fmax, struct wall_fit *fit)
 		fit->fitted[b] = wall_alpha_band(&fit->model, bd->f[b], bd->third);
 		if (b < used && wall_band_missed(fit->fitted[b], bd->alpha[b]))
 			fit->misses++;
+	}
+	return 0;
+}
+
+/*
+ * Whether the model's absorption stays near the bands' between their centres: within
+ * RIPPLE absolute (or RIPPLE_REL relative) of the targets interpolated linearly in log f,
+ * from half a band below the lowest fitted band to half a band above the highest. A sparse
+ * bank can meet every band average and still swing between them.
+ */
+#define RIPPLE 0.03
+#define RIPPLE_REL 0.1
+
+static int smooth(const struct wall_bands *bd, const struct wall_fit *fit)
+{
+	const double half = bd->third ? 1.0 / 6 : 0.5;
+	const int n = fit->used;
+
+	for (double x = log2(bd->f[0]) - half; x <= log2(bd->f[n - 1]) + half; x += half / 4) {
+		double t = fit->target[0];
+
+		for (int b = 0; b + 1 < n; b++) {
+			const double x0 = log2(bd->f[b]), x1 = log2(bd->f[b + 1]);
+
+			if (x >= x0 && x <= x1)
+				t = fit->target[b] + (fit->target[b + 1] - fit->target[b]) *
+							 (x - x0) / (x1 - x0);
+			else if (x > x1)
+				t = fit->target[b + 1];
+		}
+		if (fabs(wall_alpha(&fit->model, exp2(x)) - t) > fmax(RIPPLE, RIPPLE_REL * t))
+			return 0;
+	}
+	return 1;
+}
+
+int wall_fit(const struct wall_bands *bd, double fmax, struct wall_fit *fit)
+{
+	struct wall_fit next;
+	int used = 0;
+
+	if (bd->n < 1 || bd->n > WALL_MAX_BANDS)
+		return -1;
+	for (int b = 0; b < bd->n; b++) {
+		if (bd->alpha[b] < 0 || bd->alpha[b] > 1 || bd->f[b] <= 0 ||
+		    (b && bd->f[b] <= bd->f[b - 1]))
+			return -1;
+		if (b == 0 || bd->f[b] <= fmax)
+			used = b + 1;
+	}
+	/* the sparsest bank that meets every band without swinging between them, else the
+	 * richest that misses fewest */
+	if (fit_bank(bd, used, 0, fit))
+		return -1;
+	for (size_t l = 1; (fit->misses || !smooth(bd, fit)) &&
+			   l < sizeof(ladder) / sizeof(ladder[0]); l++) {
+		if (fit_bank(bd, used, (int)l, &next))
+			return -1;
+		if (next.misses <= fit->misses)
+			*fit = next;
 	}
 	return 0;
 }

@@ -61,13 +61,16 @@ double wall_alpha_band(const struct wall_model *w, double fc, int third);
 int wall_band_missed(double fitted, double target);
 
 /*
- * Fit the bands up to fmax (at least the lowest). The bank: three resonant branches a third of
- * the band apart around each band's centre, a mass branch that holds the lowest band's value
+ * Fit the bands up to fmax (at least the lowest). A bank: one, two or three resonant
+ * branches per band around its centre, a mass branch that holds the lowest band's value
  * below it and a stiffness branch that holds the highest's above it. Their conductances
  * (1 / r) are the non-negative least-squares fit of a real admittance equal, across each band,
  * to the one whose Paris absorption is the band's, corrected until the band averages of the
- * absorption meet the targets. Passive by construction. Returns 0, or -1 when the bands are
- * not usable (none, unsorted, alpha outside 0..1) or memory runs out.
+ * absorption meet the targets; branches of conductance 0 are dropped. Each branch costs the
+ * engines state and traffic, so the sparsest bank wins that meets every band and stays near
+ * the bands between their centres (0.03, or 10 %); else the richest that misses fewest.
+ * Passive by construction. Returns 0, or -1 when the bands are not usable (none, unsorted,
+ * alpha outside 0..1) or memory runs out.
  */
 int wall_fit(const struct wall_bands *b, double fmax, struct wall_fit *fit);
 

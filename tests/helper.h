@@ -13,6 +13,7 @@
 #include "../geometry/voxel.h"
 #include "../io/config.h"
 #include "../solver/fdtd.h"
+#include "../solver/wall.h"
 
 struct sim {
 	struct room *room;

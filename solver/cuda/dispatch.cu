@@ -35,6 +35,9 @@ int cuda_kernel_why(const struct cuda_engine *e, enum kernel_id k, char *why, si
 
 	if (k <= KERNEL_AUTO || k >= NKERNELS)
 		return snprintf(why, len, "no such kernel"), 1;
+	if (e->branch && k == KERNEL_DIAMOND)	/* its towers advance many levels per launch */
+		return snprintf(why, len, "it does not run materials given by band yet (the "
+				"per-step kernels do)"), 1;
 	return kernel_why(k, &need, why, len) || cuda_kernels[k].check(e, k, why, len);
 }
 
@@ -81,7 +84,8 @@ static int run_steps(struct cuda_engine *e, enum kernel_id kern, int steps, stru
 	for (int s = 0; s < steps;) {
 		const int n = min(cuda_kernels[kern].levels(e), steps - s);
 
-		if (cuda_kernels[kern].launch(e, kern, n, err))
+		if (cuda_kernels[kern].launch(e, kern, n, err) ||
+		    (n == 1 && cuda_branch_step(e, err)))	/* per-step kernels: their walls */
 			return err->code;
 		s += n;
 	}

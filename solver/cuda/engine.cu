@@ -316,7 +316,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	    block_heights(s->grid, e->block3.x, e->block3.y, &e->blockk3, &e->grid3, err) ||
 	    block_heights(s->grid, s->block[0] * 16 / s->precision, s->block[1], &e->blockkv,
 			  &e->gridv, err) ||
-	    make_textures(e, s->tex_limit, err))
+	    make_textures(e, s->tex_limit, err) || cuda_branch_upload(e, s->branch, err))
 		goto out_free;
 	if (e->general && s->fallback &&
 	    (CK(cudaMalloc(&e->fallback, (p->cells / 32 + 1) * sizeof(unsigned))) ||
@@ -365,6 +365,7 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->rec);
 	cudaFree(e->stage);
 	dt_free(e);
+	cuda_branch_free(e);
 	free(e->h_rcell);
 	free(e->h_rw);
 	free(e->h_rec);
@@ -461,7 +462,7 @@ int cuda_reset(struct cuda_engine *e, struct rs_error *err)
 	    CK(cudaMemset(e->rec, 0, sizeof(double) * e->cap * (size_t)(e->nrec ? e->nrec : 1))))
 		return RS_EDEVICE;
 	return CK(cudaMemset(e->u[0], 0, bytes)) || CK(cudaMemset(e->u[1], 0, bytes)) ||
-	       CK(cudaDeviceSynchronize()) ? RS_EDEVICE : 0;
+	       cuda_branch_reset(e, err) || CK(cudaDeviceSynchronize()) ? RS_EDEVICE : 0;
 }
 
 /* After the update of a step: add the source's values, then record every receiver. */
@@ -520,7 +521,8 @@ int cuda_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop
 			rc = rs_fail(err, RS_EINTR, "interrupted");
 			break;
 		}
-		if (cuda_kernels[e->kernel].launch(e, e->kernel, 1, err) || inject_record(e, err))
+		if (cuda_kernels[e->kernel].launch(e, e->kernel, 1, err) || cuda_branch_step(e, err) ||
+		    inject_record(e, err))
 			return err->code;
 		e->step++;
 	}

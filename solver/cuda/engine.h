@@ -146,6 +146,7 @@ struct cuda_engine {
 	size_t dt_nflags;
 	int *dt_ticket;			/* k_dt7's ticket counter */
 	unsigned dt_epoch;		/* the last sweep's */
+	struct cuda_branch *branch;	/* the branch walls (branch.cu), or NULL */
 };
 
 /*
@@ -190,6 +191,14 @@ int shell_weights(const struct stn_stencil *s, double wd[SH_N][SH_N][SH_N]);
 /* fcc.cu: the plane kernel on the folded lattice (cuda_plane's layout), into device memory. */
 int fcc_plane(const struct cuda_engine *e, dim3 g, float *out, int axis, int index, int n2,
 	      struct rs_error *err);
+
+/* The branch walls (branch.cu): upload at creation, zero, the update after each step's
+ * kernel (u[cur] the scheme's new level, u[cur ^ 1] the one before), release. */
+int cuda_branch_upload(struct cuda_engine *e, const struct branch_walls *b,
+		       struct rs_error *err);
+int cuda_branch_reset(struct cuda_engine *e, struct rs_error *err);
+int cuda_branch_step(struct cuda_engine *e, struct rs_error *err);
+void cuda_branch_free(struct cuda_engine *e);
 
 /* The diamond kernel's host side (diamond.cu) that the engine calls. */
 int dt_prepare(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err);

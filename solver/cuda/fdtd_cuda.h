@@ -16,6 +16,7 @@
 #include "../../common/rs_error.h"
 #include "../../geometry/voxel.h"
 #include "../kernels.h"
+#include "../branch.h"
 #include "../fdtd.h"
 
 #ifdef __cplusplus
@@ -37,6 +38,8 @@ struct cuda_setup {
 					 * each; NULL in a box): only `general` runs it */
 	const uint32_t *touch;		/* and the cells with edges to them (fdtd.c) */
 	int dts, nt;			/* diamond kernel: tile size and tower height; 0 = default */
+	const struct branch_walls *branch;	/* the frequency-dependent walls, or NULL: read at
+						 * creation (branch.cu) */
 };
 
 /* 1 when a CUDA device is usable; name and total memory filled when not NULL. */
@@ -74,7 +77,10 @@ int cuda_add_receiver(struct cuda_engine *e, const size_t cell[8], const double 
 /* Room for nsamples samples per receiver, on the device and on the host. */
 int cuda_reserve(struct cuda_engine *e, size_t nsamples, struct rs_error *err);
 
-/* Zero the fields, the samples and the step counter; remove the source. */
+/* Copy the branch walls' state (and W) into b's host arrays (fdtd_energy, tests). */
+int cuda_branch_state(struct cuda_engine *e, struct branch_walls *b, struct rs_error *err);
+
+/* Zero the fields, the branch state, the samples and the step counter; remove the source. */
 int cuda_reset(struct cuda_engine *e, struct rs_error *err);
 
 /* Advance nsteps: update, inject, record on the device; copy the new samples back at the

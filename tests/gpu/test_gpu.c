@@ -260,6 +260,104 @@ CASE(shapes_f32, 3, 4)
 CASE(shapes_f64, 3, 8)
 
 /*
+ * Materials given by band (solver/branch.h): every per-step kernel with branch walls, in a box
+ * (a different material on three faces, so edges and corners carry two and three), in the
+ * carved L and in the room of shapes (walls with surface-area corrections), both precisions,
+ * and the leggy stencil through its kernels; the fields, receivers and the energy with the
+ * branches' share against the CPU engine. The diamond kernel refuses them and says why.
+ */
+#define BAND_MATERIALS \
+	"materials: {w: {absorption: {125: 0.1, 250: 0.15, 500: 0.25, 1000: 0.3}},\n" \
+	"  f: {library: carpet_6mm_open_cell_foam}, g: {library: microperforated_glass_sheets}}\n"
+
+static void band_materials(void **state)
+{
+	static const char *const band_rooms[] = {
+		"grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
+		"geometry: {box: [3.1, 1.7, 1.3]}\n" BAND_MATERIALS
+		"surfaces: {default: w, floor: f, x1: g}\n"
+		"sources: [{name: S, position: [0.73, 0.61, 0.52], signal: ricker, fc: 300}]\n"
+		"receivers: [{name: A, position: [2.41, 1.13, 0.77]}, "
+		"{name: B, position: [0.3, 1.5, 1.1]}]\n",
+		"grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
+		"geometry: {box: [3.1, 1.7, 1.3]}\n" BAND_MATERIALS
+		"surfaces: {default: w, floor: f}\n"
+		"sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
+		"receivers: [{name: A, position: [2.41, 0.43, 0.37]}, "
+		"{name: B, position: [0.3, 1.5, 0.6]}]\n",
+		"grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
+		"geometry: {shapes: [{add: box, min: [0, 0, 0], max: [2.6, 1.7, 1.3]},\n"
+		"  {add: sphere, center: [2.6, 0.85, 0.65], radius: 0.6, material: g},\n"
+		"  {remove: cylinder, center: [1.6, 0.9, 0], radius: 0.2, height: 1.3, "
+		"material: f}]}\n" BAND_MATERIALS
+		"surfaces: {default: w}\n"
+		"sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
+		"receivers: [{name: A, position: [2.81, 0.93, 0.67]}, "
+		"{name: B, position: [0.3, 1.5, 1.1]}]\n",
+		/* the mesh room of mesh_room_on_gpu, at 500 Hz */
+		"grid: {fmax: 500}\nduration: 1\n"
+		"geometry: {mesh: tests/gpu/rooms/seminar.obj}\n" BAND_MATERIALS
+		"surfaces: {default: w}\n"
+		"sources: [{name: S, position: [1.1, 0.9, 1.5]}]\n"
+		"receivers: [{name: A, position: [2.9, 1.2, 1.2]}, "
+		"{name: B, position: [1.0, 2.6, 1.4]}]\n",
+	};
+	static const char *const names[] = { "box", "L-shaped", "shapes", "seminar mesh",
+					     "box leggy 4" };
+	const long steps = quick ? 40 : STEPS;
+
+	(void)state;
+	for (int r = 0; r < 5; r++)
+		for (int prec = 4; prec <= 8; prec += 4) {
+			char yaml[2048];
+			struct sim *s;
+			struct fdtd_setup cpu;
+			struct result ref;
+			struct fdtd *f;
+			struct rs_error err = { 0 };
+			const double tol = prec == 4 ? TOL_F32 : TOL_F64;
+			/* leggy order 4: reach 2, whole shells */
+			const struct kernel_need need = { 0, r == 4, r == 4, r == 4 ? 2 : 0, 0 };
+
+			snprintf(yaml, sizeof(yaml), "%sscheme: {precision: %s%s}\n",
+				 band_rooms[r == 4 ? 0 : r], prec == 4 ? "float32" : "float64",
+				 r == 4 ? ", stencil: leggy, order: 4" : "");
+			s = sim_open(yaml);
+			if (r == 1)
+				carve(s);
+			cpu = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
+						   .lambda = s->lambda, .precision = prec,
+						   .banks = s->banks->bank,
+						   .nbanks = s->room->nmaterials, .dt = s->dt };
+			run(s, &cpu, steps, &ref);
+			for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
+				struct fdtd_setup gpu = cpu;
+				struct result got;
+				char why[256];
+
+				gpu.cuda = 1;
+				gpu.kernel = (enum kernel_id)k;
+				if (k == KERNEL_DIAMOND) {
+					f = fdtd_create(&gpu, &err);
+					assert_null(f);
+					assert_non_null(strstr(err.msg, "band"));
+					err = (struct rs_error){ 0 };
+					continue;
+				}
+				if (kernel_why((enum kernel_id)k, &need, why, sizeof(why)))
+					continue;
+				run(s, &gpu, steps, &got);
+				judge(&got, &ref, steps, s->grid->plan.cells, tol,
+				      "bands %-11s %s %-16s", names[r], prec == 4 ? "f32" : "f64",
+				      kernel_names[k]);
+				result_free(&got);
+			}
+			result_free(&ref);
+			sim_close(s);
+		}
+}
+
+/*
  * Stencils that reach further (docs/stencils.md) through the general kernel (seed 000
  * KernelA), the leggy ones (KernelB and the tiles of seeds 001/004) for leggy stencils and the
  * shell tiles for stencils of reach 1 to 3, against the CPU engine.
@@ -1048,6 +1146,7 @@ int main(void)
 		cmocka_unit_test(absorbing_f32), cmocka_unit_test(absorbing_f64),
 		cmocka_unit_test(lshaped_f32),	 cmocka_unit_test(lshaped_f64),
 		cmocka_unit_test(shapes_f32),	 cmocka_unit_test(shapes_f64),
+		cmocka_unit_test(band_materials),
 		cmocka_unit_test(texture_subvolumes), cmocka_unit_test(other_block_shape),
 		cmocka_unit_test(auto_kernel),	 cmocka_unit_test(energy_on_gpu),
 		cmocka_unit_test(larger_stencils), cmocka_unit_test(carved_larger_stencils),

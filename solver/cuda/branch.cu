@@ -1,0 +1,224 @@
+/*
+ * branch.cu - the branch walls on the GPU (solver/branch.h): their lists and state in device
+ * memory, and the update after each step, one thread per node, the same expression in the
+ * same order as the CPU engine's branch_step(), so both round alike.
+ */
+#include <stdlib.h>
+
+#include "engine.h"
+
+/* Device copies of a struct branch_walls: lists as they are, constants in the run's R. */
+struct cuda_branch {
+	size_t nodes, entries, states;
+	int nmat, nbranch;
+	long long *cell;
+	unsigned *first, *mat;
+	long long *so, *stride;
+	int *nb, *boff;
+	void *A, *inv, *gam;		/* R per node, node, entry */
+	void *bb, *cc, *kk;		/* R per branch */
+	void *state, *W;		/* R */
+};
+
+template <typename R>
+__global__ void k_branch(const R *__restrict__ u, R *__restrict__ next, size_t nodes,
+			 const long long *__restrict__ cell, const unsigned *__restrict__ first,
+			 const unsigned *__restrict__ mat, const long long *__restrict__ so,
+			 const long long *__restrict__ stride, const int *__restrict__ nbs,
+			 const int *__restrict__ boff,
+			 const R *__restrict__ A, const R *__restrict__ inv,
+			 const R *__restrict__ gam, const R *__restrict__ bb,
+			 const R *__restrict__ cc, const R *__restrict__ kk, R *__restrict__ st,
+			 R *__restrict__ Wv)
+{
+	const size_t n = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	const R half = (R)0.5;
+	R acc = 0, d, hd, un;
+	long long c;
+
+	if (n >= nodes)
+		return;
+	c = cell[n];
+	un = u[c];
+	for (unsigned e = first[n]; e < first[n + 1]; e++) {
+		const int x = (int)mat[e], o = boff[x], nb = nbs[x];
+		const long long s = stride[x];
+		const R *w = st + so[e], *v = w + nb * s;
+		R S = 0;
+
+		for (int q = 0; q < nb; q++)
+			S = S + bb[o + q] * ((un - v[q * s]) + cc[o + q] * w[q * s]);
+		acc = acc + gam[e] * (S - Wv[e]);
+	}
+	d = (A[n] * (next[c] - un) - acc) * inv[n];
+	hd = d * half;
+	for (unsigned e = first[n]; e < first[n + 1]; e++) {
+		const int x = (int)mat[e], o = boff[x], nb = nbs[x];
+		const long long s = stride[x];
+		R *w = st + so[e], *v = w + nb * s;
+		R sum = 0;
+
+		for (int q = 0; q < nb; q++) {
+			const R wq = w[q * s];
+			const R wn = bb[o + q] * (((un - v[q * s]) + hd) + cc[o + q] * wq);
+
+			v[q * s] = v[q * s] + kk[o + q] * ((wn + wq) * half);
+			sum = sum + wq;
+			w[q * s] = wn;
+		}
+		Wv[e] = sum;
+	}
+	next[c] = un + d;
+}
+
+/* n doubles of src rounded to R into a new device array *dst. */
+template <typename R>
+static int upload_real(void **dst, const double *src, size_t n, struct rs_error *err)
+{
+	R *h = (R *)malloc((n ? n : 1) * sizeof(R));
+	int rc;
+
+	if (!h)
+		return rs_fail(err, RS_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		h[i] = (R)src[i];
+	rc = CK(cudaMalloc(dst, (n ? n : 1) * sizeof(R))) ||
+	     CK(cudaMemcpy(*dst, h, n * sizeof(R), cudaMemcpyHostToDevice));
+	free(h);
+	return rc ? RS_EDEVICE : 0;
+}
+
+static int upload(void **dst, const void *src, size_t bytes, struct rs_error *err)
+{
+	return CK(cudaMalloc(dst, bytes ? bytes : 1)) ||
+	       CK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice)) ? RS_EDEVICE : 0;
+}
+
+template <typename R>
+static int upload_all(struct cuda_branch *d, const struct branch_walls *b, struct rs_error *err)
+{
+	long long *tmp = (long long *)malloc((b->nodes + b->entries + (size_t)b->nmat) *
+					     sizeof(long long));
+	int rc;
+
+	if (!tmp)
+		return rs_fail(err, RS_ENOMEM, "out of memory");
+	for (size_t n = 0; n < b->nodes; n++)
+		tmp[n] = (long long)b->cell[n];
+	for (size_t e = 0; e < b->entries; e++)
+		tmp[b->nodes + e] = (long long)b->so[e];
+	for (int x = 0; x < b->nmat; x++)
+		tmp[b->nodes + b->entries + (size_t)x] = (long long)b->stride[x];
+	rc = upload((void **)&d->cell, tmp, b->nodes * sizeof(long long), err) ||
+	     upload((void **)&d->so, tmp + b->nodes, b->entries * sizeof(long long), err) ||
+	     upload((void **)&d->stride, tmp + b->nodes + b->entries,
+		    (size_t)b->nmat * sizeof(long long), err) ||
+	     upload((void **)&d->first, b->first, (b->nodes + 1) * sizeof(unsigned), err) ||
+	     upload((void **)&d->mat, b->mat, b->entries * sizeof(unsigned), err) ||
+	     upload((void **)&d->nb, b->nb, (size_t)b->nmat * sizeof(int), err) ||
+	     upload((void **)&d->boff, b->boff, (size_t)b->nmat * sizeof(int), err) ||
+	     upload_real<R>(&d->A, b->A, b->nodes, err) ||
+	     upload_real<R>(&d->inv, b->inv, b->nodes, err) ||
+	     upload_real<R>(&d->gam, b->gam, b->entries, err) ||
+	     upload_real<R>(&d->bb, b->bb, (size_t)b->nbranch, err) ||
+	     upload_real<R>(&d->cc, b->cc, (size_t)b->nbranch, err) ||
+	     upload_real<R>(&d->kk, b->kk, (size_t)b->nbranch, err) ||
+	     CK(cudaMalloc(&d->state, b->states * sizeof(R))) ||
+	     CK(cudaMalloc(&d->W, b->entries * sizeof(R)));
+	free(tmp);
+	return rc ? (err->code ? err->code : RS_EDEVICE) : 0;
+}
+
+int cuda_branch_upload(struct cuda_engine *e, const struct branch_walls *b,
+		       struct rs_error *err)
+{
+	struct cuda_branch *d;
+
+	if (!b)
+		return 0;
+	if (b->precision != e->precision || b->entries > UINT32_MAX)
+		return rs_fail(err, RS_EINTERNAL, "branch walls of another precision or too many");
+	if (!(d = (struct cuda_branch *)calloc(1, sizeof(*d))))
+		return rs_fail(err, RS_ENOMEM, "out of memory");
+	e->branch = d;
+	d->nodes = b->nodes;
+	d->entries = b->entries;
+	d->states = b->states;
+	d->nmat = b->nmat;
+	d->nbranch = b->nbranch;
+	if (e->precision == 4 ? upload_all<float>(d, b, err) : upload_all<double>(d, b, err))
+		return err->code ? err->code : RS_EDEVICE;
+	return cuda_branch_reset(e, err);
+}
+
+int cuda_branch_reset(struct cuda_engine *e, struct rs_error *err)
+{
+	const struct cuda_branch *d = e->branch;
+
+	if (!d)
+		return 0;
+	return CK(cudaMemset(d->state, 0, d->states * (size_t)e->precision)) ||
+	       CK(cudaMemset(d->W, 0, d->entries * (size_t)e->precision)) ? RS_EDEVICE : 0;
+}
+
+int cuda_branch_step(struct cuda_engine *e, struct rs_error *err)
+{
+	const struct cuda_branch *d = e->branch;
+	const unsigned threads = 256;
+	unsigned blocks;
+
+	if (!d || !d->nodes)
+		return 0;
+	blocks = (unsigned)((d->nodes + threads - 1) / threads);
+	if (e->precision == 4)
+		k_branch<float><<<blocks, threads>>>(
+			(const float *)e->u[e->cur ^ 1], (float *)e->u[e->cur], d->nodes, d->cell,
+			d->first, d->mat, d->so, d->stride, d->nb, d->boff, (const float *)d->A,
+			(const float *)d->inv, (const float *)d->gam, (const float *)d->bb,
+			(const float *)d->cc, (const float *)d->kk, (float *)d->state, (float *)d->W);
+	else
+		k_branch<double><<<blocks, threads>>>(
+			(const double *)e->u[e->cur ^ 1], (double *)e->u[e->cur], d->nodes, d->cell,
+			d->first, d->mat, d->so, d->stride, d->nb, d->boff, (const double *)d->A,
+			(const double *)d->inv, (const double *)d->gam, (const double *)d->bb,
+			(const double *)d->cc, (const double *)d->kk, (double *)d->state,
+			(double *)d->W);
+	return CK_LAUNCH() ? RS_EDEVICE : 0;
+}
+
+int cuda_branch_state(struct cuda_engine *e, struct branch_walls *b, struct rs_error *err)
+{
+	const struct cuda_branch *d = e->branch;
+
+	if (!d || !b)
+		return 0;
+	return CK(cudaMemcpy(b->state, d->state, d->states * (size_t)e->precision,
+			     cudaMemcpyDeviceToHost)) ||
+	       CK(cudaMemcpy(b->W, d->W, d->entries * (size_t)e->precision,
+			     cudaMemcpyDeviceToHost)) ? RS_EDEVICE : 0;
+}
+
+void cuda_branch_free(struct cuda_engine *e)
+{
+	struct cuda_branch *d = e->branch;
+
+	if (!d)
+		return;
+	cudaFree(d->cell);
+	cudaFree(d->first);
+	cudaFree(d->mat);
+	cudaFree(d->so);
+	cudaFree(d->stride);
+	cudaFree(d->nb);
+	cudaFree(d->boff);
+	cudaFree(d->A);
+	cudaFree(d->inv);
+	cudaFree(d->gam);
+	cudaFree(d->bb);
+	cudaFree(d->cc);
+	cudaFree(d->kk);
+	cudaFree(d->state);
+	cudaFree(d->W);
+	free(d);
+	e->branch = NULL;
+}
