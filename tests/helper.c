@@ -99,3 +99,30 @@ double peak_refined(const double *x, size_t i)
 
 	return d == 0 ? (double)i : (double)i + 0.5 * (a - c) / d;
 }
+
+double t30(const double *x, size_t n, double fs)
+{
+	double *e = malloc(n * sizeof(double)), total, sx = 0, sy = 0, sxx = 0, sxy = 0;
+	int m = 0;
+
+	assert_non_null(e);
+	e[n - 1] = x[n - 1] * x[n - 1];
+	for (size_t i = n - 1; i-- > 0;)
+		e[i] = e[i + 1] + x[i] * x[i];
+	total = e[0];
+	for (size_t i = 0; i < n; i++) {
+		double db = 10 * log10(e[i] / total), t = (double)i / fs;
+
+		if (db > -5 || db < -35)
+			continue;
+		sx += t;
+		sy += db;
+		sxx += t * t;
+		sxy += t * db;
+		m++;
+	}
+	free(e);
+	assert_true(m > 10);
+	/* the slope is in dB/s; -60 dB over the slope is the time a 60 dB decay takes */
+	return -60 / ((m * sxy - sx * sy) / (m * sxx - sx * sx));
+}

@@ -42,6 +42,10 @@ void sim_carve_l(struct sim *s, double x1, double y1, double z1, double x2);
  * exit). */
 int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* T30 of x (n samples at rate fs): the -5 to -35 dB span of the Schroeder curve, fitted by
+ * least squares, times two; fails the test when the curve does not span it. */
+double t30(const double *x, size_t n, double fs);
+
 /* Index and value of the largest |x[i]| for i in [from, to). */
 size_t peak_index(const double *x, size_t from, size_t to);
 

@@ -36,34 +36,6 @@
 	"  - {name: R2, position: [2.6, 1.1, 1.5]}\n" \
 	"  - {name: R3, position: [1.4, 2.3, 2.2]}\n"
 
-/* T30: the -5 to -35 dB span of the Schroeder curve, fitted by least squares, times two. */
-static double t30(const double *x, size_t n, double fs)
-{
-	double *e = malloc(n * sizeof(double)), total, sx = 0, sy = 0, sxx = 0, sxy = 0;
-	int m = 0;
-
-	assert_non_null(e);
-	e[n - 1] = x[n - 1] * x[n - 1];
-	for (size_t i = n - 1; i-- > 0;)
-		e[i] = e[i + 1] + x[i] * x[i];
-	total = e[0];
-	for (size_t i = 0; i < n; i++) {
-		double db = 10 * log10(e[i] / total), t = (double)i / fs;
-
-		if (db > -5 || db < -35)
-			continue;
-		sx += t;
-		sy += db;
-		sxx += t * t;
-		sxy += t * db;
-		m++;
-	}
-	free(e);
-	assert_true(m > 10);
-	/* the slope is in dB/s; -60 dB over the slope is the time a 60 dB decay takes */
-	return -60 / ((m * sxy - sx * sy) / (m * sxx - sx * sx));
-}
-
 /*
  * The mean T30 of the room's receivers with the given scheme, and Eyring's, in *eyring, for
  * the volume and area of the box room, or v and area when given (> 0).
