@@ -41,6 +41,14 @@ static void print_band_materials(const struct room *room)
 		const struct room_material *m = &room->materials[i];
 		const struct wall_fit *fit = &banks->fit[i];
 
+		if (m->nbranches) {
+			printf("material   %s: %d branches given; absorption from 125 Hz by octave",
+			       m->name, m->nbranches);
+			for (double f = 125; f <= 8000; f *= 2)
+				printf(" %.2f", wall_alpha(&fit->model, f));
+			printf("\n");
+			continue;
+		}
 		if (!m->nbands)
 			continue;
 		printf("material   %s%s%s: %d %s bands, %g to %g Hz; %d fitted to fmax, %d "
@@ -100,7 +108,7 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	printf("memory     %s needed, %s available\n", app_bytes((double)p->memory, need),
 	       app_bytes((double)app_memory_available(), have));
 	if (p->branches)
-		printf("walls      branch walls: up to %d branches per band material, %s of their "
+		printf("walls      branch walls: up to %d branches per material, %s of their "
 		       "lists and state at most (included above)\n", p->branches,
 		       app_bytes((double)p->branch_memory, need));
 #ifdef ROOMSIM_CUDA

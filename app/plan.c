@@ -61,6 +61,17 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 		free(banks);
 		return err->code;
 	}
+	for (int i = 0; i < room->nmaterials && p->stencil.fcc; i++)
+		if (banks->bank[i]) {
+			char key[ROOM_NAME_MAX + 16];
+
+			free(banks);
+			snprintf(key, sizeof(key), "materials.%s", room->materials[i].name);
+			return room_at(err, room, room->materials[i].at, key, "the fcc scheme does "
+				       "not run materials given by band or branches yet (valid with "
+				       "them: a cubic stencil, scheme.stencil leggy, compact, box or "
+				       "interpolated)");
+		}
 	for (int i = 0; i < room->nmaterials; i++)
 		if (banks->bank[i] && banks->bank[i]->n > p->branches)
 			p->branches = banks->bank[i]->n;

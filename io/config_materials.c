@@ -113,10 +113,49 @@ static int parse_library(struct yp *p, yaml_node_t *n, const char *path,
 	return 0;
 }
 
+/* branches: [{r: R, m: M, k: K}, ...], the admittance given as branches (room.h). */
+static int parse_branches(struct yp *p, yaml_node_t *n, const char *path,
+			  struct room_material *m)
+{
+	static const char *const keys[] = { "r", "m", "k", NULL };
+	char sub[220];
+	int i = 0;
+
+	snprintf(sub, sizeof(sub), "%s.branches", path);
+	if (n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top == n->data.sequence.items.start)
+		return yp_bad(p, n, sub, "expected a list of branches {r: R, m: M, k: K}, got %s",
+			      yp_kind(n));
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++, i++) {
+		yaml_node_t *b = yp_node(p, *it), *x;
+		char at[240];
+
+		snprintf(at, sizeof(at), "%s[%d]", sub, i);
+		if (i == ROOM_MAX_BRANCHES)
+			return yp_bad(p, b, sub, "more than %d branches", ROOM_MAX_BRANCHES);
+		if (yp_want_map(p, b, at) || yp_check_keys(p, b, at, keys))
+			return RS_EINPUT;
+		if (!(x = yp_get(p, b, "r")))
+			return yp_missing(p, b, at, "r (the branch's resistance over rho c, > 0)");
+		snprintf(at, sizeof(at), "%s[%d].r", sub, i);
+		if (yp_num(p, x, at, 0, 1, 1e9, 0, &m->br_r[i]))
+			return RS_EINPUT;
+		m->br_m[i] = m->br_k[i] = 0;
+		snprintf(at, sizeof(at), "%s[%d].m", sub, i);
+		if ((x = yp_get(p, b, "m")) && yp_num(p, x, at, 0, 0, 1e6, 0, &m->br_m[i]))
+			return RS_EINPUT;
+		snprintf(at, sizeof(at), "%s[%d].k", sub, i);
+		if ((x = yp_get(p, b, "k")) && yp_num(p, x, at, 0, 0, 1e12, 0, &m->br_k[i]))
+			return RS_EINPUT;
+	}
+	m->nbranches = i;
+	return 0;
+}
+
 static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct room_material *m)
 {
 	static const char *const keys[] = { "absorption", "admittance", "reflection", "bands",
-					    "library", NULL };
+					    "library", "branches", NULL };
 	char path[160], sub[200];
 	yaml_node_t *n;
 	double x;
@@ -150,6 +189,11 @@ static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct r
 			return RS_EINPUT;
 		given++;
 	}
+	if ((n = yp_get(p, v, "branches"))) {
+		if (parse_branches(p, n, path, m))
+			return RS_EINPUT;
+		given++;
+	}
 	if ((n = yp_get(p, v, "admittance"))) {
 		snprintf(sub, sizeof(sub), "%s.admittance", path);
 		if (yp_num(p, n, sub, 0, 0, 1e3, 0, &m->beta))
@@ -165,8 +209,8 @@ static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct r
 	}
 	if (given != 1)
 		return yp_bad(p, v, path, "give exactly one of absorption, admittance, reflection, "
-			      "library (%d given)", given);
-	m->absorption = m->nbands ? 0 : room_absorption_of_beta(m->beta);
+			      "library, branches (%d given)", given);
+	m->absorption = m->nbands || m->nbranches ? 0 : room_absorption_of_beta(m->beta);
 	return 0;
 }
 

@@ -24,7 +24,7 @@ extern "C" {
 
 #define ROOM_NAME_MAX 64		/* names become file names: [A-Za-z0-9_.-], at most 63 chars */
 #define ROOM_PATH_MAX 1024
-#define ROOM_MAX_MATERIALS 31	/* material slots fit the 5 bits the voxel class byte has */
+#define ROOM_MAX_MATERIALS 255	/* indices 0..254 fit a byte; 255 is geometry/voxel.h VOX_NO_WALL */
 #define ROOM_MAX_POINTS 256	/* sources, receivers, snapshot planes: each at most this many */
 
 /* A position in the file the room was read from, 1-based as editors show it. */
@@ -49,6 +49,7 @@ enum room_stencil { ROOM_STENCIL_LEGGY, ROOM_STENCIL_COMPACT, ROOM_STENCIL_BOX,
 #define ROOM_MAX_NT 1024		/* diamond levels per tower: bounds its receiver buffer */
 
 #define ROOM_MAX_BANDS 32	/* third octaves from 20 Hz to 20 kHz are 31 */
+#define ROOM_MAX_BRANCHES 32	/* branches of a material given directly */
 
 struct room_material {
 	char name[ROOM_NAME_MAX];
@@ -61,6 +62,10 @@ struct room_material {
 	double band_f[ROOM_MAX_BANDS];		/* nominal centres, Hz, a contiguous run */
 	double band_alpha[ROOM_MAX_BANDS];
 	char library[ROOM_NAME_MAX];		/* the library entry it names, or "" */
+	/* or its admittance given directly (nbranches > 0): branches of resistance r (> 0,
+	 * normalised by rho c), mass m (s) and stiffness k (1/s) in parallel (solver/wall.h) */
+	int nbranches;
+	double br_r[ROOM_MAX_BRANCHES], br_m[ROOM_MAX_BRANCHES], br_k[ROOM_MAX_BRANCHES];
 	struct room_mark at;
 };
 

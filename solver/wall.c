@@ -8,6 +8,8 @@
 
 #include "../model/room.h"
 
+_Static_assert(ROOM_MAX_BRANCHES <= WALL_MAX_BRANCHES, "a material's branches fit a model");
+
 /*
  * The banks tried, sparsest first (wall_fit): resonant branches per band and their quality
  * per branch (Q = spread qper for octave bands). Each branch costs the engines two state
@@ -415,6 +417,19 @@ int wall_banks_of(const struct room *room, struct wall_banks **out)
 		const struct room_material *m = &room->materials[i];
 		struct wall_bands b = { .n = m->nbands, .third = m->third };
 
+		if (m->nbranches) {	/* given directly: no fit */
+			struct wall_model *md = &w->fit[i].model;
+
+			md->n = m->nbranches;
+			for (int q = 0; q < m->nbranches; q++) {
+				md->r[q] = m->br_r[q];
+				md->m[q] = m->br_m[q];
+				md->k[q] = m->br_k[q];
+			}
+			w->bank[i] = md;
+			w->any = 1;
+			continue;
+		}
 		if (!m->nbands)
 			continue;
 		for (int k = 0; k < m->nbands; k++) {

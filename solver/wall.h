@@ -74,8 +74,9 @@ int wall_band_missed(double fitted, double target);
  */
 int wall_fit(const struct wall_bands *b, double fmax, struct wall_fit *fit);
 
-/* The banks of a room's materials given by band, each fitted up to the room's fmax: bank[m]
- * is material m's model, NULL for a scalar material; any is 0 when no material has bands. */
+/* The banks of a room's materials given by band, each fitted up to the room's fmax, or given
+ * as branches: bank[m] is material m's model, NULL for a scalar material; any is 0 when no
+ * material has either. */
 struct wall_banks {
 	int any;
 	const struct wall_model *bank[ROOM_MAX_MATERIALS];

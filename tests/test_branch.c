@@ -330,6 +330,49 @@ static void per_band_t30(void **state)
 	assert_true(worst < 0.05);
 }
 
+/*
+ * 255 materials (the class byte's limit): a box whose faces use the last ones, a band
+ * material and a scalar one, gives exactly the receiver signal of the same box with only
+ * those two materials defined.
+ */
+static void many_materials(void **state)
+{
+	const size_t len = 32768;
+	char *yaml = malloc(len), *few = malloc(len);
+	const char *tail = "surfaces: {default: m200, floor: m254, x1: m254}\n"
+			   "sources: [{name: S, position: [1.0, 0.9, 0.8]}]\n"
+			   "receivers: [{name: R, position: [2.1, 1.3, 1.1]}]\n";
+	const char *head = "grid: {fmax: 400}\nduration: 0.05\ngeometry: {box: [3.0, 2.0, 2.0]}\n"
+			   "materials:\n";
+	const char *last = "  m200: {absorption: 0.12}\n"
+			   "  m254: {absorption: {125: 0.1, 250: 0.3, 500: 0.5}}\n";
+	struct sim *a, *b;
+	int n;
+
+	(void)state;
+	assert_non_null(yaml);
+	assert_non_null(few);
+	n = snprintf(yaml, len, "%s", head);
+	for (int i = 0; i < 255; i++)
+		if (i != 200 && i != 254)
+			n += snprintf(yaml + n, len - (size_t)n, "  m%d: {absorption: 0.%02d}\n", i,
+				      i % 90 + 1);
+	snprintf(yaml + n, len - (size_t)n, "%s%s", last, tail);
+	snprintf(few, len, "%s%s%s", head, last, tail);
+	a = sim_open(yaml);
+	b = sim_open(few);
+	assert_int_equal(a->room->nmaterials, 255);
+	sim_run(a, 0, -1);
+	sim_run(b, 0, -1);
+	assert_memory_equal(fdtd_receiver(a->engine, 0), fdtd_receiver(b->engine, 0),
+			    ((size_t)a->steps + 1) * sizeof(double));
+	assert_true(fabs(fdtd_receiver(a->engine, 0)[a->steps / 2]) > 0);
+	sim_close(a);
+	sim_close(b);
+	free(yaml);
+	free(few);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,6 +382,7 @@ int main(void)
 		cmocka_unit_test(duct_falling),
 		cmocka_unit_test(duct_resonant),
 		cmocka_unit_test(per_band_t30),
+		cmocka_unit_test(many_materials),
 		cmocka_unit_test(passive_float64),
 		cmocka_unit_test(passive_float32),
 	};

@@ -130,9 +130,21 @@ static void materials_command(void **state)
 			    "'^ *2000 .*above fmax'", roomsim), 0);
 	assert_int_equal(sh("%s materials no_such_thing 2> /dev/null", roomsim), 2);
 	assert_int_equal(sh("%s materials --fmax x 2> /dev/null", roomsim), 2);
-	/* info fits a room's band materials (run refuses them: tests/bad) */
-	assert_int_equal(sh("%s info tests/bad/band_material_not_simulated.yaml | grep -q "
-			    "'^material   wall: 2 octave bands, 125 to 250 Hz; 2 fitted'", roomsim), 0);
+	/* info fits a room's band materials and shows those given as branches; run runs them */
+	assert_int_equal(sh("printf '%%s\\n' 'grid: {fmax: 500}' 'duration: 0.05' "
+			    "'geometry: {box: [3.0, 2.0, 2.0]}' 'materials: {wall: {absorption: "
+			    "{125: 0.1, 250: 0.2}}, panel: {branches: [{r: 3, m: 0.002, k: 3000}]}}' "
+			    "'surfaces: {default: wall, ceiling: panel}' "
+			    "'sources: [{name: S, position: [1.0, 1.0, 1.0]}]' "
+			    "'receivers: [{name: R, position: [2.0, 1.0, 1.0]}]' > %s/band.yaml", dir),
+			 0);
+	assert_int_equal(sh("%s info %s/band.yaml | grep -q "
+			    "'^material   wall: 2 octave bands, 125 to 250 Hz; 2 fitted'", roomsim, dir),
+			 0);
+	assert_int_equal(sh("%s info %s/band.yaml | grep -q '^material   panel: 1 branches given'",
+			    roomsim, dir), 0);
+	assert_int_equal(sh("%s run -q %s/band.yaml --out %s/band && test -s %s/band/S_R.wav",
+			    roomsim, dir, dir, dir), 0);
 }
 
 static void scheme_command(void **state)
