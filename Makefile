@@ -20,9 +20,9 @@ EXAMPLE   ?= examples/shoebox.yaml
 # pkg-config module:Debian package, and cmd/NAME:package for programs.
 DEPS_BUILD := cmd/pkg-config:pkg-config yaml-0.1:libyaml-dev sndfile:libsndfile1-dev \
               soxr:libsoxr-dev hdf5:libhdf5-dev lapacke:liblapacke-dev \
-              assimp:libassimp-dev libpng:libpng-dev
-DEPS_TEST  := cmocka:libcmocka-dev fftw3:libfftw3-dev cmd/h5dump:hdf5-tools
-BUILD_MODULES := yaml-0.1 sndfile soxr hdf5 lapacke assimp libpng
+              assimp:libassimp-dev libpng:libpng-dev fftw3:libfftw3-dev
+DEPS_TEST  := cmocka:libcmocka-dev cmd/h5dump:hdf5-tools
+BUILD_MODULES := yaml-0.1 sndfile soxr hdf5 lapacke assimp libpng fftw3
 
 GIT_HASH := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \
               git diff --quiet HEAD 2>/dev/null || echo -dirty)
@@ -61,7 +61,7 @@ HEADERS  := $(wildcard common/*.h model/*.h geometry/*.h io/*.h solver/*.h)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
-TEST_LIBS  = $(shell pkg-config --libs cmocka fftw3 2>/dev/null)
+TEST_LIBS  = $(shell pkg-config --libs cmocka 2>/dev/null)
 
 GPU_TEST  := $(BUILD)/tests/gpu/test_gpu
 

@@ -49,12 +49,12 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 	p->wav_frames = (size_t)llround(room->duration * room->wav_rate);
 	/*
 	 * The engine's own memory, the grid's wall list (boundary cells: the box's surface, which
-	 * a shaped room's walls are of the order of), every raw signal kept for rirs.h5, and the
-	 * WAV workspace.
+	 * a shaped room's walls are of the order of), every raw signal kept for rirs.h5 (twice
+	 * with the air's absorption), and the WAV workspace.
 	 */
 	p->memory = fdtd_memory(&p->grid, room->precision, room->nreceivers, p->nsamples) +
 		    p->grid.boundary * sizeof(struct vox_wall) +
-		    pairs * p->nsamples * sizeof(double) +
+		    (room->air_absorption ? 2 : 1) * pairs * p->nsamples * sizeof(double) +
 		    4 * (p->nsamples + p->wav_frames) * sizeof(double);
 	p->branches = 0;
 	if (app_banks(room, &banks, err)) {

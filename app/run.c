@@ -20,6 +20,7 @@
 #include "../io/rirs.h"
 #include "../io/snapshot.h"
 #include "../io/wav.h"
+#include "../solver/air.h"
 #include "../solver/fdtd.h"
 #include "../solver/signal.h"
 
@@ -47,6 +48,7 @@ struct run {
 	int kernel;		/* --kernel, or -1 for scheme.kernel */
 	char engine_name[64];	/* "cpu" or "cuda:<kernel>", recorded in rirs.h5 */
 	double *signals;	/* [source][receiver][sample] raw pressure */
+	double *air;		/* the same with the air's absorption (NULL: medium off) */
 	long *completed;	/* steps done per source */
 	int nsources_done;	/* sources whose signals are final (finished or interrupted) */
 	size_t wav_clipped;
@@ -152,7 +154,8 @@ static int write_wavs(struct run *r, struct rs_error *err)
 				char path[ROOM_PATH_MAX * 2];
 				size_t clipped;
 
-				memcpy(raw, r->signals + ((size_t)s * room->nreceivers + q) * ns,
+				memcpy(raw, (r->air ? r->air : r->signals) +
+						    ((size_t)s * room->nreceivers + q) * ns,
 				       ns * sizeof(double));
 				wav_condition(raw, (size_t)r->completed[s] + 1, r->plan.fs, room->fmax,
 					      room->wav_highpass);
@@ -178,12 +181,30 @@ out:
 	return rc;
 }
 
+/* Source s's receiver signals with the air's absorption over the path (solver/air.h). */
+static int absorb_air(struct run *r, int s, struct rs_error *err)
+{
+	const struct room *room = r->room;
+	const size_t ns = r->plan.nsamples;
+	const struct air air = { room->temperature, room->humidity, room->pressure };
+
+	for (int q = 0; r->air && q < room->nreceivers; q++) {
+		const size_t at = ((size_t)s * room->nreceivers + q) * ns;
+
+		memcpy(r->air + at, r->signals + at, ns * sizeof(double));
+		if (air_apply(&air, room->c, r->plan.fs, r->air + at, (size_t)r->completed[s] + 1))
+			return rs_fail(err, RS_ENOMEM, "out of memory for the air's absorption");
+	}
+	return 0;
+}
+
 static int write_rirs(struct run *r, struct rs_error *err)
 {
 	char path[ROOM_PATH_MAX + 16];
 	struct rirs_run meta = {
 		.room = r->room, .plan = &r->plan.grid, .dt = r->plan.dt,
 		.lambda = r->plan.lambda, .engine = r->engine_name, .signals = r->signals,
+		.air = r->air,
 		.scheme = r->plan.stencil.name,
 		.nsamples = r->plan.nsamples, .completed = r->completed,
 	};
@@ -538,7 +559,9 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	pairs = (size_t)room->nsources * room->nreceivers;
 	r->signals = calloc(pairs * r->plan.nsamples, sizeof(double));
 	r->completed = calloc((size_t)room->nsources, sizeof(long));
-	if (!r->signals || !r->completed)
+	if (room->air_absorption)
+		r->air = calloc(pairs * r->plan.nsamples, sizeof(double));
+	if (!r->signals || !r->completed || (room->air_absorption && !r->air))
 		return rs_fail(err, RS_ENOMEM, "out of memory for %zu receiver signals", pairs);
 	setup.grid = r->grid;
 	setup.stencil = &r->plan.stencil;
@@ -619,7 +642,9 @@ int cmd_run(int argc, char **argv)
 			if (r.nsources_done <= s)
 				break;
 			/* Write what this source computed even when it was interrupted. */
-			wrc = write_wavs(&r, rc ? NULL : &err);
+			wrc = absorb_air(&r, s, rc ? NULL : &err);
+			if (!wrc)
+				wrc = write_wavs(&r, rc ? NULL : &err);
 			if (!wrc)
 				wrc = write_rirs(&r, rc ? NULL : &err);
 			if (!rc)
@@ -635,6 +660,7 @@ int cmd_run(int argc, char **argv)
 	fdtd_destroy(r.engine);
 	vox_free(r.grid);
 	free(r.signals);
+	free(r.air);
 	free(r.completed);
 	room_free((struct room *)r.room);
 	return app_exit_status(rc);

@@ -8,21 +8,42 @@
  */
 #include "config_read.h"
 
+#include "../solver/air.h"
+
+/* The air: c from medium.c or the temperature; humidity and pressure for its absorption. */
 static int parse_medium(struct yp *p, yaml_node_t *root)
 {
-	static const char *const keys[] = { "c", "rho", NULL };
+	static const char *const keys[] = { "c", "rho", "temperature", "humidity", "pressure",
+					    "air_absorption", NULL };
 	struct room *r = p->room;
 	yaml_node_t *m = yp_get(p, root, "medium"), *n;
+	struct air air;
 
-	r->c = DEFAULT_C;
 	r->rho = DEFAULT_RHO;
-	if (!m)
-		return 0;
-	if (yp_want_map(p, m, "medium") || yp_check_keys(p, m, "medium", keys))
+	r->temperature = DEFAULT_TEMPERATURE;
+	r->humidity = DEFAULT_HUMIDITY;
+	r->pressure = DEFAULT_PRESSURE;
+	r->air_absorption = 1;
+	if (m && (yp_want_map(p, m, "medium") || yp_check_keys(p, m, "medium", keys)))
 		return RS_EINPUT;
-	if ((n = yp_get(p, m, "c")) && yp_num(p, n, "medium.c", 0, 1, 1e5, 0, &r->c))
+	/* ISO 9613-1's formulas hold from -20 to 50 degrees, 10 to 100 % (and a little beyond) */
+	if (m && (n = yp_get(p, m, "temperature")) &&
+	    yp_num(p, n, "medium.temperature", -40, 0, 60, 0, &r->temperature))
 		return RS_EINPUT;
-	if ((n = yp_get(p, m, "rho")) && yp_num(p, n, "medium.rho", 0, 1, 1e5, 0, &r->rho))
+	if (m && (n = yp_get(p, m, "humidity")) &&
+	    yp_num(p, n, "medium.humidity", 0, 0, 100, 0, &r->humidity))
+		return RS_EINPUT;
+	if (m && (n = yp_get(p, m, "pressure")) &&
+	    yp_num(p, n, "medium.pressure", 0, 1, 200, 0, &r->pressure))
+		return RS_EINPUT;
+	if (m && (n = yp_get(p, m, "air_absorption")) &&
+	    yp_boolean(p, n, "medium.air_absorption", &r->air_absorption))
+		return RS_EINPUT;
+	air = (struct air){ r->temperature, r->humidity, r->pressure };
+	r->c = air_sound_speed(&air);
+	if (m && (n = yp_get(p, m, "c")) && yp_num(p, n, "medium.c", 0, 1, 1e5, 0, &r->c))
+		return RS_EINPUT;
+	if (m && (n = yp_get(p, m, "rho")) && yp_num(p, n, "medium.rho", 0, 1, 1e5, 0, &r->rho))
 		return RS_EINPUT;
 	return 0;
 }

@@ -24,7 +24,9 @@
 #include "voxfile.h"
 
 /* Defaults of docs/input.md. */
-#define DEFAULT_C 343.0
+#define DEFAULT_TEMPERATURE 20.0	/* degrees Celsius: c = 343.0 m/s (solver/air.h) */
+#define DEFAULT_HUMIDITY 50.0		/* % */
+#define DEFAULT_PRESSURE 101.325	/* kPa */
 #define DEFAULT_RHO 1.204
 #define DEFAULT_PPW 10.5
 #define DEFAULT_COURANT 1.0

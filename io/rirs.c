@@ -49,6 +49,10 @@ static herr_t put_meta(hid_t f, const struct rirs_run *run)
 	rc |= h5a_string(f, "precision", r->precision == 4 ? "float32" : "float64");
 	rc |= h5a_double(f, "c", r->c);
 	rc |= h5a_double(f, "rho", r->rho);
+	rc |= h5a_double(f, "temperature", r->temperature);
+	rc |= h5a_double(f, "humidity", r->humidity);
+	rc |= h5a_double(f, "pressure", r->pressure);
+	rc |= h5a_string(f, "air_absorption", r->air_absorption ? "rir_air" : "off");
 	rc |= h5a_double(f, "fmax", r->fmax);
 	rc |= h5a_double(f, "spacing", p->h);
 	rc |= h5a_double(f, "time_step", run->dt);
@@ -135,6 +139,8 @@ int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *er
 	}
 	rc = put_meta(f, run);
 	rc |= put(f, "rir", 3, dims, chunk, run->signals);
+	if (run->air)
+		rc |= put(f, "rir_air", 3, dims, chunk, run->air);
 	rc |= put(f, "completed_steps", 1, &ns, NULL, done);
 	rc |= put_points(f, run);
 	free(done);

@@ -19,6 +19,7 @@ struct rirs_run {
 	const char *engine;	/* "cpu" or the CUDA kernel's name */
 	const char *scheme;	/* the stencil's name, e.g. "leggy order 4 (13 points)" */
 	const double *signals;	/* [nsources][nreceivers][nsamples] */
+	const double *air;	/* the same with the air's absorption, or NULL (medium off) */
 	size_t nsamples;
 	const long *completed;	/* per source: steps computed; samples 0..completed are valid */
 };

@@ -155,8 +155,12 @@ struct room {
 	char file[ROOM_PATH_MAX];	/* the YAML path as given, for messages */
 	char name[ROOM_NAME_MAX];
 
-	double c;		/* speed of sound, m/s */
+	double c;		/* speed of sound, m/s: medium.c, else from the temperature */
 	double rho;		/* density of air, kg/m^3 */
+	double temperature;	/* degrees Celsius */
+	double humidity;	/* relative humidity, % */
+	double pressure;	/* kPa */
+	int air_absorption;	/* 1: the receiver signals get the air's absorption */
 
 	double fmax;		/* Hz: band of interest; 0 when spacing was given without fmax */
 	double ppw;		/* points per wavelength at fmax */

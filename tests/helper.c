@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "../solver/signal.h"
+#include "../solver/wall.h"
 
 struct sim *sim_open(const char *yaml)
 {

@@ -13,7 +13,9 @@
 #include "../geometry/voxel.h"
 #include "../io/config.h"
 #include "../solver/fdtd.h"
-#include "../solver/wall.h"
+
+
+struct wall_banks;	/* solver/wall.h (it brings complex.h, which changes fftw_complex) */
 
 struct sim {
 	struct room *room;

@@ -67,6 +67,12 @@ static void run_writes_every_output(void **state)
 	assert_int_equal(dims[0], 2);
 	assert_int_equal(dims[1], 2);
 	assert_true(dims[2] > 1000);
+	assert_int_equal(h5_dims(path, "rir_air", dims), 3);	/* air absorption by default */
+	assert_true(dims[2] > 1000);
+	assert_int_equal(sh("sed 's/^name: small/name: small\\nmedium: {air_absorption: false}/' "
+			    "tests/small.yaml > %s/noair.yaml && %s run %s/noair.yaml --out %s/noair -q "
+			    "&& ! h5dump -n %s/noair/rirs.h5 | grep -q rir_air", dir, roomsim, dir, dir,
+			    dir), 0);
 	snprintf(path, sizeof(path), "%s/small/S2_snapshots.h5", dir);
 	assert_int_equal(h5_dims(path, "z_0.600", dims), 3);
 	assert_true(dims[0] > 10);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "../../solver/signal.h"
+#include "../../solver/wall.h"
 
 #define STEPS 600		/* at least 500 (the issue), not a multiple of the chunk */
 #define CHUNK 64		/* steps per fdtd_advance, as roomsim run chunks */
