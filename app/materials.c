@@ -7,28 +7,33 @@
 #include <string.h>
 
 #include "../io/library.h"
+#include "../io/plot.h"
 #include "../solver/wall.h"
 #include "app.h"
 
 static const char usage_materials[] =
-	"usage: roomsim materials [NAME] [--fmax HZ]\n"
+	"usage: roomsim materials [NAME] [--fmax HZ] [--plot DIR]\n"
 	"\n"
 	"Without NAME, list the materials library (materials/library.yaml): each entry's name,\n"
 	"category, absorption per octave band, and whether the passive wall model fits it.\n"
 	"With NAME, print the entry, its source, and per band the target and the fitted\n"
-	"random-incidence absorption (band averages), then the model's branches.\n"
-	"  --fmax HZ   fit the bands up to HZ (default: every band given)\n";
+	"random-incidence absorption (band averages), then the model's branches, and plot\n"
+	"target against fitted alpha(f) and the model's |R(f)| into DIR/NAME.png and .svg.\n"
+	"  --fmax HZ   fit the bands up to HZ (default: every band given)\n"
+	"  --plot DIR  where the plots go (default: the current directory)\n";
 
-static void print_entry(const struct library *lib, const struct library_material *m,
-			double fmax)
+static int print_entry(const struct library *lib, const struct library_material *m,
+		       double fmax, const char *dir)
 {
 	struct wall_fit fit;
+	struct rs_error err = { 0 };
+	char base[4096], title[300];
 
 	printf("%s: %s\n", m->name, m->description);
 	printf("category  %s\nsource    %s\n", m->category, lib->source_text[m->source]);
 	if (wall_fit(&m->bands, fmax, &fit)) {
 		printf("the bands cannot be fitted\n");
-		return;
+		return 0;
 	}
 	printf("\n%9s %8s %8s %8s\n", "band Hz", "target", "fitted", "");
 	for (int b = 0; b < m->bands.n; b++)
@@ -41,14 +46,23 @@ static void print_entry(const struct library *lib, const struct library_material
 	if (fit.misses)
 		printf("\n%d band(s) miss the target by more than 0.02 and 5 %% (docs/physics.md, "
 		       "\"Frequency-dependent walls\")\n", fit.misses);
+	snprintf(base, sizeof(base), "%s/%s", dir, m->name);
+	snprintf(title, sizeof(title), "%s: %d branches", m->name, fit.model.n);
+	if (plot_fit(base, title, &m->bands, &fit, &err)) {
+		fprintf(stderr, "roomsim: %s\n", err.msg);
+		return EXIT_RUNTIME;
+	}
+	printf("\nplot      %s.png, %s.svg\n", base, base);
+	return 0;
 }
 
 int cmd_materials(int argc, char **argv)
 {
 	struct library lib;
 	struct rs_error err = { 0 };
-	const char *name = NULL;
+	const char *name = NULL, *dir = ".";
 	double fmax = 1e9;
+	int rc = EXIT_OK;
 
 	for (int a = 1; a < argc; a++) {
 		char *end;
@@ -63,6 +77,10 @@ int cmd_materials(int argc, char **argv)
 				return fprintf(stderr, "roomsim materials: --fmax: '%s' is not valid "
 					       "(valid: a frequency in Hz above 0)\n", argv[a]),
 				       EXIT_USAGE;
+			continue;
+		}
+		if (!strcmp(argv[a], "--plot") && a + 1 < argc) {
+			dir = argv[++a];
 			continue;
 		}
 		if (argv[a][0] == '-' || name)
@@ -83,7 +101,7 @@ int cmd_materials(int argc, char **argv)
 			library_free(&lib);
 			return EXIT_USAGE;
 		}
-		print_entry(&lib, m, fmax);
+		rc = print_entry(&lib, m, fmax, dir);
 	} else {
 		printf("%-32s %-8s %s\n", "name", "fit", "absorption from 125 Hz by octave");
 		for (int i = 0; i < lib.n; i++) {
@@ -104,5 +122,5 @@ int cmd_materials(int argc, char **argv)
 		printf("%d materials (materials/library.yaml)\n", lib.n);
 	}
 	library_free(&lib);
-	return EXIT_OK;
+	return rc;
 }

@@ -180,7 +180,7 @@ static double complex shape(const struct bank *k, int j, double f)
 static void nnls(int m, int n, const double *a, const double *y, double *x)
 {
 	int in[WALL_MAX_BRANCHES] = { 0 };
-	double z[WALL_MAX_BRANCHES], res[2 * WALL_MAX_BANDS * BAND_POINTS];
+	double z[WALL_MAX_BRANCHES], res[2 * (WALL_MAX_BANDS + 1) * BAND_POINTS];
 
 	for (int j = 0; j < n; j++)
 		x[j] = 0;
@@ -254,20 +254,26 @@ static void nnls(int m, int n, const double *a, const double *y, double *x)
 	}
 }
 
-/* The bank's conductances whose admittance is real and want[b] across each band b. */
+/*
+ * The bank's conductances whose admittance is real and want[b] across each band b, and
+ * want[0] over the two octaves below the lowest band (a band below the lowest given holds
+ * its value, as far as the next bands' tails allow).
+ */
 static int solve_bank(const struct wall_bands *bd, int used, const struct bank *k,
 		      const double *want, double *g)
 {
-	double *a = malloc(sizeof(double) * 2 * WALL_MAX_BANDS * BAND_POINTS * WALL_MAX_BRANCHES);
-	double y[2 * WALL_MAX_BANDS * BAND_POINTS];
+	double *a = malloc(sizeof(double) * 2 * (WALL_MAX_BANDS + 1) * BAND_POINTS * WALL_MAX_BRANCHES);
+	double y[2 * (WALL_MAX_BANDS + 1) * BAND_POINTS];
 	const double half = bd->third ? 1.0 / 6 : 0.5;
 	int m = 0;
 
 	if (!a)
 		return -1;
-	for (int b = 0; b < used; b++)
+	for (int b = -1; b < used; b++)
 		for (int q = 0; q < BAND_POINTS; q++) {
-			const double f = bd->f[b] * exp2(half * (2.0 * q / (BAND_POINTS - 1) - 1));
+			const double x = (double)q / (BAND_POINTS - 1);
+			const double f = b < 0 ? bd->f[0] * exp2(-2 + (2 - half) * x)
+					       : bd->f[b] * exp2(half * (2 * x - 1));
 
 			for (int j = 0; j < k->n; j++) {
 				const double complex s = shape(k, j, f);
@@ -275,7 +281,7 @@ static int solve_bank(const struct wall_bands *bd, int used, const struct bank *
 				a[m * k->n + j] = creal(s);
 				a[(m + 1) * k->n + j] = IMAG_WEIGHT * cimag(s);
 			}
-			y[m] = want[b];
+			y[m] = want[b < 0 ? 0 : b];
 			y[m + 1] = 0;
 			m += 2;
 		}
@@ -350,7 +356,7 @@ static int fit_bank(const struct wall_bands *bd, int used, int l, struct wall_fi
 /*
  * Whether the model's absorption stays near the bands' between their centres: within
  * RIPPLE absolute (or RIPPLE_REL relative) of the targets interpolated linearly in log f,
- * from half a band below the lowest fitted band to half a band above the highest. A sparse
+ * from two octaves below the lowest band (its value) to half a band above the highest. A sparse
  * bank can meet every band average and still swing between them.
  */
 #define RIPPLE 0.03
@@ -361,7 +367,7 @@ static int smooth(const struct wall_bands *bd, const struct wall_fit *fit)
 	const double half = bd->third ? 1.0 / 6 : 0.5;
 	const int n = fit->used;
 
-	for (double x = log2(bd->f[0]) - half; x <= log2(bd->f[n - 1]) + half; x += half / 4) {
+	for (double x = log2(bd->f[0]) - 2; x <= log2(bd->f[n - 1]) + half; x += half / 4) {
 		double t = fit->target[0];
 
 		for (int b = 0; b + 1 < n; b++) {

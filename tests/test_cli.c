@@ -135,6 +135,10 @@ static void materials_command(void **state)
 	assert_int_equal(sh("%s materials carpet_cotton --fmax 1000 | grep -q "
 			    "'^ *2000 .*above fmax'", roomsim), 0);
 	assert_int_equal(sh("%s materials no_such_thing 2> /dev/null", roomsim), 2);
+	/* the plot: a PNG and an SVG */
+	assert_int_equal(sh("%s materials plywood_thin --plot %s > /dev/null && "
+			    "head -c 8 %s/plywood_thin.png | grep -q PNG && "
+			    "grep -q '<svg' %s/plywood_thin.svg", roomsim, dir, dir, dir), 0);
 	assert_int_equal(sh("%s materials --fmax x 2> /dev/null", roomsim), 2);
 	/* info fits a room's band materials and shows those given as branches; run runs them */
 	assert_int_equal(sh("printf '%%s\\n' 'grid: {fmax: 500}' 'duration: 0.05' "
