@@ -61,20 +61,20 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 		free(banks);
 		return err->code;
 	}
-	for (int i = 0; i < room->nmaterials && p->stencil.fcc; i++)
-		if (banks->bank[i]) {
-			char key[ROOM_NAME_MAX + 16];
+	for (int i = 0; i < room->nmaterials; i++) {
+		char key[ROOM_NAME_MAX + 16];
 
-			free(banks);
-			snprintf(key, sizeof(key), "materials.%s", room->materials[i].name);
-			return room_at(err, room, room->materials[i].at, key, "the fcc scheme does "
-				       "not run materials given by band or branches yet (valid with "
-				       "them: a cubic stencil, scheme.stencil leggy, compact, box or "
-				       "interpolated)");
-		}
-	for (int i = 0; i < room->nmaterials; i++)
 		if (banks->bank[i] && banks->bank[i]->n > p->branches)
 			p->branches = banks->bank[i]->n;
+		if (!banks->bank[i] || !p->stencil.fcc || room->precision != 4)
+			continue;
+		free(banks);
+		snprintf(key, sizeof(key), "materials.%s", room->materials[i].name);
+		return room_at(err, room, room->materials[i].at, key, "the fcc scheme runs "
+			       "materials given by band or branches in float64 only: in float32 its "
+			       "uniform drift grows (docs/physics.md, \"Branch walls\"; valid: "
+			       "scheme.precision: float64, or a cubic stencil)");
+	}
 	free(banks);
 	p->branch_memory = branch_memory(p->grid.boundary, p->branches, room->precision);
 	p->memory += p->branch_memory;

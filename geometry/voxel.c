@@ -247,32 +247,54 @@ int vox_set_kinds(struct vox_grid *g, const struct room *room, struct rs_error *
 /*
  * The fcc grid's kinds: a room cell on a wall takes the sum of the admittances of the walls
  * it lies on (an edge two, a corner three; docs/physics.md, "FCC walls"), the others are air.
+ * Each node on a wall (i + j + k even) is listed in g->walls with the materials of the walls
+ * it lies on, area 1 each (the frequency-dependent walls of solver/branch.h read them).
  */
 static int classify_nodes(struct vox_grid *g, const struct room *room, struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
+	size_t cap = 0;
 
+	free(g->walls);
+	g->walls = NULL;
+	g->nwalls = 0;
 	for (int k = 0; k < p->n[2]; k++)
 		for (int j = 0; j < p->n[1]; j++)
 			for (int i = 0; i < p->n[0]; i++) {
 				const int at[3] = { i, j, k };
+				struct vox_wall w = { .cell = vox_index(p, i, j, k) };
 				double beta = 0;
 				int walls = 0, t;
 
-				if (g->cls[vox_index(p, i, j, k)] == VOX_PAD)
+				if (g->cls[w.cell] == VOX_PAD)
 					continue;
+				memset(w.material, VOX_NO_WALL, sizeof(w.material));
 				for (int a = 0; a < 3; a++)
 					for (int s = 0; s < 2; s++)
 						if (at[a] == p->halo + s * (p->room[a] - 1)) {
-							beta += room->materials[
-								room->face_material[face_of(a, s)]].beta;
+							const int m = room->face_material[face_of(a, s)];
+
+							beta += room->materials[m].beta;
+							w.material[2 * a + s] = (uint8_t)m;
+							w.area[2 * a + s] = 1;
 							walls++;
 						}
 				t = walls ? kind_of(g, 12, beta) : VOX_AIR;
 				if (t < 0)
 					return rs_fail(err, RS_EINTERNAL, "more than %d boundary kinds",
 						       VOX_MAX_KINDS);
-				g->cls[vox_index(p, i, j, k)] = (uint8_t)t;
+				g->cls[w.cell] = (uint8_t)t;
+				if (!walls || (i + j + k) % 2)
+					continue;
+				if (g->nwalls == cap) {
+					struct vox_wall *grown;
+
+					cap = cap ? 2 * cap : 4096;
+					if (!(grown = realloc(g->walls, cap * sizeof(*grown))))
+						return rs_fail(err, RS_ENOMEM, "out of memory for the walls");
+					g->walls = grown;
+				}
+				g->walls[g->nwalls++] = w;
 			}
 	return 0;
 }

@@ -78,7 +78,8 @@ struct vox_grid {
 	int nkinds;
 	int first_diff;		/* the first kind with diff = 1 (nkinds: none) */
 	int carved;		/* 1: not a plain box (vox_carve, a mesh, shapes, a voxel file) */
-	struct vox_wall *walls;	/* every boundary cell, in cell order; owned (cubic grid only) */
+	struct vox_wall *walls;	/* every boundary cell, in cell order; owned (on the fcc grid:
+				 * every node on a wall, area 1 per wall it lies on) */
 	size_t nwalls;
 	double kind_error;	/* largest relative change of a boundary's admittance sum made
 				 * to fit the kinds into the class byte (0: none) */

@@ -87,7 +87,17 @@ static void walk(const struct vox_grid *g, const struct wall_model *const *banks
 		if (!ns)
 			continue;
 		if (fill) {
-			b->cell[b->nodes] = wl->cell;
+			const struct vox_plan *p = &g->plan;
+			const size_t c = wl->cell, nx = (size_t)p->n[0], ny = (size_t)p->n[1];
+
+			b->at[b->nodes] = c;
+			b->ew[b->nodes] = 1;
+			for (int f = 0; f < 6 && p->fcc; f++)
+				if (wl->material[f] != VOX_NO_WALL)
+					b->ew[b->nodes] *= 0.5;
+			b->cell[b->nodes] = p->fcc ? vox_folded(p, (int)(c % nx), (int)(c / nx % ny),
+							       (int)(c / nx / ny))
+						   : c;
 			b->first[b->nodes] = (uint32_t)(b->entries - ns);
 		}
 		b->nodes++;
@@ -98,7 +108,7 @@ static void walk(const struct vox_grid *g, const struct wall_model *const *banks
 
 static size_t bytes_of(const struct branch_walls *b, int precision)
 {
-	return b->nodes * (sizeof(size_t) + sizeof(uint32_t) + 2 * sizeof(double)) +
+	return b->nodes * (2 * sizeof(size_t) + sizeof(uint32_t) + 3 * sizeof(double)) +
 	       sizeof(uint32_t) +
 	       b->entries * (sizeof(double) + sizeof(uint32_t) + sizeof(size_t) +
 			     (size_t)precision) +
@@ -138,6 +148,8 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 		return branch_free(b), rs_fail(err, RS_EINPUT, "more than %u boundary entries "
 					       "with branch walls", UINT32_MAX), NULL;
 	b->cell = malloc(b->nodes * sizeof(*b->cell));
+	b->at = malloc(b->nodes * sizeof(*b->at));
+	b->ew = malloc(b->nodes * sizeof(*b->ew));
 	b->first = malloc((b->nodes + 1) * sizeof(*b->first));
 	b->A = malloc(b->nodes * sizeof(*b->A));
 	b->inv = malloc(b->nodes * sizeof(*b->inv));
@@ -154,7 +166,7 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 	b->rr = malloc((size_t)b->nbranch * sizeof(double));
 	b->state = calloc(b->states, (size_t)precision);
 	b->W = calloc(b->entries, (size_t)precision);
-	if (!b->cell || !b->first || !b->A || !b->inv || !b->gam || !b->mat || !b->so || !b->nb ||
+	if (!b->cell || !b->at || !b->ew || !b->first || !b->A || !b->inv || !b->gam || !b->mat || !b->so || !b->nb ||
 	    !b->boff || !b->bh || !b->bb || !b->cc || !b->kk || !b->mh || !b->rr || !b->state ||
 	    !b->W)
 		goto nomem;
@@ -175,14 +187,15 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 	}
 	walk(g, banks, b->material_of, b, 1);
 	for (size_t n = 0; n < b->nodes; n++) {
-		/* the kind's scalar walls, as fdtd_coefficients() has them */
-		const double gs = 0.5 * lambda * g->kinds[g->cls[b->cell[n]]].beta_sum;
+		/* the kind's scalar walls, as fdtd_coefficients() has them: g = (lambda / 2) beta
+		 * on the cubic grid, lambda beta on the fcc grid */
+		const double gl = (g->plan.fcc ? 1 : 0.5) * lambda;
 		double d;
 
-		b->A[n] = 1 + gs;
+		b->A[n] = 1 + gl * g->kinds[g->cls[b->at[n]]].beta_sum;
 		d = b->A[n];
 		for (uint32_t e = b->first[n]; e < b->first[n + 1]; e++) {
-			b->gam[e] *= 0.5 * lambda;
+			b->gam[e] *= gl;
 			d += b->gam[e] * b->bh[b->mat[e]];
 		}
 		b->inv[n] = 1 / d;
@@ -200,6 +213,8 @@ void branch_free(struct branch_walls *b)
 	if (!b)
 		return;
 	free(b->cell);
+	free(b->at);
+	free(b->ew);
 	free(b->first);
 	free(b->A);
 	free(b->inv);
@@ -252,12 +267,12 @@ double branch_value(const struct branch_walls *b, const void *arr, size_t i)
 			for (uint32_t e = b->first[n]; e < b->first[n + 1]; e++) {                \
 				const int x = (int)b->mat[e], o = b->boff[x], nb = b->nb[x];      \
 				const size_t s = b->stride[x];                                    \
-				const REAL *w = st + b->so[e], *v = w + (size_t)nb * s;           \
+				const REAL *w = st + b->so[e], *y = w + (size_t)nb * s;           \
 				REAL S = 0;                                                       \
                                                                                                   \
 				for (int q = 0; q < nb; q++)                                      \
-					S = S + (REAL)b->bb[o + q] * ((un - v[q * s]) +           \
-								      (REAL)b->cc[o + q] * w[q * s]); \
+					S = S + (REAL)b->bb[o + q] *                              \
+							(y[q * s] + (REAL)b->cc[o + q] * w[q * s]); \
 				acc = acc + (REAL)b->gam[e] * (S - Wv[e]);                        \
 			}                                                                         \
 			d = ((REAL)b->A[n] * (next[c] - un) - acc) * (REAL)b->inv[n];             \
@@ -265,16 +280,15 @@ double branch_value(const struct branch_walls *b, const void *arr, size_t i)
 			for (uint32_t e = b->first[n]; e < b->first[n + 1]; e++) {                \
 				const int x = (int)b->mat[e], o = b->boff[x], nb = b->nb[x];      \
 				const size_t s = b->stride[x];                                    \
-				REAL *w = st + b->so[e], *v = w + (size_t)nb * s;                 \
+				REAL *w = st + b->so[e], *y = w + (size_t)nb * s;                 \
 				REAL sum = 0;                                                     \
                                                                                                   \
 				for (int q = 0; q < nb; q++) {                                    \
-					const REAL wq = w[q * s];                                 \
+					const REAL wq = w[q * s], yq = y[q * s];                  \
 					const REAL wn = (REAL)b->bb[o + q] *                      \
-							(((un - v[q * s]) + hd) +                 \
-							 (REAL)b->cc[o + q] * wq);                \
+							((yq + hd) + (REAL)b->cc[o + q] * wq);    \
                                                                                                   \
-					v[q * s] = v[q * s] + (REAL)b->kk[o + q] * ((wn + wq) * half); \
+					y[q * s] = yq + (d - (REAL)b->kk[o + q] * ((wn + wq) * half)); \
 					sum = sum + wq;                                           \
 					w[q * s] = wn;                                            \
 				}                                                                 \
@@ -302,8 +316,7 @@ double branch_energy(const struct branch_walls *b, const double *cur, const doub
 	double e = 0;
 
 	for (size_t n = 0; b && n < b->nodes; n++) {
-		const size_t c = b->cell[n];
-		const double h = 0.5 * (cur[c] + prev[c]);
+		const size_t c = b->at[n];
 
 		for (uint32_t en = b->first[n]; en < b->first[n + 1]; en++) {
 			const int x = (int)b->mat[en], o = b->boff[x], nb = b->nb[x];
@@ -312,16 +325,17 @@ double branch_energy(const struct branch_walls *b, const double *cur, const doub
 
 			for (int q = 0; q < nb; q++) {
 				const double w = branch_value(b, b->state, b->so[en] + (size_t)q * st);
-				const double v = branch_value(b, b->state,
+				const double y = branch_value(b, b->state,
 							      b->so[en] + (size_t)(nb + q) * st);
 				const double m = b->mh[o + q], k = b->kk[o + q], r = b->rr[o + q];
-				const double dw = (h - v - (r - 0.5 * k) * w) /
+				/* h - v = y - (u^(n+1) - u^n) / 2, v = u^(n+1) - y */
+				const double dw = (y - 0.5 * (cur[c] - prev[c]) - (r - 0.5 * k) * w) /
 						  (m - 0.5 * r + 0.25 * k);
 				const double sig = w - 0.5 * dw;
 
 				s += 0.5 * m * dw * dw + 0.5 * k * sig * sig;
 			}
-			e += 4 * b->gam[en] * s;
+			e += 4 * b->ew[n] * b->gam[en] * s;
 		}
 	}
 	return e;

@@ -8,7 +8,8 @@
  * bilinear (trapezoidal) discretisation of r w + m w' + k integral(w) = p between steps n and
  * n + 1, and the node's scheme update takes the wall term gamma (W^(n+1) - W^(n-1)), W the
  * branches' velocity sum and gamma the term's weight (lambda / 2 times the wall's area per
- * h^2 on the cubic grid). With one real branch (m = k = 0) this is exactly the scheme's own
+ * h^2 on the cubic grid; lambda times the number of walls the node lies on on the fcc grid,
+ * whose walls pass through the nodes). With one real branch (m = k = 0) this is exactly the scheme's own
  * update of a wall of admittance 1 / r. The scheme's energy plus the branches' stays within
  * rounding of non-increasing: physics.md derives it and tests/test_branch.c measures it.
  *
@@ -46,7 +47,10 @@ struct branch_walls {
 	size_t nodes;		/* boundary nodes with at least one branch wall */
 	size_t entries;		/* (node, material) pairs: a node has one per branch material */
 	size_t states;		/* state values: two per branch of every entry */
-	size_t *cell;		/* per node: its index in the field */
+	size_t *cell;		/* per node: its index in the field (folded on the fcc grid) */
+	size_t *at;		/* per node: its cell in the grid (vox_index) */
+	double *ew;		/* per node: its weight in the energy (the fcc grid: its share of
+				 * its dual cell, 1/2 per wall it lies on; else 1) */
 	uint32_t *first;	/* per node: its first entry; nodes + 1 of them */
 	double *A, *inv;	/* per node: 1 + g_s and 1 / (A + sum of gam bh) */
 	double *gam;		/* per entry: the weight of its wall term */
@@ -71,7 +75,7 @@ struct branch_walls {
 };
 
 /*
- * Build the branch walls of grid g (cubic grids: g->walls lists every boundary cell) for the
+ * Build the branch walls of grid g (g->walls lists every boundary cell or fcc node) for the
  * materials whose bank is banks[m] (NULL: a scalar wall, already in the kinds): lambda is
  * the Courant number, T the time step (s), precision 4 or 8. NULL and nothing made when no
  * boundary cell has a branch wall; NULL and err on failure (err->code != 0).
@@ -95,7 +99,8 @@ void branch_step(struct branch_walls *b, const void *u, void *next, int threads)
 /*
  * The branches' energy at the half step between the last two levels, in the units of
  * fdtd_energy(): 4 gam sum over branches of (m^ (w+ - w)^2 / 2 + k^ (w+ + w)^2 / 8). cur and
- * prev are u^(n+1) and u^n as doubles over the field: w+ - w follows from the state and
+ * prev are u^(n+1) and u^n as doubles over the grid's cells (fdtd_field's layout): w+ - w
+ * follows from the state and
  * h = (cur + prev) / 2 through the update, dividing by m^ - r / 2 + k^ / 4, which is far
  * from 0 for every fitted bank (m^ is large where k^ is small).
  */

@@ -189,7 +189,7 @@ static int set_stencil(struct fdtd *f, const struct fdtd_setup *s, struct rs_err
 	return 0;
 }
 
-/* The frequency-dependent walls of s->banks (branch.h); none on the fcc grid yet. */
+/* The frequency-dependent walls of s->banks (branch.h). */
 static int set_branches(struct fdtd *f, const struct fdtd_setup *s, struct rs_error *err)
 {
 	struct rs_error e = { 0 };
@@ -199,10 +199,8 @@ static int set_branches(struct fdtd *f, const struct fdtd_setup *s, struct rs_er
 		any |= s->banks[m] != NULL;
 	if (!any)
 		return 0;
-	if (s->grid->plan.fcc)
-		return rs_fail(err, RS_EINPUT, "the fcc scheme does not run materials given by band "
-			       "yet: choose a cubic stencil (scheme.stencil: leggy, compact, box or "
-			       "interpolated)");
+	if (s->grid->plan.fcc && s->precision == 4)
+		return rs_fail(err, RS_EINPUT, "the fcc scheme runs branch walls in float64 only");
 	if (!(s->dt > 0))
 		return rs_fail(err, RS_EINTERNAL, "branch walls need the time step");
 	f->branch = branch_create(s->grid, s->banks, s->nbanks, s->lambda, s->dt, s->precision,

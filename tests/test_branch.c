@@ -90,6 +90,12 @@ static void real_branch_larger_stencil(void **state)
 	one_real_branch_is_the_scalar_wall(", stencil: leggy, order: 4");
 }
 
+static void real_branch_fcc(void **state)
+{
+	(void)state;
+	one_real_branch_is_the_scalar_wall(", stencil: fcc");
+}
+
 /* The library's most resonant material: 0.10 0.45 0.85 0.30 0.10 0.05 from 125 Hz. */
 #define RESONANT "{library: microperforated_glass_sheets}"
 
@@ -104,7 +110,7 @@ static void real_branch_larger_stencil(void **state)
  * by rounding: float64, 1e-12 of it per check; float32, 1e-5 of it, or 1e-9 of the energy
  * at the start once it is down there. At the end it must have fallen, not grown back.
  */
-static void passive(const char *precision, double rel, double floor)
+static void passive(const char *precision, const char *stencil, double rel, double floor)
 {
 	char yaml[1024];
 	struct sim *s;
@@ -113,13 +119,13 @@ static void passive(const char *precision, double rel, double floor)
 
 	snprintf(yaml, sizeof(yaml),
 		 "grid: {spacing: 0.05, courant: 0.999}\n"
-		 "scheme: {precision: %s}\n"
+		 "scheme: {precision: %s%s}\n"
 		 "duration: 0.3\n"
 		 "geometry: {box: [0.5, 0.4, 0.3]}\n"
 		 "materials: {w: " RESONANT ", hard: {admittance: 0}}\n"
 		 "surfaces: {default: hard, x1: w, y0: w, ceiling: w}\n"
 		 "sources: [{name: S, position: [0.21, 0.17, 0.12], signal: impulse}]\n"
-		 "receivers: [{name: R, position: [0.3, 0.25, 0.2]}]\n", precision);
+		 "receivers: [{name: R, position: [0.3, 0.25, 0.2]}]\n", precision, stencil);
 	s = sim_open(yaml);
 	sim_run(s, 0, -1);
 	e0 = prev = fdtd_energy(s->engine);
@@ -140,11 +146,12 @@ static void passive(const char *precision, double rel, double floor)
 		prev = e;
 	}
 	last = prev;
-	print_message("# %s: energy %.3e of that at the source's end after %ld steps (%.3e at half way), %ld "
-		      "rises past rounding (the largest rise %.2e of the energy at the start)\n", precision, last / e0, PASSIVE_STEPS,
+	print_message("# %s%s: energy %.3e of that at the source's end after %ld steps (%.3e at half way), %ld "
+		      "rises past rounding (the largest rise %.2e of the energy at the start)\n", precision,
+		      stencil, last / e0, PASSIVE_STEPS,
 		      low / e0, rises, worst);
 	assert_int_equal(rises, 0);
-	assert_true(last <= fmax(low, floor * e0));
+	assert_true(last <= low + floor * e0);
 	assert_true(last < 1e-3 * e0);
 	sim_close(s);
 }
@@ -152,13 +159,23 @@ static void passive(const char *precision, double rel, double floor)
 static void passive_float64(void **state)
 {
 	(void)state;
-	passive("float64", 1e-12, 1e-15);
+	passive("float64", "", 1e-12, 1e-15);
 }
 
 static void passive_float32(void **state)
 {
 	(void)state;
-	passive("float32", 1e-5, 1e-7);
+	passive("float32", "", 1e-5, 1e-7);
+}
+
+/* The fcc scheme's energy sums lambda^2 u L u over nodes weighted by their dual cells, whose
+ * rounding leaves 2.4e-13 of the start at the uniform drift of the impulse's net volume
+ * (physics.md, "Sources"): the floor is 1e-12 there. (float32 is refused: physics.md,
+ * "Branch walls".) */
+static void passive_fcc(void **state)
+{
+	(void)state;
+	passive("float64", ", stencil: fcc", 1e-12, 1e-12);
 }
 
 /*
@@ -378,6 +395,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(real_branch_seven_point),
 		cmocka_unit_test(real_branch_larger_stencil),
+		cmocka_unit_test(real_branch_fcc),
 		cmocka_unit_test(duct_rising),
 		cmocka_unit_test(duct_falling),
 		cmocka_unit_test(duct_resonant),
@@ -385,6 +403,7 @@ int main(void)
 		cmocka_unit_test(many_materials),
 		cmocka_unit_test(passive_float64),
 		cmocka_unit_test(passive_float32),
+		cmocka_unit_test(passive_fcc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

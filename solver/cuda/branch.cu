@@ -43,11 +43,11 @@ __global__ void k_branch(const R *__restrict__ u, R *__restrict__ next, size_t n
 	for (unsigned e = first[n]; e < first[n + 1]; e++) {
 		const int x = (int)mat[e], o = boff[x], nb = nbs[x];
 		const long long s = stride[x];
-		const R *w = st + so[e], *v = w + nb * s;
+		const R *w = st + so[e], *y = w + nb * s;
 		R S = 0;
 
 		for (int q = 0; q < nb; q++)
-			S = S + bb[o + q] * ((un - v[q * s]) + cc[o + q] * w[q * s]);
+			S = S + bb[o + q] * (y[q * s] + cc[o + q] * w[q * s]);
 		acc = acc + gam[e] * (S - Wv[e]);
 	}
 	d = (A[n] * (next[c] - un) - acc) * inv[n];
@@ -55,14 +55,14 @@ __global__ void k_branch(const R *__restrict__ u, R *__restrict__ next, size_t n
 	for (unsigned e = first[n]; e < first[n + 1]; e++) {
 		const int x = (int)mat[e], o = boff[x], nb = nbs[x];
 		const long long s = stride[x];
-		R *w = st + so[e], *v = w + nb * s;
+		R *w = st + so[e], *y = w + nb * s;
 		R sum = 0;
 
 		for (int q = 0; q < nb; q++) {
-			const R wq = w[q * s];
-			const R wn = bb[o + q] * (((un - v[q * s]) + hd) + cc[o + q] * wq);
+			const R wq = w[q * s], yq = y[q * s];
+			const R wn = bb[o + q] * ((yq + hd) + cc[o + q] * wq);
 
-			v[q * s] = v[q * s] + kk[o + q] * ((wn + wq) * half);
+			y[q * s] = yq + (d - kk[o + q] * ((wn + wq) * half));
 			sum = sum + wq;
 			w[q * s] = wn;
 		}

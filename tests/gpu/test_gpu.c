@@ -263,9 +263,10 @@ CASE(shapes_f64, 3, 8)
 /*
  * Materials given by band (solver/branch.h): every per-step kernel with branch walls, in a box
  * (a different material on three faces, so edges and corners carry two and three), in the
- * carved L and in the room of shapes (walls with surface-area corrections), both precisions,
- * and the leggy stencil through its kernels; the fields, receivers and the energy with the
- * branches' share against the CPU engine. The diamond kernel refuses them and says why.
+ * carved L, in the room of shapes (walls with surface-area corrections) and in the seminar
+ * mesh, both precisions; the leggy stencil through its kernels, and the fcc kernel in float64;
+ * the fields and receivers against the CPU engine. The diamond kernel refuses them and says
+ * why.
  */
 #define BAND_MATERIALS \
 	"materials: {w: {absorption: {125: 0.1, 250: 0.15, 500: 0.25, 1000: 0.3}},\n" \
@@ -304,12 +305,12 @@ static void band_materials(void **state)
 		"{name: B, position: [1.0, 2.6, 1.4]}]\n",
 	};
 	static const char *const names[] = { "box", "L-shaped", "shapes", "seminar mesh",
-					     "box leggy 4" };
+					     "box leggy 4", "box fcc" };
 	const long steps = quick ? 40 : STEPS;
 
 	(void)state;
-	for (int r = 0; r < 5; r++)
-		for (int prec = 4; prec <= 8; prec += 4) {
+	for (int r = 0; r < 6; r++)
+		for (int prec = r == 5 ? 8 : 4; prec <= 8; prec += 4) {	/* fcc: float64 only */
 			char yaml[2048];
 			struct sim *s;
 			struct fdtd_setup cpu;
@@ -318,11 +319,11 @@ static void band_materials(void **state)
 			struct rs_error err = { 0 };
 			const double tol = prec == 4 ? TOL_F32 : TOL_F64;
 			/* leggy order 4: reach 2, whole shells */
-			const struct kernel_need need = { 0, r == 4, r == 4, r == 4 ? 2 : 0, 0 };
+			const struct kernel_need need = { r == 5, r == 4, r == 4, r == 4 ? 2 : 0, 0 };
 
 			snprintf(yaml, sizeof(yaml), "%sscheme: {precision: %s%s}\n",
-				 band_rooms[r == 4 ? 0 : r], prec == 4 ? "float32" : "float64",
-				 r == 4 ? ", stencil: leggy, order: 4" : "");
+				 band_rooms[r >= 4 ? 0 : r], prec == 4 ? "float32" : "float64",
+				 r == 4 ? ", stencil: leggy, order: 4" : r == 5 ? ", stencil: fcc" : "");
 			s = sim_open(yaml);
 			if (r == 1)
 				carve(s);
