@@ -905,20 +905,25 @@ static const struct {
 #define NEACH (int)(sizeof(each_kernel) / sizeof(each_kernel[0]))
 
 /* The absorbing box of the long runs (1.2 x 1.0 x 0.8 m at 5 cm) with a scheme. */
-static struct sim *dc_room(const char *scheme, int precision)
+static struct sim *dc_room_of(const char *scheme, int precision, const char *materials)
 {
 	char yaml[1024];
 
 	snprintf(yaml, sizeof(yaml),
 		 "grid: {spacing: 0.05}\nduration: 0.1\nscheme: {%s, precision: %s}\n"
 		 "geometry: {box: [1.2, 1.0, 0.8]}\n"
-		 "materials: {w: {absorption: 0.1}, f: {absorption: 0.05}}\n"
+		 "materials: %s\n"
 		 "surfaces: {default: w, floor: f}\n"
 		 "sources: [{name: S, position: [0.23, 0.21, 0.18], signal: ricker, fc: 250, highpass: 0}]\n"
 		 "receivers: [{name: A, position: [0.81, 0.66, 0.54]}, "
 		 "{name: B, position: [0.16, 0.78, 0.27]}]\n",
-		 scheme, precision == 4 ? "float32" : "float64");
+		 scheme, precision == 4 ? "float32" : "float64", materials);
 	return sim_open(yaml);
+}
+
+static struct sim *dc_room(const char *scheme, int precision)
+{
+	return dc_room_of(scheme, precision, "{w: {absorption: 0.1}, f: {absorption: 0.05}}");
 }
 
 /* Every kernel: a uniform field stays exactly uniform for 3 steps, both precisions, in the
@@ -1030,24 +1035,32 @@ static void late_stats(struct fdtd *f, int nrec, long steps, double *mean, doubl
  * Every kernel, float32, LONG_STEPS steps of the absorbing box, the source cut after
  * SOURCE_TIME: the late mean stays below MEAN_TOL of the peak and moves less than DRIFT_TOL of
  * it from the second tenth to the last, and the energy never rises above its value at the cut.
+ * With band materials (bands != 0), every kernel that runs them (not diamond; fcc only in
+ * float64), the energy the branches' included.
  */
-static void long_runs_on_gpu(void **state)
+static void long_runs(int bands)
 {
 	int failed = 0;
 
-	(void)state;
 	if (quick)
 		skip();
 	for (int e = 0; e < NEACH; e++) {
 		struct sim *s;
 
-		if (only_kernels && strncmp(kernel_names[each_kernel[e].k], only_kernels,
-					    strlen(only_kernels)))
+		if ((only_kernels && strncmp(kernel_names[each_kernel[e].k], only_kernels,
+					     strlen(only_kernels))) ||
+		    (bands && (each_kernel[e].k == KERNEL_DIAMOND || each_kernel[e].k == KERNEL_FCC ||
+			       each_kernel[e].k == KERNEL_FCC_VEC)))
 			continue;
-		s = dc_room(each_kernel[e].scheme, 4);
+		s = bands ? dc_room_of(each_kernel[e].scheme, 4,
+				       "{w: {library: plywood_thin}, "
+				       "f: {library: carpet_6mm_open_cell_foam}}")
+			  : dc_room(each_kernel[e].scheme, 4);
 		const long from = (long)ceil(SOURCE_TIME / s->dt);
 		struct fdtd_setup g = { .grid = s->grid, .stencil = &s->stencil, .lambda = s->lambda,
-					.precision = 4, .cuda = 1, .kernel = each_kernel[e].k };
+					.precision = 4, .cuda = 1, .kernel = each_kernel[e].k,
+					.banks = s->banks->bank, .nbanks = s->room->nmaterials,
+					.dt = s->dt };
 		struct rs_error err = { 0 };
 		struct fdtd *f = fdtd_create(&g, &err);
 		double *sig = calloc(LONG_STEPS, sizeof(double)), e0, worst = 0, mean, drift, rms;
@@ -1068,9 +1081,10 @@ static void long_runs_on_gpu(void **state)
 			worst = fmax(worst, fdtd_energy(f) / e0);
 		}
 		late_stats(f, 2, LONG_STEPS, &mean, &drift, &rms);
-		print_message("# %-16s %-30s %d steps: late mean %.2e of the peak, moved %.2e since "
-			      "the second tenth, energy at most %.2e of its start%s\n",
-			      kernel_names[each_kernel[e].k], s->stencil.name, LONG_STEPS, mean,
+		print_message("# %s%-16s %-30s %d steps: late mean %.2e of the peak, moved %.2e "
+			      "since the second tenth, energy at most %.2e of its start%s\n",
+			      bands ? "bands " : "", kernel_names[each_kernel[e].k], s->stencil.name,
+			      LONG_STEPS, mean,
 			      drift, worst,
 			      mean < MEAN_TOL && drift < DRIFT_TOL && worst <= 1 ? "" : "  FAILED");
 		failed += !(mean < MEAN_TOL && drift < DRIFT_TOL && worst <= 1);
@@ -1079,6 +1093,18 @@ static void long_runs_on_gpu(void **state)
 		sim_close(s);
 	}
 	assert_int_equal(failed, 0);
+}
+
+static void long_runs_on_gpu(void **state)
+{
+	(void)state;
+	long_runs(0);
+}
+
+static void band_long_runs_on_gpu(void **state)
+{
+	(void)state;
+	long_runs(1);
 }
 
 /*
@@ -1154,7 +1180,8 @@ int main(void)
 		cmocka_unit_test(larger_stencils), cmocka_unit_test(carved_larger_stencils),
 		cmocka_unit_test(fcc_lattice),	 cmocka_unit_test(diamond_kernel),
 		cmocka_unit_test(diamond_run),	 cmocka_unit_test(uniform_field_on_gpu),
-		cmocka_unit_test(long_runs_on_gpu), cmocka_unit_test(mesh_room_on_gpu),
+		cmocka_unit_test(long_runs_on_gpu), cmocka_unit_test(band_long_runs_on_gpu),
+		cmocka_unit_test(mesh_room_on_gpu),
 	};
 	const struct CMUnitTest few[] = {
 		cmocka_unit_test(lshaped_f32), cmocka_unit_test(texture_subvolumes),
