@@ -248,58 +248,16 @@ double branch_value(const struct branch_walls *b, const void *arr, size_t i)
 	return b->precision == 4 ? ((const float *)arr)[i] : ((const double *)arr)[i];
 }
 
-/*
- * The update of branch.h at one node, in REAL; the CUDA engine's kernel
- * (solver/cuda/branch.cu) is the same expression in the same order.
- */
-#define BRANCH_STEP(REAL, SFX)                                                                    \
-	static void step_##SFX(struct branch_walls *b, const REAL *u, REAL *next, int threads)   \
-	{                                                                                         \
-		REAL *st = b->state, *Wv = b->W;                                                  \
-		const REAL half = (REAL)0.5;                                                      \
-                                                                                                  \
-		_Pragma("omp parallel for num_threads(threads) schedule(static, 1024)")           \
-		for (size_t n = 0; n < b->nodes; n++) {                                           \
-			const size_t c = b->cell[n];                                              \
-			const REAL un = u[c];                                                     \
-			REAL acc = 0, d, hd;                                                      \
-                                                                                                  \
-			for (uint32_t e = b->first[n]; e < b->first[n + 1]; e++) {                \
-				const int x = (int)b->mat[e], o = b->boff[x], nb = b->nb[x];      \
-				const size_t s = b->stride[x];                                    \
-				const REAL *w = st + b->so[e], *y = w + (size_t)nb * s;           \
-				REAL S = 0;                                                       \
-                                                                                                  \
-				for (int q = 0; q < nb; q++)                                      \
-					S = S + (REAL)b->bb[o + q] *                              \
-							(y[q * s] + (REAL)b->cc[o + q] * w[q * s]); \
-				acc = acc + (REAL)b->gam[e] * (S - Wv[e]);                        \
-			}                                                                         \
-			d = ((REAL)b->A[n] * (next[c] - un) - acc) * (REAL)b->inv[n];             \
-			hd = d * half;                                                            \
-			for (uint32_t e = b->first[n]; e < b->first[n + 1]; e++) {                \
-				const int x = (int)b->mat[e], o = b->boff[x], nb = b->nb[x];      \
-				const size_t s = b->stride[x];                                    \
-				REAL *w = st + b->so[e], *y = w + (size_t)nb * s;                 \
-				REAL sum = 0;                                                     \
-                                                                                                  \
-				for (int q = 0; q < nb; q++) {                                    \
-					const REAL wq = w[q * s], yq = y[q * s];                  \
-					const REAL wn = (REAL)b->bb[o + q] *                      \
-							((yq + hd) + (REAL)b->cc[o + q] * wq);    \
-                                                                                                  \
-					y[q * s] = yq + (d - (REAL)b->kk[o + q] * ((wn + wq) * half)); \
-					sum = sum + wq;                                           \
-					w[q * s] = wn;                                            \
-				}                                                                 \
-				Wv[e] = sum;                                                      \
-			}                                                                         \
-			next[c] = un + d;                                                         \
-		}                                                                                 \
-	}
-BRANCH_STEP(float, f32)
-BRANCH_STEP(double, f64)
-#undef BRANCH_STEP
+#define REAL float
+#define SFX _f32
+#include "branch_step.inc"
+#undef REAL
+#undef SFX
+#define REAL double
+#define SFX _f64
+#include "branch_step.inc"
+#undef REAL
+#undef SFX
 
 void branch_step(struct branch_walls *b, const void *u, void *next, int threads)
 {
