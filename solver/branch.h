@@ -8,19 +8,19 @@
  * bilinear (trapezoidal) discretisation of r w + m w' + k integral(w) = p between steps n and
  * n + 1, and the node's scheme update takes the wall term gamma (W^(n+1) - W^(n-1)), W the
  * branches' velocity sum and gamma the term's weight (lambda / 2 times the wall's area per
- * h^2 on the cubic grid; lambda times the number of walls the node lies on on the fcc grid,
- * whose walls pass through the nodes). With one real branch (m = k = 0) this is exactly the scheme's own
- * update of a wall of admittance 1 / r. The scheme's energy plus the branches' stays within
+ * h^2 on the cubic grid; on the fcc grid, whose walls pass through the nodes, lambda times
+ * the number of walls the node lies on). With one real branch (m = k = 0) this is exactly
+ * the scheme's own update of a wall of admittance 1 / r. The scheme's energy plus the branches' stays within
  * rounding of non-increasing: physics.md derives it and tests/test_branch.c measures it.
  *
  * The update runs after the scheme's step has written every node's u^(n+1) with rigid branch
  * walls (p_k) and before the sources are added, in the CPU engine (branch_step) and the CUDA
  * engine (solver/cuda/branch.cu), in the same order of operations, so that both round alike.
- * Each branch keeps w and v = k^ g (g the integral of w over steps), and the node:
+ * Each branch keeps w and y = u - v, v = k^ g (g the integral of w over steps), and the node:
  *   acc  = sum over its entries e of gam_e (S_e - W_e),
- *          S_e = sum over the entry's branches of bb ((u - v) + cc w)
+ *          S_e = sum over the entry's branches of bb (y + cc w)
  *   d    = (A (p_k - u) - acc) * inv,   u^(n+1) = u + d
- *   then per branch: w+ = bb (((u - v) + d / 2) + cc w),  v += kk ((w+ + w) / 2)
+ *   then per branch: w+ = bb ((y + d / 2) + cc w),  y += d - kk ((w+ + w) / 2)
  *   W_e  = the sum of the entry's w before the update (its W^n for the next step),
  * u the node's u^n, A = 1 + g_s (g_s the kind's scalar-wall term), inv = 1 / (A + sum of
  * gam_e bh_e), bh half the sum of a material's bb. Like the scheme's own increment form, every
@@ -56,12 +56,12 @@ struct branch_walls {
 	double *gam;		/* per entry: the weight of its wall term */
 	uint32_t *mat;		/* per entry: its material (index into the tables below) */
 	size_t *so;		/* per entry: its first state value: w of branch q at
-				 * so + q stride, v at so + (nb + q) stride (its material's) */
+				 * so + q stride, y at so + (nb + q) stride (its material's) */
 	/* per material that has branches: */
 	int nmat;
 	int *nb;		/* branches */
 	size_t *stride;		/* entries: a material's state is w of its first branch for
-				 * every entry, then of the second, ..., then the v alike */
+				 * every entry, then of the second, ..., then the y alike */
 	int *boff;		/* first branch in bb, cc, kk, mh */
 	double *bh;		/* half the sum of its bb */
 	/* per branch, over every material: */
@@ -70,7 +70,7 @@ struct branch_walls {
 	double *mh, *rr;	/* m^ = m / T and r, for the energy */
 	int material_of[VOX_NO_WALL];	/* room material -> index above, -1: scalar wall */
 	int precision;
-	void *state;		/* w and v of every branch of every entry (precision) */
+	void *state;		/* w and y of every branch of every entry (precision) */
 	void *W;		/* per entry: its branches' velocity sum one level back */
 };
 
