@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "../solver/air.h"
 #include "../solver/fdtd.h"
 #include "../solver/wall.h"
 #ifdef ROOMSIM_CUDA
@@ -103,6 +104,16 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	       p->stencil.name, room->precision == 4 ? "float32" : "float64", p->lambda,
 	       room->courant, p->limit);
 	printf("time step  %.4f us (simulation rate %.1f Hz)\n", p->dt * 1e6, p->fs);
+	{
+		const struct air a = { room->temperature, room->humidity, room->pressure };
+
+		printf("air        %g C, %g %%, %g kPa: c %.2f m/s; %s\n", room->temperature,
+		       room->humidity, room->pressure, room->c, room->air_absorption
+		       ? "absorption on the receiver signals (ISO 9613-1)" : "no absorption");
+		if (room->air_absorption)
+			printf("           %.2f dB per 100 m at 1 kHz, %.2f at fmax\n",
+			       100 * air_attenuation(&a, 1000), 100 * air_attenuation(&a, room->fmax));
+	}
 	printf("steps      %ld per source, %d source(s), %d receiver(s)\n", p->steps,
 	       room->nsources, room->nreceivers);
 	printf("memory     %s needed, %s available\n", app_bytes((double)p->memory, need),
