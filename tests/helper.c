@@ -14,7 +14,6 @@ struct sim *sim_open(const char *yaml)
 {
 	struct rs_error err = { 0 };
 	struct sim *s = calloc(1, sizeof(*s));
-	struct fdtd_setup setup;
 
 	assert_non_null(s);
 	s->room = cfg_load_string(yaml, "test.yaml", &err);
@@ -27,16 +26,24 @@ struct sim *sim_open(const char *yaml)
 	s->dt = s->lambda * s->room->spacing / s->room->c;
 	s->steps = (long)ceil(s->room->duration / s->dt - 1e-9);
 	assert_int_equal(wall_banks_of(s->room, &s->banks), 0);
-	setup = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil, .lambda = s->lambda,
-				     .precision = s->room->precision, .banks = s->banks->bank,
-				     .nbanks = s->room->nmaterials, .dt = s->dt };
+	sim_engine(s, s->banks->bank);
+	return s;
+}
+
+void sim_engine(struct sim *s, const struct wall_model *const *banks)
+{
+	struct rs_error err = { 0 };
+	struct fdtd_setup setup = { .grid = s->grid, .stencil = &s->stencil, .lambda = s->lambda,
+				    .precision = s->room->precision, .banks = banks,
+				    .nbanks = s->room->nmaterials, .dt = s->dt };
+
+	fdtd_destroy(s->engine);
 	s->engine = fdtd_create(&setup, &err);
 	if (!s->engine)
 		fail_msg("%s", err.msg);
 	for (int r = 0; r < s->room->nreceivers; r++)
 		assert_int_equal(fdtd_add_receiver(s->engine, s->room->receivers[r].pos), r);
 	assert_int_equal(fdtd_reserve(s->engine, (size_t)s->steps + 1), 0);
-	return s;
 }
 
 void sim_run(struct sim *s, int source, long steps)

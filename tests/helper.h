@@ -16,6 +16,7 @@
 
 
 struct wall_banks;	/* solver/wall.h (it brings complex.h, which changes fftw_complex) */
+struct wall_model;
 
 struct sim {
 	struct room *room;
@@ -30,6 +31,10 @@ struct sim {
 
 /* Parse yaml, voxelise, create the engine with every receiver; fails the test on error. */
 struct sim *sim_open(const char *yaml);
+
+/* (Re)create s's engine on its grid with the materials' banks (solver/wall.h; NULL entries:
+ * scalar walls), every receiver added and room for its steps; fails the test on error. */
+void sim_engine(struct sim *s, const struct wall_model *const *banks);
 
 /* Reset and run source s for steps steps (all of them when steps < 0). */
 void sim_run(struct sim *s, int source, long steps);

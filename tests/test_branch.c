@@ -20,19 +20,9 @@
 static void use_bank(struct sim *s, int m, const struct wall_model *w)
 {
 	const struct wall_model *banks[ROOM_MAX_MATERIALS] = { 0 };
-	struct rs_error err = { 0 };
-	struct fdtd_setup setup = { .grid = s->grid, .stencil = &s->stencil, .lambda = s->lambda,
-				    .precision = s->room->precision, .banks = banks,
-				    .nbanks = s->room->nmaterials, .dt = s->dt };
 
 	banks[m] = w;
-	fdtd_destroy(s->engine);
-	s->engine = fdtd_create(&setup, &err);
-	if (!s->engine)
-		fail_msg("%s", err.msg);
-	for (int r = 0; r < s->room->nreceivers; r++)
-		assert_int_equal(fdtd_add_receiver(s->engine, s->room->receivers[r].pos), r);
-	assert_int_equal(fdtd_reserve(s->engine, (size_t)s->steps + 1), 0);
+	sim_engine(s, banks);
 }
 
 #define BOX(walls, precision, stencil) \
