@@ -106,6 +106,73 @@ static void walk(const struct vox_grid *g, const struct wall_model *const *banks
 		b->first[b->nodes] = (uint32_t)b->entries;
 }
 
+/*
+ * Put the nodes in the order of branch.h: those with one entry, material by material, then
+ * those with several, each group in the order walk() found them (cell order); the entries
+ * follow their nodes, and each material's state is renumbered in the new entry order.
+ */
+static int order_nodes(struct branch_walls *b)
+{
+	const size_t nn = b->nodes, ne = b->entries;
+	size_t *perm = malloc(nn * sizeof(*perm)), *cell = malloc(nn * sizeof(*cell));
+	size_t *at = malloc(nn * sizeof(*at)), *so = malloc(ne * sizeof(*so));
+	double *ew = malloc(nn * sizeof(*ew)), *gam = malloc(ne * sizeof(*gam));
+	uint32_t *first = malloc((nn + 1) * sizeof(*first)), *mat = malloc(ne * sizeof(*mat));
+	size_t base[VOX_NO_WALL], e = 0;
+	int ok = perm && cell && at && so && ew && gam && first && mat;
+
+	for (size_t n = 0; ok && n < nn; n++) {	/* group counts, then their starts */
+		const int single = b->first[n + 1] - b->first[n] == 1;
+
+		b->seg[(single ? (int)b->mat[b->first[n]] : b->nmat) + 1]++;
+	}
+	for (int x = 0; ok && x <= b->nmat; x++)
+		b->seg[x + 1] += b->seg[x];
+	for (size_t n = 0; ok && n < nn; n++) {
+		const int single = b->first[n + 1] - b->first[n] == 1;
+
+		perm[b->seg[single ? (int)b->mat[b->first[n]] : b->nmat]++] = n;
+	}
+	for (int x = b->nmat; ok && x > 0; x--)	/* the counters back to the starts */
+		b->seg[x] = b->seg[x - 1];
+	if (ok)
+		b->seg[0] = 0;
+	for (int x = 0; ok && x < b->nmat; x++)	/* base[x]: the material's next value */
+		base[x] = x ? base[x - 1] + 2 * (size_t)b->nb[x - 1] * b->stride[x - 1] : 0;
+	for (size_t i = 0; ok && i < nn; i++) {
+		const size_t n = perm[i];
+
+		cell[i] = b->cell[n];
+		at[i] = b->at[n];
+		ew[i] = b->ew[n];
+		first[i] = (uint32_t)e;
+		for (uint32_t en = b->first[n]; en < b->first[n + 1]; en++, e++) {
+			gam[e] = b->gam[en];
+			mat[e] = b->mat[en];
+			so[e] = base[mat[e]]++;
+		}
+	}
+	if (ok) {
+		first[nn] = (uint32_t)e;
+		free(b->cell), b->cell = cell, cell = NULL;
+		free(b->at), b->at = at, at = NULL;
+		free(b->ew), b->ew = ew, ew = NULL;
+		free(b->first), b->first = first, first = NULL;
+		free(b->gam), b->gam = gam, gam = NULL;
+		free(b->mat), b->mat = mat, mat = NULL;
+		free(b->so), b->so = so, so = NULL;
+	}
+	free(perm);
+	free(cell);
+	free(at);
+	free(so);
+	free(ew);
+	free(gam);
+	free(first);
+	free(mat);
+	return ok ? 0 : -1;
+}
+
 static size_t bytes_of(const struct branch_walls *b, int precision)
 {
 	return b->nodes * (2 * sizeof(size_t) + sizeof(uint32_t) + 3 * sizeof(double)) +
@@ -113,7 +180,7 @@ static size_t bytes_of(const struct branch_walls *b, int precision)
 	       b->entries * (sizeof(double) + sizeof(uint32_t) + sizeof(size_t) +
 			     (size_t)precision) +
 	       b->states * (size_t)precision +
-	       (size_t)b->nmat * (2 * sizeof(int) + sizeof(double)) +
+	       (size_t)b->nmat * (2 * sizeof(int) + sizeof(double) + sizeof(size_t)) +
 	       (size_t)b->nbranch * 5 * sizeof(double);
 }
 
@@ -186,6 +253,8 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 		b->bh[x] = 0.5 * sum;
 	}
 	walk(g, banks, b->material_of, b, 1);
+	if (!(b->seg = calloc((size_t)b->nmat + 2, sizeof(*b->seg))) || order_nodes(b))
+		goto nomem;
 	for (size_t n = 0; n < b->nodes; n++) {
 		/* the kind's scalar walls, as fdtd_coefficients() has them: g = (lambda / 2) beta
 		 * on the cubic grid, lambda beta on the fcc grid */
@@ -222,6 +291,7 @@ void branch_free(struct branch_walls *b)
 	free(b->mat);
 	free(b->so);
 	free(b->stride);
+	free(b->seg);
 	free(b->nb);
 	free(b->boff);
 	free(b->bh);

@@ -44,7 +44,8 @@ struct wall_model;	/* wall.h (C only: it uses complex) */
 
 /* The walls of a run, built by branch_create from the grid and the materials' banks. */
 struct branch_walls {
-	size_t nodes;		/* boundary nodes with at least one branch wall */
+	size_t nodes;		/* boundary nodes with at least one branch wall: those with one
+				 * entry first, material by material, then the others (seg) */
 	size_t entries;		/* (node, material) pairs: a node has one per branch material */
 	size_t states;		/* state values: two per branch of every entry */
 	size_t *cell;		/* per node: its index in the field (folded on the fcc grid) */
@@ -59,6 +60,10 @@ struct branch_walls {
 				 * so + q stride, y at so + (nb + q) stride (its material's) */
 	/* per material that has branches: */
 	int nmat;
+	size_t *seg;		/* nmat + 2: the nodes with one entry of material x are seg[x]
+				 * to seg[x + 1] - 1, their entries the same numbers and their
+				 * state consecutive (so = that material's first + (n - seg[x]));
+				 * the nodes with several entries follow, seg[nmat] on */
 	int *nb;		/* branches */
 	size_t *stride;		/* entries: a material's state is w of its first branch for
 				 * every entry, then of the second, ..., then the y alike */

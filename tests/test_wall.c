@@ -64,7 +64,7 @@ static void library_fits(void **state)
 {
 	struct library lib;
 	struct rs_error err = { 0 };
-	int fitted = 0, bands = 0, missed = 0;
+	int fitted = 0, bands = 0, missed = 0, branches = 0, most = 0;
 
 	(void)state;
 	assert_int_equal(library_load(&lib, &err), 0);
@@ -78,6 +78,8 @@ static void library_fits(void **state)
 		assert_int_equal(wall_fit(&m->bands, 1e9, &fit), 0);
 		assert_passive(&fit.model);
 		fitted += !fit.misses;
+		branches += fit.model.n;
+		most = fit.model.n > most ? fit.model.n : most;
 		for (int b = 0; b < m->bands.n; b++) {
 			bands++;
 			missed += wall_band_missed(fit.fitted[b], m->bands.alpha[b]);
@@ -85,8 +87,9 @@ static void library_fits(void **state)
 			assert_true(fabs(fit.fitted[b] - m->bands.alpha[b]) < 0.12);
 		}
 	}
-	print_message("# %d of %d library materials fit every band; %d of %d bands miss\n",
-		      fitted, lib.n, missed, bands);
+	print_message("# %d of %d library materials fit every band; %d of %d bands miss; %.1f "
+		      "branches on average, %d at most\n", fitted, lib.n, missed, bands,
+		      (double)branches / lib.n, most);
 	assert_true(fitted >= lib.n * 85 / 100);
 	assert_true(missed <= bands / 30);	/* 18 of 587 when written */
 	library_free(&lib);

@@ -1,16 +1,25 @@
 /*
  * branch.cu - the branch walls on the GPU (solver/branch.h): their lists and state in device
  * memory, and the update after each step, one thread per node, the same expression in the
- * same order as the CPU engine's branch_step(), so both round alike.
+ * same order as the CPU engine's branch_step(), so both round alike: k_branch_one for the
+ * nodes of one entry (branch.h's seg), k_branch for those of several.
  */
+#include <limits.h>
 #include <stdlib.h>
 
 #include "engine.h"
 
-/* Device copies of a struct branch_walls: lists as they are, constants in the run's R. */
+#define BRANCH_THREADS 256
+
+/* Device copies of a struct branch_walls: lists as they are, constants in the run's R;
+ * and the blocks of k_branch_one: material x's nodes of one entry take blocks blk[x] to
+ * blk[x + 1] - 1. */
 struct cuda_branch {
 	size_t nodes, entries, states;
 	int nmat, nbranch;
+	long long *seg;
+	int *blk, nblk;
+	size_t multi;			/* the first node with several entries */
 	long long *cell;
 	unsigned *first, *mat;
 	long long *so, *stride;
@@ -20,8 +29,140 @@ struct cuda_branch {
 	void *state, *W;		/* R */
 };
 
+/*
+ * The node n of one entry (entry n) of a material of NB branches whose state starts at st,
+ * stride s: its branches' values held in registers between the two sums, the same
+ * expressions in the same order as k_branch (NB = 0: any number, read twice).
+ */
+template <typename R, int NB>
+__device__ __forceinline__ void branch_one(const R *__restrict__ u, R *__restrict__ next,
+					   size_t n, long long c, int nb, long long s,
+					   const R *bb, const R *cc, const R *kk, R A, R inv, R gam,
+					   R *__restrict__ st, R *__restrict__ Wv)
+{
+	constexpr int K = NB ? NB : 1;
+	const R half = (R)0.5, un = u[c], W = Wv[n];
+	R *w = st, *y = st + (long long)(NB ? NB : nb) * s;
+	R wr[K], yr[K], S = 0, acc = 0, sum = 0, d, hd;
+
+	if (NB) {
+		const R *pw = w, *py = y;
+
+#pragma unroll
+		for (int q = 0; q < K; q++, pw += s, py += s) {
+			wr[q] = *pw;
+			yr[q] = *py;
+		}
+#pragma unroll
+		for (int q = 0; q < K; q++)
+			S = S + bb[q] * (yr[q] + cc[q] * wr[q]);
+	} else {
+		for (int q = 0; q < nb; q++)
+			S = S + bb[q] * (y[q * s] + cc[q] * w[q * s]);
+	}
+	acc = acc + gam * (S - W);
+	d = (A * (next[c] - un) - acc) * inv;
+	hd = d * half;
+	if (NB) {
+		R *pw = w, *py = y;
+
+#pragma unroll
+		for (int q = 0; q < K; q++, pw += s, py += s) {
+			const R wn = bb[q] * ((yr[q] + hd) + cc[q] * wr[q]);
+
+			*py = yr[q] + (d - kk[q] * ((wn + wr[q]) * half));
+			sum = sum + wr[q];
+			*pw = wn;
+		}
+	} else {
+		for (int q = 0; q < nb; q++) {
+			const R wq = w[q * s], yq = y[q * s];
+			const R wn = bb[q] * ((yq + hd) + cc[q] * wq);
+
+			y[q * s] = yq + (d - kk[q] * ((wn + wq) * half));
+			sum = sum + wq;
+			w[q * s] = wn;
+		}
+	}
+	Wv[n] = sum;
+	next[c] = un + d;
+}
+
+/* The banks of up to 16 branches run unrolled (8 in float64), their constants in shared
+ * memory up to 32. */
+#define BRANCH_SHARED 32
+#define BRANCH_CASE(K) \
+	case K: \
+		branch_one<R, (sizeof(R) == 4 || K <= 8 ? K : 0)>(u, next, n, c, nb, s, bb, cc, \
+								  kk, A_, inv_, gam_, w, Wv); \
+		break;
+
+/*
+ * The nodes of one entry, a block's nodes all of one material (its blocks blk[x] on): no
+ * entry list to read, the state at the material's first plus the node's rank, and the
+ * branches unrolled. (Unrolled, each thread issues all its state loads at once; ptxas then
+ * takes up to 128 registers, hence two blocks per multiprocessor.)
+ */
 template <typename R>
-__global__ void k_branch(const R *__restrict__ u, R *__restrict__ next, size_t nodes,
+__global__ void __launch_bounds__(BRANCH_THREADS, 2)
+	k_branch_one(const R *__restrict__ u, R *__restrict__ next, int nmat,
+			     const int *__restrict__ blk, const long long *__restrict__ seg,
+			     const long long *__restrict__ cell, const long long *__restrict__ so,
+			     const long long *__restrict__ stride, const int *__restrict__ nbs,
+			     const int *__restrict__ boff, const R *__restrict__ A,
+			     const R *__restrict__ inv, const R *__restrict__ gam, const R *bb,
+			     const R *cc, const R *kk, R *__restrict__ st, R *__restrict__ Wv)
+{
+	const int b = blockIdx.x;
+	int lo = 0, hi = nmat - 1;
+
+	while (lo < hi) {	/* the material x with blk[x] <= b < blk[x + 1] */
+		const int mid = (lo + hi + 1) / 2;
+
+		if (blk[mid] <= b)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	const size_t n = seg[lo] + (size_t)(b - blk[lo]) * blockDim.x + threadIdx.x;
+	const int o = boff[lo], nb = nbs[lo];
+	__shared__ R sh[3][BRANCH_SHARED];
+
+	if (nb <= BRANCH_SHARED) {	/* the material's constants, for every thread */
+		for (int q = threadIdx.x; q < nb; q += blockDim.x) {
+			sh[0][q] = bb[o + q];
+			sh[1][q] = cc[o + q];
+			sh[2][q] = kk[o + q];
+		}
+		__syncthreads();
+		bb = sh[0];
+		cc = sh[1];
+		kk = sh[2];
+	} else {
+		bb += o;
+		cc += o;
+		kk += o;
+	}
+	if (n >= (size_t)seg[lo + 1])
+		return;
+	const long long c = cell[n], s = stride[lo];
+	const R A_ = A[n], inv_ = inv[n], gam_ = gam[n];
+	R *const w = st + so[seg[lo]] + (long long)(n - seg[lo]);
+
+	switch (nb) {
+		BRANCH_CASE(1) BRANCH_CASE(2) BRANCH_CASE(3) BRANCH_CASE(4) BRANCH_CASE(5)
+		BRANCH_CASE(6) BRANCH_CASE(7) BRANCH_CASE(8) BRANCH_CASE(9) BRANCH_CASE(10)
+		BRANCH_CASE(11) BRANCH_CASE(12) BRANCH_CASE(13) BRANCH_CASE(14) BRANCH_CASE(15)
+		BRANCH_CASE(16)
+	default:
+		branch_one<R, 0>(u, next, n, c, nb, s, bb, cc, kk, A_, inv_, gam_, w, Wv);
+	}
+}
+#undef BRANCH_CASE
+
+/* Any node: its entries from the lists (the nodes of several entries, from n0 on). */
+template <typename R>
+__global__ void k_branch(const R *__restrict__ u, R *__restrict__ next, size_t n0, size_t nodes,
 			 const long long *__restrict__ cell, const unsigned *__restrict__ first,
 			 const unsigned *__restrict__ mat, const long long *__restrict__ so,
 			 const long long *__restrict__ stride, const int *__restrict__ nbs,
@@ -31,7 +172,7 @@ __global__ void k_branch(const R *__restrict__ u, R *__restrict__ next, size_t n
 			 const R *__restrict__ cc, const R *__restrict__ kk, R *__restrict__ st,
 			 R *__restrict__ Wv)
 {
-	const size_t n = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	const size_t n = n0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
 	const R half = (R)0.5;
 	R acc = 0, d, hd, un;
 	long long c;
@@ -97,12 +238,25 @@ static int upload(void **dst, const void *src, size_t bytes, struct rs_error *er
 template <typename R>
 static int upload_all(struct cuda_branch *d, const struct branch_walls *b, struct rs_error *err)
 {
-	long long *tmp = (long long *)malloc((b->nodes + b->entries + (size_t)b->nmat) *
+	long long *tmp = (long long *)malloc((b->nodes + b->entries + 2 * (size_t)b->nmat + 1) *
 					     sizeof(long long));
+	int *blk = (int *)malloc(((size_t)b->nmat + 1) * sizeof(int));
 	int rc;
 
-	if (!tmp)
+	if (!tmp || !blk) {
+		free(tmp);
+		free(blk);
 		return rs_fail(err, RS_ENOMEM, "out of memory");
+	}
+	blk[0] = 0;
+	for (int x = 0; x <= b->nmat; x++) {
+		tmp[b->nodes + b->entries + b->nmat + x] = (long long)b->seg[x];
+		if (x < b->nmat)
+			blk[x + 1] = blk[x] + (int)((b->seg[x + 1] - b->seg[x] + BRANCH_THREADS - 1) /
+						    BRANCH_THREADS);
+	}
+	d->nblk = blk[b->nmat];
+	d->multi = b->seg[b->nmat];
 	for (size_t n = 0; n < b->nodes; n++)
 		tmp[n] = (long long)b->cell[n];
 	for (size_t e = 0; e < b->entries; e++)
@@ -113,6 +267,9 @@ static int upload_all(struct cuda_branch *d, const struct branch_walls *b, struc
 	     upload((void **)&d->so, tmp + b->nodes, b->entries * sizeof(long long), err) ||
 	     upload((void **)&d->stride, tmp + b->nodes + b->entries,
 		    (size_t)b->nmat * sizeof(long long), err) ||
+	     upload((void **)&d->seg, tmp + b->nodes + b->entries + b->nmat,
+		    ((size_t)b->nmat + 1) * sizeof(long long), err) ||
+	     upload((void **)&d->blk, blk, ((size_t)b->nmat + 1) * sizeof(int), err) ||
 	     upload((void **)&d->first, b->first, (b->nodes + 1) * sizeof(unsigned), err) ||
 	     upload((void **)&d->mat, b->mat, b->entries * sizeof(unsigned), err) ||
 	     upload((void **)&d->nb, b->nb, (size_t)b->nmat * sizeof(int), err) ||
@@ -126,6 +283,7 @@ static int upload_all(struct cuda_branch *d, const struct branch_walls *b, struc
 	     CK(cudaMalloc(&d->state, b->states * sizeof(R))) ||
 	     CK(cudaMalloc(&d->W, b->entries * sizeof(R)));
 	free(tmp);
+	free(blk);
 	return rc ? (err->code ? err->code : RS_EDEVICE) : 0;
 }
 
@@ -136,7 +294,8 @@ int cuda_branch_upload(struct cuda_engine *e, const struct branch_walls *b,
 
 	if (!b)
 		return 0;
-	if (b->precision != e->precision || b->entries > UINT32_MAX)
+	if (b->precision != e->precision || b->entries > UINT32_MAX ||
+	    b->nodes / BRANCH_THREADS + (size_t)b->nmat > INT_MAX)
 		return rs_fail(err, RS_EINTERNAL, "branch walls of another precision or too many");
 	if (!(d = (struct cuda_branch *)calloc(1, sizeof(*d))))
 		return rs_fail(err, RS_ENOMEM, "out of memory");
@@ -164,21 +323,37 @@ int cuda_branch_reset(struct cuda_engine *e, struct rs_error *err)
 int cuda_branch_step(struct cuda_engine *e, struct rs_error *err)
 {
 	const struct cuda_branch *d = e->branch;
-	const unsigned threads = 256;
+	const unsigned threads = BRANCH_THREADS;
 	unsigned blocks;
 
 	if (!d || !d->nodes)
 		return 0;
-	blocks = (unsigned)((d->nodes + threads - 1) / threads);
+	if (d->nblk && e->precision == 4)
+		k_branch_one<float><<<d->nblk, threads>>>(
+			(const float *)e->u[e->cur ^ 1], (float *)e->u[e->cur], d->nmat, d->blk,
+			d->seg, d->cell, d->so, d->stride, d->nb, d->boff, (const float *)d->A,
+			(const float *)d->inv, (const float *)d->gam, (const float *)d->bb,
+			(const float *)d->cc, (const float *)d->kk, (float *)d->state, (float *)d->W);
+	else if (d->nblk)
+		k_branch_one<double><<<d->nblk, threads>>>(
+			(const double *)e->u[e->cur ^ 1], (double *)e->u[e->cur], d->nmat, d->blk,
+			d->seg, d->cell, d->so, d->stride, d->nb, d->boff, (const double *)d->A,
+			(const double *)d->inv, (const double *)d->gam, (const double *)d->bb,
+			(const double *)d->cc, (const double *)d->kk, (double *)d->state,
+			(double *)d->W);
+	if (d->multi == d->nodes)
+		return CK_LAUNCH() ? RS_EDEVICE : 0;
+	blocks = (unsigned)((d->nodes - d->multi + threads - 1) / threads);
 	if (e->precision == 4)
 		k_branch<float><<<blocks, threads>>>(
-			(const float *)e->u[e->cur ^ 1], (float *)e->u[e->cur], d->nodes, d->cell,
-			d->first, d->mat, d->so, d->stride, d->nb, d->boff, (const float *)d->A,
+			(const float *)e->u[e->cur ^ 1], (float *)e->u[e->cur], d->multi, d->nodes,
+			d->cell, d->first, d->mat, d->so, d->stride, d->nb, d->boff, (const float *)d->A,
 			(const float *)d->inv, (const float *)d->gam, (const float *)d->bb,
 			(const float *)d->cc, (const float *)d->kk, (float *)d->state, (float *)d->W);
 	else
 		k_branch<double><<<blocks, threads>>>(
-			(const double *)e->u[e->cur ^ 1], (double *)e->u[e->cur], d->nodes, d->cell,
+			(const double *)e->u[e->cur ^ 1], (double *)e->u[e->cur], d->multi, d->nodes,
+			d->cell,
 			d->first, d->mat, d->so, d->stride, d->nb, d->boff, (const double *)d->A,
 			(const double *)d->inv, (const double *)d->gam, (const double *)d->bb,
 			(const double *)d->cc, (const double *)d->kk, (double *)d->state,
@@ -205,6 +380,8 @@ void cuda_branch_free(struct cuda_engine *e)
 	if (!d)
 		return;
 	cudaFree(d->cell);
+	cudaFree(d->seg);
+	cudaFree(d->blk);
 	cudaFree(d->first);
 	cudaFree(d->mat);
 	cudaFree(d->so);
