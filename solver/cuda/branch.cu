@@ -7,27 +7,9 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "engine.h"
+#include "branch.cuh"
 
 #define BRANCH_THREADS 256
-
-/* Device copies of a struct branch_walls: lists as they are, constants in the run's R;
- * and the blocks of k_branch_one: material x's nodes of one entry take blocks blk[x] to
- * blk[x + 1] - 1. */
-struct cuda_branch {
-	size_t nodes, entries, states;
-	int nmat, nbranch;
-	long long *seg;
-	int *blk, nblk;
-	size_t multi;			/* the first node with several entries */
-	long long *cell;
-	unsigned *first, *mat;
-	long long *so, *stride;
-	int *nb, *boff;
-	void *A, *inv, *gam;		/* R per node, node, entry */
-	void *bb, *cc, *kk;		/* R per branch */
-	void *state, *W;		/* R */
-};
 
 /*
  * The node n of one entry (entry n) of a material of NB branches whose state starts at st,
@@ -163,53 +145,15 @@ __global__ void __launch_bounds__(BRANCH_THREADS, 2)
 /* Any node: its entries from the lists (the nodes of several entries, from n0 on). */
 template <typename R>
 __global__ void k_branch(const R *__restrict__ u, R *__restrict__ next, size_t n0, size_t nodes,
-			 const long long *__restrict__ cell, const unsigned *__restrict__ first,
-			 const unsigned *__restrict__ mat, const long long *__restrict__ so,
-			 const long long *__restrict__ stride, const int *__restrict__ nbs,
-			 const int *__restrict__ boff,
-			 const R *__restrict__ A, const R *__restrict__ inv,
-			 const R *__restrict__ gam, const R *__restrict__ bb,
-			 const R *__restrict__ cc, const R *__restrict__ kk, R *__restrict__ st,
-			 R *__restrict__ Wv)
+			 const long long *__restrict__ cell, BranchDev<R> b)
 {
 	const size_t n = n0 + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	const R half = (R)0.5;
-	R acc = 0, d, hd, un;
-	long long c;
 
 	if (n >= nodes)
 		return;
-	c = cell[n];
-	un = u[c];
-	for (unsigned e = first[n]; e < first[n + 1]; e++) {
-		const int x = (int)mat[e], o = boff[x], nb = nbs[x];
-		const long long s = stride[x];
-		const R *w = st + so[e], *y = w + nb * s;
-		R S = 0;
+	const long long c = cell[n];
 
-		for (int q = 0; q < nb; q++)
-			S = S + bb[o + q] * (y[q * s] + cc[o + q] * w[q * s]);
-		acc = acc + gam[e] * (S - Wv[e]);
-	}
-	d = (A[n] * (next[c] - un) - acc) * inv[n];
-	hd = d * half;
-	for (unsigned e = first[n]; e < first[n + 1]; e++) {
-		const int x = (int)mat[e], o = boff[x], nb = nbs[x];
-		const long long s = stride[x];
-		R *w = st + so[e], *y = w + nb * s;
-		R sum = 0;
-
-		for (int q = 0; q < nb; q++) {
-			const R wq = w[q * s], yq = y[q * s];
-			const R wn = bb[o + q] * ((yq + hd) + cc[o + q] * wq);
-
-			y[q * s] = yq + (d - kk[o + q] * ((wn + wq) * half));
-			sum = sum + wq;
-			w[q * s] = wn;
-		}
-		Wv[e] = sum;
-	}
-	next[c] = un + d;
+	next[c] = branch_node<R>(b, n, u[c], next[c]);
 }
 
 /* n doubles of src rounded to R into a new device array *dst. */
@@ -287,6 +231,59 @@ static int upload_all(struct cuda_branch *d, const struct branch_walls *b, struc
 	return rc ? (err->code ? err->code : RS_EDEVICE) : 0;
 }
 
+/* The nodes by grid column, for the diamond kernel (branch.cuh): counts, then starts, then
+ * each column's nodes, then each column sorted by z (the nodes are in cell order within each
+ * group of branch.h's seg, so a column is a few sorted runs). */
+static int upload_columns(struct cuda_branch *d, const struct branch_walls *b,
+			  const struct cuda_engine *e, struct rs_error *err)
+{
+	const size_t nxy = (size_t)e->plan.n[0] * e->plan.n[1];
+	unsigned *bcol = (unsigned *)calloc(nxy + 1, sizeof(unsigned));
+	unsigned *bn = (unsigned *)malloc((b->nodes ? b->nodes : 1) * sizeof(unsigned));
+	int *bz = (int *)malloc((b->nodes ? b->nodes : 1) * sizeof(int));
+	int rc = 0;
+
+	if (!bcol || !bn || !bz || b->nodes > UINT_MAX) {
+		free(bcol);
+		free(bn);
+		free(bz);
+		return rs_fail(err, RS_ENOMEM, "out of memory for the branch walls' columns");
+	}
+	for (size_t n = 0; n < b->nodes; n++)
+		bcol[b->at[n] % nxy + 1]++;
+	for (size_t c = 0; c < nxy; c++)
+		bcol[c + 1] += bcol[c];
+	for (size_t n = 0; n < b->nodes; n++) {	/* insertion into the column, by z */
+		const size_t c = b->at[n] % nxy;
+		const int z = (int)(b->at[n] / nxy);
+		const unsigned k = bcol[c]++;
+
+		bz[k] = z;
+		bn[k] = (unsigned)n;
+	}
+	for (size_t c = nxy; c > 0; c--)	/* the counters back to the starts */
+		bcol[c] = bcol[c - 1];
+	bcol[0] = 0;
+	for (size_t c = 0; c < nxy; c++)	/* each column by z: short, nearly sorted */
+		for (unsigned k = bcol[c] + 1; k < bcol[c + 1]; k++)
+			for (unsigned q = k; q > bcol[c] && bz[q - 1] > bz[q]; q--) {
+				const int tz = bz[q];
+				const unsigned tn = bn[q];
+
+				bz[q] = bz[q - 1];
+				bn[q] = bn[q - 1];
+				bz[q - 1] = tz;
+				bn[q - 1] = tn;
+			}
+	rc = upload((void **)&d->bcol, bcol, (nxy + 1) * sizeof(unsigned), err) ||
+	     upload((void **)&d->bn, bn, b->nodes * sizeof(unsigned), err) ||
+	     upload((void **)&d->bz, bz, b->nodes * sizeof(int), err);
+	free(bcol);
+	free(bn);
+	free(bz);
+	return rc ? RS_EDEVICE : 0;
+}
+
 int cuda_branch_upload(struct cuda_engine *e, const struct branch_walls *b,
 		       struct rs_error *err)
 {
@@ -305,8 +302,17 @@ int cuda_branch_upload(struct cuda_engine *e, const struct branch_walls *b,
 	d->states = b->states;
 	d->nmat = b->nmat;
 	d->nbranch = b->nbranch;
-	if (e->precision == 4 ? upload_all<float>(d, b, err) : upload_all<double>(d, b, err))
+	if ((e->precision == 4 ? upload_all<float>(d, b, err) : upload_all<double>(d, b, err)) ||
+	    (!e->fcc && upload_columns(d, b, e, err)))
 		return err->code ? err->code : RS_EDEVICE;
+	if (!e->fcc) {
+		const BranchDev<float> bf = branch_dev<float>(d);
+		const BranchDev<double> bd = branch_dev<double>(d);
+
+		if (e->precision == 4 ? upload(&d->dev, &bf, sizeof(bf), err)
+				      : upload(&d->dev, &bd, sizeof(bd), err))
+			return RS_EDEVICE;
+	}
 	return cuda_branch_reset(e, err);
 }
 
@@ -345,19 +351,13 @@ int cuda_branch_step(struct cuda_engine *e, struct rs_error *err)
 		return CK_LAUNCH() ? RS_EDEVICE : 0;
 	blocks = (unsigned)((d->nodes - d->multi + threads - 1) / threads);
 	if (e->precision == 4)
-		k_branch<float><<<blocks, threads>>>(
-			(const float *)e->u[e->cur ^ 1], (float *)e->u[e->cur], d->multi, d->nodes,
-			d->cell, d->first, d->mat, d->so, d->stride, d->nb, d->boff, (const float *)d->A,
-			(const float *)d->inv, (const float *)d->gam, (const float *)d->bb,
-			(const float *)d->cc, (const float *)d->kk, (float *)d->state, (float *)d->W);
+		k_branch<float><<<blocks, threads>>>((const float *)e->u[e->cur ^ 1],
+						     (float *)e->u[e->cur], d->multi, d->nodes,
+						     d->cell, branch_dev<float>(d));
 	else
-		k_branch<double><<<blocks, threads>>>(
-			(const double *)e->u[e->cur ^ 1], (double *)e->u[e->cur], d->multi, d->nodes,
-			d->cell,
-			d->first, d->mat, d->so, d->stride, d->nb, d->boff, (const double *)d->A,
-			(const double *)d->inv, (const double *)d->gam, (const double *)d->bb,
-			(const double *)d->cc, (const double *)d->kk, (double *)d->state,
-			(double *)d->W);
+		k_branch<double><<<blocks, threads>>>((const double *)e->u[e->cur ^ 1],
+						      (double *)e->u[e->cur], d->multi, d->nodes,
+						      d->cell, branch_dev<double>(d));
 	return CK_LAUNCH() ? RS_EDEVICE : 0;
 }
 
@@ -382,6 +382,10 @@ void cuda_branch_free(struct cuda_engine *e)
 	cudaFree(d->cell);
 	cudaFree(d->seg);
 	cudaFree(d->blk);
+	cudaFree(d->dev);
+	cudaFree(d->bcol);
+	cudaFree(d->bn);
+	cudaFree(d->bz);
 	cudaFree(d->first);
 	cudaFree(d->mat);
 	cudaFree(d->so);

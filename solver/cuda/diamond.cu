@@ -19,14 +19,15 @@ static int floor_div(int a, int b)
 	return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
-/* The kernel of reach M and tile size dts; NULL where none is built. */
-template <typename R> static const void *dt_instance(int M, int dts)
+/* The kernel of reach M and tile size dts, with branch walls (br) or without; NULL where
+ * none is built. */
+template <typename R> static const void *dt_instance(int M, int dts, bool br)
 {
 	switch (M * 8 + dts) {
-	case 9: return (const void *)k_dt7<R, 1>;
-	case 10: return (const void *)k_dt7<R, 2>;
-	case 11: return (const void *)k_dt7<R, 3>;
-	case 12: return (const void *)k_dt7<R, 4>;
+	case 9: return br ? (const void *)k_dt7<R, 1, true> : (const void *)k_dt7<R, 1, false>;
+	case 10: return br ? (const void *)k_dt7<R, 2, true> : (const void *)k_dt7<R, 2, false>;
+	case 11: return br ? (const void *)k_dt7<R, 3, true> : (const void *)k_dt7<R, 3, false>;
+	case 12: return br ? (const void *)k_dt7<R, 4, true> : (const void *)k_dt7<R, 4, false>;
 	case 17: return (const void *)k_diamond<R, 2, 1>;
 	case 18: return (const void *)k_diamond<R, 2, 2>;
 	case 25: return (const void *)k_diamond<R, 3, 1>;
@@ -37,8 +38,8 @@ template <typename R> static const void *dt_instance(int M, int dts)
 
 static const void *dt_kernel(const struct cuda_engine *e, int dts)
 {
-	return e->precision == 4 ? dt_instance<float>(e->leggy_m, dts)
-				 : dt_instance<double>(e->leggy_m, dts);
+	return e->precision == 4 ? dt_instance<float>(e->leggy_m, dts, e->branch != NULL)
+				 : dt_instance<double>(e->leggy_m, dts, e->branch != NULL);
 }
 
 /* A tile size and tower height as asked (0: the default). */
@@ -341,6 +342,7 @@ static int dt_sweep(struct cuda_engine *e, int nlev, int probes, struct rs_error
 	g.nlev = nlev;
 	g.zlo = e->dt_zlo;
 	g.zhi = e->dt_zhi;
+	g.br = e->branch ? (const BranchDev<R> *)e->branch->dev : NULL;
 	if (probes) {
 		g.src = e->dt_src;
 		g.inj = (size_t)e->step < e->inj_steps ? e->inj + 8 * e->step : NULL;

@@ -273,7 +273,7 @@ template <bool B> struct DtBool {
 
 /* dt7_level's cells, every tile cell's update; PLAIN: no cell of the warp has a kind t >=
  * tdiff, so the kinds take plain_update. */
-template <typename R, int N, bool ALL, bool DEAD, typename PLAIN>
+template <typename R, int N, bool ALL, bool DEAD, bool BR, typename PLAIN>
 __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][2 * N + 2],
 					  R (&Q)[2 * N + 1][2 * N + 2], const R *xz, R *ob, long long n0,
 					  int L, bool live, bool top, unsigned long long room,
@@ -311,6 +311,12 @@ __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][
 					v = kind_update(c, t, P[iy][ix], Q[iy][ix], P[iy][ix - 1],
 							P[iy][ix + 1], P[iy - 1][ix], P[iy + 1][ix],
 							xz[sl], xz[2 * SS + sl]);
+				if (BR && in && t != VOX_AIR) {	/* its branch walls */
+					const long long nn = n0 + g.eo[k];
+
+					v = branch_cell<R>(g.br, nn / k_dims.nz, (int)(nn % k_dims.nz),
+							   P[iy][ix], v);
+				}
 				if (!in)
 					v = Q[iy][ix];	/* padding keeps its value */
 				else if ((prob >> b) & 1)
@@ -333,7 +339,7 @@ __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][
  * cells has a kind t >= tdiff (in a box: every warp but those at the x and y walls) takes the
  * kinds' plain update, the same values without the per-neighbour differences.
  */
-template <typename R, int N, bool ALL, bool DEAD>
+template <typename R, int N, bool ALL, bool DEAD, bool BR>
 __device__ __forceinline__ void dt7_level(const DtArgs<R> &g, R (&P)[2 * N + 1][2 * N + 2],
 					  R (&Q)[2 * N + 1][2 * N + 2], const R *xz, R *ob,
 					  const uint8_t *cls, long long n0, int L, bool live, bool top,
@@ -359,10 +365,10 @@ __device__ __forceinline__ void dt7_level(const DtArgs<R> &g, R (&P)[2 * N + 1][
 				}
 			}
 	if (ALL || __any_sync(0xffffffffu, diff))
-		dt7_cells<R, N, ALL, DEAD>(g, P, Q, xz, ob, n0, L, live, top, room, prob, T,
+		dt7_cells<R, N, ALL, DEAD, BR>(g, P, Q, xz, ob, n0, L, live, top, room, prob, T,
 					   DtBool<false>());
 	else
-		dt7_cells<R, N, ALL, DEAD>(g, P, Q, xz, ob, n0, L, live, top, room, prob, T,
+		dt7_cells<R, N, ALL, DEAD, BR>(g, P, Q, xz, ob, n0, L, live, top, room, prob, T,
 					   DtBool<true>());
 }
 
@@ -371,7 +377,7 @@ __device__ __forceinline__ void dt7_level(const DtArgs<R> &g, R (&P)[2 * N + 1][
  * (dt_levels). xch: the two z exchanges, their ghost rows zero; stage: the two staging areas
  * of the edge (level parity), a row of dt7_estride(N) a thread.
  */
-template <typename R, int N>
+template <typename R, int N, bool BR>
 __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int la, int lb,
 					  R *xch, R *stage, unsigned long long *bar, unsigned &phase)
 {
@@ -455,13 +461,13 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 			const bool top = L >= g.nlev - 1;
 
 			if (!__all_sync(0xffffffffu, ((fast | dead) & TILE) == TILE))
-				dt7_level<R, N, false, false>(g, P, Q, xz, ob, g.cls + n0, n0, L, live,
+				dt7_level<R, N, false, false, BR>(g, P, Q, xz, ob, g.cls + n0, n0, L, live,
 							      top, room, fast, prob);
 			else if (__any_sync(0xffffffffu, !live))
-				dt7_level<R, N, true, true>(g, P, Q, xz, ob, g.cls + n0, n0, L, live,
+				dt7_level<R, N, true, true, BR>(g, P, Q, xz, ob, g.cls + n0, n0, L, live,
 							    top, room, fast, prob);
 			else
-				dt7_level<R, N, true, false>(g, P, Q, xz, ob, g.cls + n0, n0, L, live,
+				dt7_level<R, N, true, false, BR>(g, P, Q, xz, ob, g.cls + n0, n0, L, live,
 							     top, room, fast, prob);
 		}
 		if (!more)
@@ -509,7 +515,7 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
  * latency hides behind the tower. The acquire loads invalidate L1 and the release store
  * fences (ld.acquire and st.release at gpu scope), so no other fence is needed.
  */
-template <typename R, int DTS>
+template <typename R, int DTS, bool BR>
 __global__ void __launch_bounds__(DtShape<R, 1, DTS>::threads, 1) k_dt7(DtArgs<R> g)
 {
 	constexpr int N = DTS, SS = dt7_stride(N), ES = dt7_estride(N);
@@ -572,7 +578,7 @@ __global__ void __launch_bounds__(DtShape<R, 1, DTS>::threads, 1) k_dt7(DtArgs<R
 		if (k >= g.ntow)
 			return;
 		if (la <= lb)
-			dt7_tower<R, N>(g, s, t, la, lb, xch, stage, &bar, phase);
+			dt7_tower<R, N, BR>(g, s, t, la, lb, xch, stage, &bar, phase);
 		__syncthreads();	/* the tower's stores are made, tk is read */
 		if (threadIdx.x == 0)
 			dt_release(g.flags + k, g.epoch);

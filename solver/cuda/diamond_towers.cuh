@@ -21,7 +21,9 @@
  * of a warp read consecutive words. Level n0 + L of a sweep lives in lev[L & 1]. Walls: a cell
  * is fast (air, no source or receiver) or slow (a boundary kind, or a probe cell), kept as
  * one bit per tile column per thread and shifted with the tile. Slow cells take the engine's
- * full update, then add the source and record receivers at the level they reach. Leggy
+ * full update, then that of their branch walls (band materials: branch.cuh, the node found
+ * through its column's list, the state read and written in memory at every level), then add
+ * the source and record receivers at the level they reach. Leggy
  * stencils (M > 1) mirror their reads at the walls of a box room as the CPU engine does: z by
  * folding the shared-memory index, x and y by loading the window's cells beyond a wall from
  * their mirror images (a tower near a wall stores its whole tile at every level, so that the
@@ -31,6 +33,7 @@
 #ifndef SOLVER_CUDA_DIAMOND_TOWERS_CUH
 #define SOLVER_CUDA_DIAMOND_TOWERS_CUH
 
+#include "branch.cuh"
 #include "device.cuh"
 
 #define DT7_MAX_WIN 90		/* k_dt7's window at most: 2 N + 1 rows of 2 N + 2, N <= 4 */
@@ -141,6 +144,7 @@ template <typename R> struct DtArgs {
 	 * the tile's centre: of a cell in bytes (ro) and in cells (eo), of a column in bytes of
 	 * the probe ranges (po). Kernel parameters, so that an address is one add. */
 	long long ro[DT7_MAX_WIN], eo[DT7_MAX_WIN], po[DT7_MAX_WIN];
+	const BranchDev<R> *br;	/* the branch walls (branch.cuh; NULL: none) */
 };
 
 /* u at column (X, Y) and z, or 0 off the grid; leggy stencils fold it into a box room. */
@@ -221,6 +225,8 @@ __device__ __noinline__ R dt_slow(const DtArgs<R> &g, long long n, int col, int 
 	if (t == VOX_PAD)
 		return old;
 	v = general_update(c, t, u, old, s);
+	if (g.br && t != VOX_AIR)	/* its branch walls, if any, before the probes */
+		v = branch_cell<R>(g.br, col, z, u, v);
 	if (z < pz.x || z > pz.y)
 		return v;
 	if (g.inj && L <= g.ninj)

@@ -35,9 +35,6 @@ int cuda_kernel_why(const struct cuda_engine *e, enum kernel_id k, char *why, si
 
 	if (k <= KERNEL_AUTO || k >= NKERNELS)
 		return snprintf(why, len, "no such kernel"), 1;
-	if (e->branch && k == KERNEL_DIAMOND)	/* its towers advance many levels per launch */
-		return snprintf(why, len, "it does not run materials given by band yet (the "
-				"per-step kernels do)"), 1;
 	return kernel_why(k, &need, why, len) || cuda_kernels[k].check(e, k, why, len);
 }
 
@@ -84,8 +81,8 @@ static int run_steps(struct cuda_engine *e, enum kernel_id kern, int steps, stru
 	for (int s = 0; s < steps;) {
 		const int n = min(cuda_kernels[kern].levels(e), steps - s);
 
-		if (cuda_kernels[kern].launch(e, kern, n, err) ||
-		    (n == 1 && cuda_branch_step(e, err)))	/* per-step kernels: their walls */
+		if (cuda_kernels[kern].launch(e, kern, n, err) ||	/* per-step kernels: */
+		    (cuda_kernels[kern].levels(e) == 1 && cuda_branch_step(e, err)))	/* walls */
 			return err->code;
 		s += n;
 	}
@@ -160,6 +157,11 @@ int cuda_choose_kernel(struct cuda_engine *e, struct rs_error *err)
 		int steps;
 
 		if (!cuda_kernel_runs(e, (enum kernel_id)k))
+			continue;
+		/* diamond updates branch walls cell by cell inside its towers, reading their
+		 * state from memory at every level: correct, but far slower than the per-step
+		 * kernels (docs/performance.md, "Band materials"), and its trial sweep long */
+		if (e->branch && k == KERNEL_DIAMOND)
 			continue;
 		/* a sweep of whole towers: a shorter one would time only its ramps */
 		steps = max(AUTO_STEPS, cuda_kernels[k].levels(e));
