@@ -1026,8 +1026,10 @@ static void late_stats(struct fdtd *f, int nrec, long steps, double *mean, doubl
  * Every kernel, float32, LONG_STEPS steps of the absorbing box, the source cut after
  * SOURCE_TIME: the late mean stays below MEAN_TOL of the peak and moves less than DRIFT_TOL of
  * it from the second tenth to the last, and the energy never rises above its value at the cut.
- * With band materials (bands != 0), every kernel that runs them (not diamond; fcc only in
- * float64), the energy the branches' included.
+ * With band materials (bands != 0), every kernel that runs them in float32 (fcc runs them in
+ * float64 only), the energy the branches' included; diamond for the 7-point scheme only (its
+ * leggy towers with band walls take over 8 minutes for this run; band_materials compares
+ * them with the CPU bitwise).
  */
 static void long_runs(int bands)
 {
@@ -1040,8 +1042,9 @@ static void long_runs(int bands)
 
 		if ((only_kernels && strncmp(kernel_names[each_kernel[e].k], only_kernels,
 					     strlen(only_kernels))) ||
-		    (bands && (each_kernel[e].k == KERNEL_DIAMOND || each_kernel[e].k == KERNEL_FCC ||
-			       each_kernel[e].k == KERNEL_FCC_VEC)))
+		    (bands && (each_kernel[e].k == KERNEL_FCC || each_kernel[e].k == KERNEL_FCC_VEC ||
+			       (each_kernel[e].k == KERNEL_DIAMOND &&
+				strstr(each_kernel[e].scheme, "order: 4")))))
 			continue;
 		s = bands ? dc_room_of(each_kernel[e].scheme, 4,
 				       "{w: {library: plywood_thin}, "
@@ -1186,6 +1189,7 @@ int main(void)
 		return 1;
 	}
 	const struct CMUnitTest some[] = { cmocka_unit_test(long_runs_on_gpu),
+					   cmocka_unit_test(band_long_runs_on_gpu),
 					   cmocka_unit_test(diamond_kernel),
 					   cmocka_unit_test(diamond_run),
 					   cmocka_unit_test(larger_stencils),
