@@ -55,13 +55,16 @@ void sig_apply(const struct sig_filter *f, double *x, size_t n)
 		biquad(&f->s[i], x, n, 1);
 }
 
+void sig_apply_reversed(const struct sig_filter *f, double *x, size_t n)
+{
+	for (int i = 0; n && i < f->nsections; i++)
+		biquad(&f->s[i], x + n - 1, n, -1);
+}
+
 void sig_apply_zero_phase(const struct sig_filter *f, double *x, size_t n)
 {
 	sig_apply(f, x, n);
-	if (!n)
-		return;
-	for (int i = 0; i < f->nsections; i++)
-		biquad(&f->s[i], x + n - 1, n, -1);
+	sig_apply_reversed(f, x, n);
 }
 
 /* The pulses peak this many periods 1/fc after the delay, so they start from ~1e-9. */

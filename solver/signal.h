@@ -16,7 +16,7 @@ struct sig_biquad {
 	double b0, b1, b2, a1, a2;
 };
 
-#define SIG_MAX_SECTIONS 2	/* 4th-order Butterworth at most */
+#define SIG_MAX_SECTIONS 4	/* the band-passes of order 8 (iso3382.h) */
 
 struct sig_filter {
 	struct sig_biquad s[SIG_MAX_SECTIONS];
@@ -31,6 +31,9 @@ void sig_butterworth(struct sig_filter *f, int highpass, int order, double fc, d
 
 /* Run f over x[0..n) in place, causally, from rest. */
 void sig_apply(const struct sig_filter *f, double *x, size_t n);
+
+/* Run f over x[0..n) in place backwards in time, from rest after the last sample. */
+void sig_apply_reversed(const struct sig_filter *f, double *x, size_t n);
 
 /* Run f forwards then backwards: zero phase, squared magnitude. */
 void sig_apply_zero_phase(const struct sig_filter *f, double *x, size_t n);
