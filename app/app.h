@@ -83,5 +83,6 @@ int cmd_scheme(int argc, char **argv);
 int cmd_voxelize(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
 int cmd_materials(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
 
 #endif

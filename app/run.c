@@ -200,17 +200,25 @@ static int absorb_air(struct run *r, int s, struct rs_error *err)
 
 static int write_rirs(struct run *r, struct rs_error *err)
 {
+	const size_t ns = r->plan.nsamples;
 	char path[ROOM_PATH_MAX + 16];
+	double *src = malloc((size_t)r->room->nsources * ns * sizeof(double));
 	struct rirs_run meta = {
 		.room = r->room, .plan = &r->plan.grid, .dt = r->plan.dt,
 		.lambda = r->plan.lambda, .engine = r->engine_name, .signals = r->signals,
-		.air = r->air,
+		.air = r->air, .source = src,
 		.scheme = r->plan.stencil.name,
-		.nsamples = r->plan.nsamples, .completed = r->completed,
+		.nsamples = ns, .completed = r->completed,
 	};
+	int rc;
 
+	/* each source's free-field pressure 1 m away, for roomsim analyze's G */
+	for (int s = 0; src && s < r->room->nsources; s++)
+		sig_source(&r->room->sources[s], r->plan.dt, ns, src + (size_t)s * ns);
 	snprintf(path, sizeof(path), "%s/rirs.h5", r->out);
-	return rirs_write(path, &meta, err);
+	rc = rirs_write(path, &meta, err);
+	free(src);
+	return rc;
 }
 
 /* The snapshot planes of the room, with their grid index along the normal. */

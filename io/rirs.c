@@ -1,4 +1,4 @@
-/* rirs.c - write rirs.h5 with HDF5. */
+/* rirs.c - write rirs.h5 with HDF5, and read it back. */
 #include "rirs.h"
 
 #include <errno.h>
@@ -141,6 +141,11 @@ int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *er
 	rc |= put(f, "rir", 3, dims, chunk, run->signals);
 	if (run->air)
 		rc |= put(f, "rir_air", 3, dims, chunk, run->air);
+	if (run->source) {
+		const hsize_t d2[2] = { dims[0], dims[2] }, c2[2] = { 1, chunk[2] };
+
+		rc |= put(f, "source_signal", 2, d2, c2, run->source);
+	}
 	rc |= put(f, "completed_steps", 1, &ns, NULL, done);
 	rc |= put_points(f, run);
 	free(done);
@@ -154,4 +159,134 @@ int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *er
 			       strerror(errno));
 	}
 	return 0;
+}
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+static int read_attr(hid_t f, const char *name, double *v)
+{
+	hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+	herr_t rc;
+
+	if (a < 0)
+		return -1;
+	rc = H5Aread(a, H5T_NATIVE_DOUBLE, v);
+	H5Aclose(a);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Dataset name's values as doubles into a new array of *n (its element count). */
+static double *read_doubles(hid_t f, const char *name, hsize_t *dims, int rank)
+{
+	hid_t d = H5Dopen2(f, name, H5P_DEFAULT), sp;
+	double *v = NULL;
+	size_t n = 1;
+
+	if (d < 0)
+		return NULL;
+	sp = H5Dget_space(d);
+	if (H5Sget_simple_extent_ndims(sp) == rank && H5Sget_simple_extent_dims(sp, dims, NULL) >= 0) {
+		for (int i = 0; i < rank; i++)
+			n *= dims[i];
+		v = malloc((n ? n : 1) * sizeof(double));
+		if (v && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) {
+			free(v);
+			v = NULL;
+		}
+	}
+	H5Sclose(sp);
+	H5Dclose(d);
+	return v;
+}
+
+/* A dataset of n variable-length strings into out (64 bytes each, cut). */
+static int read_names(hid_t f, const char *name, char (*out)[64], int n)
+{
+	hid_t d = H5Dopen2(f, name, H5P_DEFAULT), t, sp;
+	char **s = calloc((size_t)(n ? n : 1), sizeof(char *));
+	int rc = -1;
+
+	if (d < 0 || !s) {
+		if (d >= 0)
+			H5Dclose(d);
+		free(s);
+		return -1;
+	}
+	t = H5Tcopy(H5T_C_S1);
+	H5Tset_size(t, H5T_VARIABLE);
+	H5Tset_cset(t, H5T_CSET_UTF8);
+	sp = H5Dget_space(d);
+	if (H5Sget_simple_extent_npoints(sp) == n &&
+	    H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s) >= 0) {
+		for (int i = 0; i < n; i++)
+			snprintf(out[i], 64, "%s", s[i] ? s[i] : "");
+		H5Dvlen_reclaim(t, sp, H5P_DEFAULT, s);
+		rc = 0;
+	}
+	H5Sclose(sp);
+	H5Tclose(t);
+	H5Dclose(d);
+	free(s);
+	return rc;
+}
+
+int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err)
+{
+	hsize_t dims[3], sd[2], cd[1];
+	double *done;
+	hid_t f;
+
+	memset(d, 0, sizeof(*d));
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	if ((f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
+		return rs_fail(err, RS_EIO, "%s: cannot open it as HDF5 (valid: a rirs.h5 that "
+			       "roomsim run wrote)", path);
+	d->air = H5Lexists(f, "rir_air", H5P_DEFAULT) > 0;
+	d->signals = read_doubles(f, d->air ? "rir_air" : "rir", dims, 3);
+	if (!d->signals || read_attr(f, "sample_rate", &d->fs) || read_attr(f, "fmax", &d->fmax)) {
+		H5Fclose(f);
+		rirs_free(d);
+		return rs_fail(err, RS_EINPUT, "%s: no rir dataset with its sample_rate and fmax "
+			       "(valid: a rirs.h5 that roomsim run wrote)", path);
+	}
+	d->nsources = (int)dims[0];
+	d->nreceivers = (int)dims[1];
+	d->nsamples = (size_t)dims[2];
+	d->source_names = calloc((size_t)d->nsources + 1, 64);
+	d->receiver_names = calloc((size_t)d->nreceivers + 1, 64);
+	d->completed = calloc((size_t)d->nsources + 1, sizeof(long));
+	if (!d->source_names || !d->receiver_names || !d->completed ||
+	    read_names(f, "source_names", d->source_names, d->nsources) ||
+	    read_names(f, "receiver_names", d->receiver_names, d->nreceivers)) {
+		H5Fclose(f);
+		rirs_free(d);
+		return rs_fail(err, RS_EINPUT, "%s: its source and receiver names cannot be read",
+			       path);
+	}
+	if ((done = read_doubles(f, "completed_steps", cd, 1)) && cd[0] == (hsize_t)d->nsources)
+		for (int s = 0; s < d->nsources; s++)
+			d->completed[s] = (long)done[s];
+	else
+		for (int s = 0; s < d->nsources; s++)
+			d->completed[s] = (long)d->nsamples - 1;
+	free(done);
+	if (H5Lexists(f, "source_signal", H5P_DEFAULT) > 0) {
+		d->source = read_doubles(f, "source_signal", sd, 2);
+		if (d->source && (sd[0] != dims[0] || sd[1] != dims[2])) {
+			free(d->source);
+			d->source = NULL;
+		}
+	}
+	H5Fclose(f);
+	return 0;
+}
+
+void rirs_free(struct rirs_data *d)
+{
+	free(d->source_names);
+	free(d->receiver_names);
+	free(d->signals);
+	free(d->source);
+	free(d->completed);
+	memset(d, 0, sizeof(*d));
 }

@@ -20,11 +20,29 @@ struct rirs_run {
 	const char *scheme;	/* the stencil's name, e.g. "leggy order 4 (13 points)" */
 	const double *signals;	/* [nsources][nreceivers][nsamples] */
 	const double *air;	/* the same with the air's absorption, or NULL (medium off) */
+	const double *source;	/* [nsources][nsamples]: each source's free-field pressure
+				 * 1 m away (Pa), or NULL */
 	size_t nsamples;
 	const long *completed;	/* per source: steps computed; samples 0..completed are valid */
 };
 
 /* Write path through path + ".tmp" renamed onto it: never half written. */
 int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *err);
+
+/* What roomsim analyze reads back (rirs_read). */
+struct rirs_data {
+	int nsources, nreceivers;
+	size_t nsamples;
+	double fs, fmax;		/* sample rate and the run's fmax, Hz */
+	char (*source_names)[64], (*receiver_names)[64];
+	double *signals;		/* [nsources][nreceivers][nsamples]: rir_air, else rir */
+	int air;			/* 1: signals are rir_air */
+	double *source;			/* [nsources][nsamples], or NULL (files before it) */
+	long *completed;		/* per source: samples 0..completed are valid */
+};
+
+/* Read path's signals and what describes them into d; rirs_free() releases them. */
+int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err);
+void rirs_free(struct rirs_data *d);
 
 #endif

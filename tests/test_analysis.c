@@ -132,7 +132,7 @@ static void decaying_noise(void **state)
 				memcpy(y, x, n * sizeof(double));
 				if (k >= 0)
 					sig_apply_reversed(&f, y, n);
-				iso_analyse(y, n, FS, iso_onset(y, n), NAN, &p, NULL);
+				iso_analyse(y, n, FS, iso_onset(x, n), NAN, &p, NULL);
 				assert_true(isnan(p.g));
 				m.t20 += p.t20 / runs;
 				m.t30 += p.t30 / runs;

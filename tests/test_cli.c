@@ -131,9 +131,10 @@ static void materials_command(void **state)
 {
 	(void)state;
 	assert_int_equal(sh("%s materials | grep -Eq '^[0-9]+ materials'", roomsim), 0);
-	assert_int_equal(sh("%s materials carpet_cotton | grep -q '^source .*Vorl'", roomsim), 0);
-	assert_int_equal(sh("%s materials carpet_cotton --fmax 1000 | grep -q "
-			    "'^ *2000 .*above fmax'", roomsim), 0);
+	assert_int_equal(sh("%s materials carpet_cotton --plot %s | grep -q '^source .*Vorl'",
+			    roomsim, dir), 0);
+	assert_int_equal(sh("%s materials carpet_cotton --fmax 1000 --plot %s | grep -q "
+			    "'^ *2000 .*above fmax'", roomsim, dir), 0);
 	assert_int_equal(sh("%s materials no_such_thing 2> /dev/null", roomsim), 2);
 	/* the plot: a PNG and an SVG */
 	assert_int_equal(sh("%s materials plywood_thin --plot %s > /dev/null && "
@@ -258,6 +259,36 @@ static void interrupted_run_keeps_its_work(void **state)
 	assert_int_equal(sh("h5dump -A %s > /dev/null", path), 0);
 }
 
+/*
+ * roomsim analyze on a run's output (tests/small.yaml at fmax 500: the 63 to 250 Hz octaves)
+ * and on one of its WAVs: the table, analysis.csv with a row per pair and band, JSON that
+ * python reads, G only from rirs.h5; a missing path is refused with status 2.
+ */
+static void analyze_command(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("[ -f %s/small/rirs.h5 ] || %s run tests/small.yaml --out %s/small -q",
+			    dir, roomsim, dir), 0);
+	assert_int_equal(sh("%s analyze %s/small > %s/analyze.txt", roomsim, dir, dir), 0);
+	assert_int_equal(sh("grep -q '^S2_R1 ' %s/analyze.txt && grep -Eq '^band Hz +63 +125 +250$' "
+			    "%s/analyze.txt && grep -Eq '^T30 s +[0-9]' %s/analyze.txt", dir, dir,
+			    dir), 0);
+	assert_int_equal(sh("head -1 %s/small/analysis.csv | grep -q '^pair,band,fm_hz,EDT_s,T20_s,"
+			    "T30_s,C50_dB,C80_dB,D50_percent,Ts_ms,G_dB,decay_range_db$'", dir), 0);
+	assert_int_equal(sh("[ $(grep -c '^\"S[12]_R[12]\",' %s/small/analysis.csv) = 12 ]", dir),
+			 0);
+	assert_int_equal(sh("python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); "
+			    "assert len(d[\"pairs\"]) == 4 and d[\"pairs\"][0][\"bands\"][1]"
+			    "[\"G\"] is not None' %s/small/analysis.json", dir), 0);
+	assert_int_equal(sh("%s analyze %s/small/S1_R1.wav --out %s/wav -q && "
+			    "grep -q '^\"S1_R1.wav\",125,' %s/wav/analysis.csv && "
+			    "grep '^\"S1_R1.wav\",125,' %s/wav/analysis.csv | grep -q ',,[0-9.]*$'",
+			    roomsim, dir, dir, dir, dir), 0);
+	assert_int_equal(sh("%s analyze %s/nothing-here 2> /dev/null", roomsim, dir), 2);
+	assert_int_equal(sh("%s analyze 2> /dev/null", roomsim), 2);
+	assert_int_equal(sh("%s analyze --help | grep -q 'ISO 3382-1'", roomsim), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -278,6 +309,7 @@ int main(void)
 		cmocka_unit_test(info_and_version),
 		cmocka_unit_test(kernels_command),
 		cmocka_unit_test(materials_command),
+		cmocka_unit_test(analyze_command),
 		cmocka_unit_test(scheme_command),
 		cmocka_unit_test(fcc_room_runs),
 		cmocka_unit_test(voxelize_rooms),
