@@ -14,7 +14,7 @@
 /*
  * The node n of one entry (entry n) of a material of NB branches whose state starts at st,
  * stride s: its branches' values held in registers between the two sums, the same
- * expressions in the same order as k_branch (NB = 0: any number, read twice).
+ * expressions in the same order as branch_node (branch.cuh; NB = 0: any number, read twice).
  */
 template <typename R, int NB>
 __device__ __forceinline__ void branch_one(const R *__restrict__ u, R *__restrict__ next,
