@@ -3,6 +3,7 @@
  * source-receiver pair of a run's rirs.h5, or of every channel of WAV files, per octave or
  * third-octave band: a table on stdout, and analysis.csv and analysis.json.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <sndfile.h>
@@ -12,22 +13,28 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../io/plot.h"
 #include "../io/rirs.h"
+#include "../solver/air.h"
 #include "../solver/iso3382.h"
 #include "app.h"
 
 static const char usage_analyze[] =
-	"usage: roomsim analyze PATH... [--third] [--out DIR] [-q]\n"
+	"usage: roomsim analyze PATH... [--third] [--out DIR] [--no-plots] [-q]\n"
 	"\n"
 	"The room acoustic parameters of ISO 3382-1 per octave band, from 63 Hz up to the\n"
 	"band whose upper edge is the run's fmax: EDT, T20, T30 (s), C50, C80 (dB), D50 (%),\n"
-	"Ts (ms) and G (dB, the strength against the source's free-field level 10 m away).\n"
+	"Ts (ms) and G (dB, the strength against the source's free-field level 10 m away),\n"
+	"and beside them Sabine's and Eyring's reverberation times from the run's room.\n"
 	"PATH is a run's output directory or its rirs.h5 (every source and receiver; the\n"
 	"signals with the air's absorption when the run has them), or WAV files (every\n"
 	"channel, bands up to 0.45 times the sample rate; no G, since a WAV's level is not\n"
-	"calibrated). Writes a table to stdout and analysis.csv and analysis.json into DIR.\n"
+	"calibrated). Writes a table to stdout, and analysis.csv, analysis.json and a figure\n"
+	"per response (analysis_<pair>.png and .svg: waveform, decay curves, T30 and EDT\n"
+	"against Sabine and Eyring, spectrogram) into DIR.\n"
 	"  --third     third-octave bands from 50 Hz instead of octaves\n"
 	"  --out DIR   where the files go (default: the directory of the first PATH)\n"
+	"  --no-plots  no figures\n"
 	"  -q          no table on stdout\n"
 	"docs/analysis.md says how each value is computed and what it was checked against.\n";
 
@@ -39,13 +46,59 @@ struct pair {
 	double fs, fmax;
 	const double *src;	/* the source's free-field pressure 1 m away, or NULL */
 	size_t nsrc;
+	const struct rirs_data *room;	/* its run's room description, or NULL */
 };
 
 struct result {
 	struct iso_band band[ISO_MAX_BANDS];
 	struct iso_params p[ISO_MAX_BANDS];
+	double sabine[ISO_MAX_BANDS], eyring[ISO_MAX_BANDS];	/* s; NAN: no room */
+	double *edc[ISO_MAX_BANDS];	/* the decay curves from the onset (for the figure) */
+	size_t nedc, onset;
 	int nbands;
 };
+
+_Static_assert(ISO_MAX_BANDS <= PLOT_MAX_BANDS, "a result's bands fit a figure");
+
+/*
+ * Sabine's and Eyring's reverberation times in band b from the run's air volume, each
+ * material's wall area and absorption (its third octaves, averaged over an octave), and the
+ * air's absorption when the signals have it: 24 ln(10) V / (c A), A = sum S a + 4 m V or
+ * -S ln(1 - sum S a / S) + 4 m V, m the air's intensity attenuation per metre.
+ */
+static void predictions(const struct rirs_data *d, const struct iso_band *b, int third,
+			double *sabine, double *eyring)
+{
+	const int k3 = (int)lround(10 * log10(b->fm / 1000)) + 13;
+	const struct air air = { d->medium[0], d->medium[1], d->medium[2] };
+	double a = 0, s = 0, m = 0;
+
+	*sabine = *eyring = NAN;
+	if (!(d->volume > 0) || !(d->c > 0))
+		return;
+	for (int i = 0; i < d->nmaterials; i++) {
+		double al = 0;
+		int n = 0;
+
+		for (int k = third ? k3 : k3 - 1; k <= (third ? k3 : k3 + 1); k++)
+			if (k >= 0 && k < RIRS_BANDS) {
+				al += d->band_alpha[(size_t)i * RIRS_BANDS + k];
+				n++;
+			}
+		if (!n)
+			return;
+		a += d->area[i] * al / n;
+		s += d->area[i];
+	}
+	if (d->air)
+		m = air_attenuation(&air, b->fm) / (10 * log10(exp(1)));
+	if (a > 0 && s > 0) {
+		*sabine = 24 * log(10) * d->volume / (d->c * (a + 4 * m * d->volume));
+		if (a < s)
+			*eyring = 24 * log(10) * d->volume /
+				  (d->c * (-s * log(1 - a / s) + 4 * m * d->volume));
+	}
+}
 
 /* The energy in band b of the source's free-field pressure 10 m away (G's reference). */
 static double reference10(const struct pair *q, const struct iso_band *b)
@@ -78,6 +131,8 @@ static int analyse(const struct pair *q, int third, struct result *r)
 	double *y = NULL;
 
 	r->nbands = iso_bands(third, q->fmax, q->fs, r->band);
+	r->onset = onset;
+	r->nedc = q->n - onset;
 	for (int k = 0; k < r->nbands; k++) {
 		const size_t pad = (size_t)ceil(PAD_PERIODS * q->fs / r->band[k].f1);
 		struct sig_filter f;
@@ -92,8 +147,15 @@ static int analyse(const struct pair *q, int third, struct result *r)
 		memcpy(y + pad, q->h, q->n * sizeof(double));
 		iso_band_filter(&r->band[k], q->fs, &f);
 		sig_apply_reversed(&f, y, q->n + pad);
+		if (!(r->edc[k] = malloc((r->nedc ? r->nedc : 1) * sizeof(double)))) {
+			free(y);
+			return -1;
+		}
 		iso_analyse(y, q->n + pad, q->fs, pad + onset,
-			    q->src ? reference10(q, &r->band[k]) : NAN, &r->p[k], NULL);
+			    q->src ? reference10(q, &r->band[k]) : NAN, &r->p[k], r->edc[k]);
+		r->sabine[k] = r->eyring[k] = NAN;
+		if (q->room)
+			predictions(q->room, &r->band[k], third, &r->sabine[k], &r->eyring[k]);
 	}
 	free(y);
 	return 0;
@@ -145,7 +207,48 @@ static void print_table(const struct pair *q, const struct result *r)
 		}
 		printf("\n");
 	}
+	for (int e = 0; e < 2 && q->room && q->room->volume > 0; e++) {
+		printf("%-8s", e ? "Eyring s" : "Sabine s");
+		for (int k = 0; k < r->nbands; k++) {
+			const double x = e ? r->eyring[k] : r->sabine[k];
+
+			if (isnan(x))
+				printf(" %7s", "-");
+			else
+				printf(" %7.2f", x);
+		}
+		printf("\n");
+	}
 	printf("\n");
+}
+
+/* DIR/analysis_<pair>.png and .svg (plot.h), the pair's name kept to letters, digits, '-'
+ * and '_'. */
+static int figure(const char *dir, const struct pair *q, const struct result *r,
+		  struct rs_error *err)
+{
+	struct plot_response f = { .title = q->name, .h = q->h + r->onset, .n = q->n - r->onset,
+				   .fs = q->fs, .fmax = q->fmax, .nbands = r->nbands };
+	char name[sizeof(q->name)], base[4400];
+	size_t i;
+
+	for (i = 0; q->name[i] && i + 1 < sizeof(name); i++)
+		name[i] = isalnum((unsigned char)q->name[i]) || q->name[i] == '-' ? q->name[i] : '_';
+	name[i] = 0;
+	for (int k = 0; k < r->nbands; k++) {
+		f.band[k] = r->band[k].name;
+		f.edc[k] = r->edc[k];
+		f.nedc[k] = r->nedc;
+		f.edt[k] = r->p[k].edt;
+		f.t30[k] = r->p[k].t30;
+		f.sabine[k] = r->sabine[k];
+		f.eyring[k] = r->eyring[k];
+		f.a30[k] = f.s30[k] = NAN;
+		if (!isnan(r->p[k].t30))
+			iso_decay(r->edc[k], r->nedc, q->fs, -5, -35, &f.a30[k], &f.s30[k]);
+	}
+	snprintf(base, sizeof(base), "%s/analysis_%s", dir, name);
+	return plot_response(base, &f, err);
 }
 
 static void json_number(FILE *f, double x)
@@ -191,7 +294,7 @@ static int write_files(const char *dir, const struct pair *q, const struct resul
 	for (size_t i = 0; i < NPARAMS; i++)
 		fprintf(c, ",%s_%s", params[i].name, strcmp(params[i].unit, "%") ? params[i].unit
 										 : "percent");
-	fprintf(c, ",decay_range_db\n");
+	fprintf(c, ",decay_range_db,sabine_s,eyring_s\n");
 	fprintf(j, "{\n  \"bands\": \"%s\",\n  \"units\": {", third ? "third-octave" : "octave");
 	for (size_t i = 0; i < NPARAMS; i++)
 		fprintf(j, "%s\"%s\": \"%s\"", i ? ", " : "", params[i].name, params[i].unit);
@@ -216,9 +319,21 @@ static int write_files(const char *dir, const struct pair *q, const struct resul
 				fprintf(j, ", \"%s\": ", params[i].name);
 				json_number(j, x);
 			}
-			fprintf(c, ",%.1f\n", v->range);
-			fprintf(j, ", \"decay_range\": %.1f}%s\n", v->range,
-				k + 1 < r[p].nbands ? "," : "");
+			fprintf(c, ",%.1f", v->range);
+			fprintf(j, ", \"decay_range\": %.1f, \"Sabine\": ", v->range);
+			json_number(j, r[p].sabine[k]);
+			fprintf(j, ", \"Eyring\": ");
+			json_number(j, r[p].eyring[k]);
+			fprintf(j, "}%s\n", k + 1 < r[p].nbands ? "," : "");
+			for (int e = 0; e < 2; e++) {
+				const double x = e ? r[p].eyring[k] : r[p].sabine[k];
+
+				if (isnan(x))
+					fprintf(c, ",");
+				else
+					fprintf(c, ",%.6g", x);
+			}
+			fprintf(c, "\n");
 		}
 		fprintf(j, "    ]}%s\n", p + 1 < n ? "," : "");
 	}
@@ -289,7 +404,7 @@ static int read_wav(const char *path, struct pair **q, int *n, double **buf,
 int cmd_analyze(int argc, char **argv)
 {
 	const char *out = NULL, *paths[64];
-	int npaths = 0, third = 0, quiet = 0, n = 0, rc = EXIT_OK, nbufs = 0;
+	int npaths = 0, third = 0, quiet = 0, plots = 1, n = 0, rc = EXIT_OK, nbufs = 0;
 	struct rirs_data d[64];
 	double *bufs[64];
 	struct pair *q = NULL;
@@ -306,6 +421,8 @@ int cmd_analyze(int argc, char **argv)
 			third = 1;
 		} else if (!strcmp(argv[a], "-q") || !strcmp(argv[a], "--quiet")) {
 			quiet = 1;
+		} else if (!strcmp(argv[a], "--no-plots")) {
+			plots = 0;
 		} else if (!strcmp(argv[a], "--out") && a + 1 < argc) {
 			out = argv[++a];
 		} else if (argv[a][0] == '-' || npaths == 64) {
@@ -358,6 +475,7 @@ int cmd_analyze(int argc, char **argv)
 					p->fmax = e->fmax;
 					p->src = e->source ? e->source + (size_t)s * e->nsamples : NULL;
 					p->nsrc = e->nsamples;
+					p->room = e;
 				}
 		} else {
 			memset(&d[nbufs], 0, sizeof(d[nbufs]));
@@ -365,20 +483,6 @@ int cmd_analyze(int argc, char **argv)
 				break;
 			nbufs++;
 		}
-	}
-	if (!rc && !(r = calloc((size_t)(n ? n : 1), sizeof(*r))))
-		rc = rs_fail(&err, RS_ENOMEM, "out of memory");
-	for (int p = 0; !rc && p < n; p++) {
-		if (analyse(&q[p], third, &r[p])) {
-			rc = rs_fail(&err, RS_ENOMEM, "out of memory");
-			break;
-		}
-		if (!r[p].nbands)
-			fprintf(stderr, "roomsim analyze: %s: no %s band fits below its fmax "
-				"(%.0f Hz)\n", q[p].name, third ? "third-octave" : "octave",
-				q[p].fmax);
-		if (!quiet)
-			print_table(&q[p], &r[p]);
 	}
 	if (!rc) {
 		if (out) {
@@ -396,13 +500,38 @@ int cmd_analyze(int argc, char **argv)
 					snprintf(dir, sizeof(dir), ".");
 			}
 		}
-		if (!(rc = app_mkdirs(dir, &err)))
-			rc = write_files(dir, q, r, n, third, &err);
-		if (!rc && !quiet)
-			printf("analysis.csv and analysis.json in %s/\n", dir);
+		rc = app_mkdirs(dir, &err);
 	}
+	if (!rc && !(r = calloc((size_t)(n ? n : 1), sizeof(*r))))
+		rc = rs_fail(&err, RS_ENOMEM, "out of memory");
+	for (int p = 0; !rc && p < n; p++) {
+		if (analyse(&q[p], third, &r[p])) {
+			rc = rs_fail(&err, RS_ENOMEM, "out of memory");
+			break;
+		}
+		if (!r[p].nbands)
+			fprintf(stderr, "roomsim analyze: %s: no %s band fits below its fmax "
+				"(%.0f Hz)\n", q[p].name, third ? "third-octave" : "octave",
+				q[p].fmax);
+		if (!quiet)
+			print_table(&q[p], &r[p]);
+		if (plots && r[p].nbands)
+			rc = figure(dir, &q[p], &r[p], &err);
+		for (int k = 0; k < r[p].nbands; k++) {	/* the curves are drawn */
+			free(r[p].edc[k]);
+			r[p].edc[k] = NULL;
+		}
+	}
+	if (!rc)
+		rc = write_files(dir, q, r, n, third, &err);
+	if (!rc && !quiet)
+		printf("analysis.csv and analysis.json%s in %s/\n",
+		       plots ? ", and a figure per response (analysis_*.png, .svg)," : "", dir);
 	if (rc)
 		fprintf(stderr, "roomsim analyze: %s\n", err.msg);
+	for (int p = 0; r && p < n; p++)
+		for (int k = 0; k < r[p].nbands; k++)
+			free(r[p].edc[k]);
 	for (int i = 0; i < nbufs; i++) {
 		if (bufs[i])
 			free(bufs[i]);

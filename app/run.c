@@ -210,14 +210,42 @@ static int write_rirs(struct run *r, struct rs_error *err)
 		.scheme = r->plan.stencil.name,
 		.nsamples = ns, .completed = r->completed,
 	};
+	const int nm = r->room->nmaterials;
+	double *area = calloc((size_t)nm, sizeof(double));
+	double *alpha = malloc((size_t)nm * RIRS_BANDS * sizeof(double));
+	struct wall_banks *banks = NULL;
+	struct rs_error quiet = { 0 };
 	int rc;
 
 	/* each source's free-field pressure 1 m away, for roomsim analyze's G */
 	for (int s = 0; src && s < r->room->nsources; s++)
 		sig_source(&r->room->sources[s], r->plan.dt, ns, src + (size_t)s * ns);
+	/* and what Sabine and Eyring need: the air, each material's walls and absorption */
+	if (area && alpha && r->grid && !app_banks(r->room, &banks, &quiet)) {
+		const double h2 = r->plan.grid.h * r->plan.grid.h;
+		double area_all;
+
+		vox_measure(r->grid, &meta.volume, &area_all);
+		for (size_t w = 0; w < r->grid->nwalls; w++)
+			for (int f = 0; f < 6; f++)
+				if (r->grid->walls[w].material[f] < nm)
+					area[r->grid->walls[w].material[f]] +=
+						r->grid->walls[w].area[f] * h2;
+		for (int m = 0; m < nm; m++)
+			for (int k = 0; k < RIRS_BANDS; k++)
+				alpha[(size_t)m * RIRS_BANDS + k] =
+					banks->bank[m] ? wall_alpha_band(banks->bank[m],
+									 1000 * pow(10, 0.1 * (k - 13)), 1)
+						       : r->room->materials[m].absorption;
+		meta.area = area;
+		meta.band_alpha = alpha;
+	}
 	snprintf(path, sizeof(path), "%s/rirs.h5", r->out);
 	rc = rirs_write(path, &meta, err);
 	free(src);
+	free(area);
+	free(alpha);
+	free(banks);
 	return rc;
 }
 

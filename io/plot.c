@@ -3,6 +3,7 @@
  * SVG surface alike.
  */
 #include "plot.h"
+#include "plot_cairo.h"
 
 #include <cairo-svg.h>
 #include <cairo.h>
@@ -35,7 +36,7 @@ static double py(const struct panel *p, double v)
 	return p->y0 + p->h * (1 - (v - p->lo) / (p->hi - p->lo));
 }
 
-static void text(cairo_t *cr, double x, double y, double align, const char *s)
+void plot_text(cairo_t *cr, double x, double y, double align, const char *s)
 {
 	cairo_text_extents_t e;
 
@@ -69,15 +70,15 @@ static void axes(cairo_t *cr, const struct panel *p, const char *ylabel)
 	cairo_stroke(cr);
 	cairo_set_font_size(cr, 11);
 	for (int k = 0; k < 10; k++)	/* the nominal octave centres */
-		text(cr, px(p, 31.25 * (1 << k)), p->y0 + p->h + 14, 0.5, octaves[k]);
+		plot_text(cr, px(p, 31.25 * (1 << k)), p->y0 + p->h + 14, 0.5, octaves[k]);
 	for (int i = 0; i <= 10; i += 2) {
 		snprintf(s, sizeof(s), "%.1f", p->lo + i * (p->hi - p->lo) / 10);
-		text(cr, p->x0 - 6, py(p, p->lo + i * (p->hi - p->lo) / 10) + 4, 1, s);
+		plot_text(cr, p->x0 - 6, py(p, p->lo + i * (p->hi - p->lo) / 10) + 4, 1, s);
 	}
 	cairo_save(cr);
 	cairo_translate(cr, p->x0 - 45, p->y0 + p->h / 2);
 	cairo_rotate(cr, -M_PI / 2);
-	text(cr, 0, 0, 0.5, ylabel);
+	plot_text(cr, 0, 0, 0.5, ylabel);
 	cairo_restore(cr);
 }
 
@@ -111,11 +112,11 @@ static void draw(cairo_t *cr, const char *title, const struct wall_bands *b,
 			       CAIRO_FONT_WEIGHT_NORMAL);
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	cairo_set_font_size(cr, 15);
-	text(cr, W / 2, 28, 0.5, title);
+	plot_text(cr, W / 2, 28, 0.5, title);
 	axes(cr, &a, "random-incidence absorption");
 	axes(cr, &r, "|R|, normal incidence");
 	cairo_set_font_size(cr, 11);
-	text(cr, LEFT + pw / 2, H - 12, 0.5, "frequency, Hz");
+	plot_text(cr, LEFT + pw / 2, H - 12, 0.5, "frequency, Hz");
 	/* the targets: a bar across each band; the fit's band averages: dots */
 	cairo_set_line_width(cr, 3);
 	for (int k = 0; k < b->n; k++) {
@@ -140,7 +141,7 @@ static void draw(cairo_t *cr, const char *title, const struct wall_bands *b,
 	cairo_rectangle(cr, LEFT + 12, TOP + 10, 18, 3);
 	cairo_fill(cr);
 	cairo_set_source_rgb(cr, 0, 0, 0);
-	text(cr, LEFT + 36, TOP + 15, 0, "target per band (grey: above fmax, not fitted)");
+	plot_text(cr, LEFT + 36, TOP + 15, 0, "target per band (grey: above fmax, not fitted)");
 	cairo_set_source_rgb(cr, 0.1, 0.3, 0.8);
 	cairo_move_to(cr, LEFT + 12, TOP + 30);
 	cairo_line_to(cr, LEFT + 30, TOP + 30);
@@ -148,30 +149,30 @@ static void draw(cairo_t *cr, const char *title, const struct wall_bands *b,
 	cairo_arc(cr, LEFT + 21, TOP + 30, 3.5, 0, 2 * M_PI);
 	cairo_fill(cr);
 	cairo_set_source_rgb(cr, 0, 0, 0);
-	text(cr, LEFT + 36, TOP + 34, 0, "fitted model (dots: its band averages)");
+	plot_text(cr, LEFT + 36, TOP + 34, 0, "fitted model (dots: its band averages)");
 }
 
-int plot_fit(const char *base, const char *title, const struct wall_bands *b,
-	     const struct wall_fit *fit, struct rs_error *err)
+int plot_write(const char *base, double w, double h, void (*paint)(cairo_t *, const void *),
+	       const void *ctx, struct rs_error *err)
 {
-	char path[4096];
+	char path[4200];
 	cairo_surface_t *s;
 	cairo_t *cr;
 	cairo_status_t st;
 
 	snprintf(path, sizeof(path), "%s.svg", base);
-	s = cairo_svg_surface_create(path, W, H);
+	s = cairo_svg_surface_create(path, w, h);
 	cr = cairo_create(s);
-	draw(cr, title, b, fit);
+	paint(cr, ctx);
 	cairo_destroy(cr);
 	cairo_surface_finish(s);
 	st = cairo_surface_status(s);
 	cairo_surface_destroy(s);
 	if (st != CAIRO_STATUS_SUCCESS)
 		return rs_fail(err, RS_EIO, "%s: %s", path, cairo_status_to_string(st));
-	s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H);
+	s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)h);
 	cr = cairo_create(s);
-	draw(cr, title, b, fit);
+	paint(cr, ctx);
 	cairo_destroy(cr);
 	snprintf(path, sizeof(path), "%s.png", base);
 	st = cairo_surface_write_to_png(s, path);
@@ -179,4 +180,25 @@ int plot_fit(const char *base, const char *title, const struct wall_bands *b,
 	if (st != CAIRO_STATUS_SUCCESS)
 		return rs_fail(err, RS_EIO, "%s: %s", path, cairo_status_to_string(st));
 	return 0;
+}
+
+struct fit_plot {
+	const char *title;
+	const struct wall_bands *b;
+	const struct wall_fit *fit;
+};
+
+static void draw_fit(cairo_t *cr, const void *ctx)
+{
+	const struct fit_plot *f = ctx;
+
+	draw(cr, f->title, f->b, f->fit);
+}
+
+int plot_fit(const char *base, const char *title, const struct wall_bands *b,
+	     const struct wall_fit *fit, struct rs_error *err)
+{
+	const struct fit_plot f = { title, b, fit };
+
+	return plot_write(base, W, H, draw_fit, &f, err);
 }

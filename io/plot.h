@@ -1,5 +1,6 @@
 /*
- * plot.h - the plot of a material's fit (`roomsim materials NAME`): above, the target
+ * plot.h - the figures of roomsim: a response's analysis (`roomsim analyze`, below), and
+ * the plot of a material's fit (`roomsim materials NAME`): above, the target
  * absorption per band and the model's random-incidence absorption alpha(f) with its band
  * averages; below, the model's normal-incidence |R(f)| = |(1 - beta) / (1 + beta)|; 20 Hz to
  * 20 kHz on a log axis. Written as BASE.png and BASE.svg (cairo).
@@ -13,5 +14,29 @@
 /* 0, or RS_EIO naming the file that could not be written. */
 int plot_fit(const char *base, const char *title, const struct wall_bands *b,
 	     const struct wall_fit *fit, struct rs_error *err);
+
+#define PLOT_MAX_BANDS 40
+
+/* One response and its analysis per band (roomsim analyze), for plot_response. */
+struct plot_response {
+	const char *title;
+	const double *h;	/* the response, n samples at fs from its onset on */
+	size_t n;
+	double fs, fmax;	/* Hz; the spectrogram goes up to fmax */
+	int nbands;
+	const char *band[PLOT_MAX_BANDS];	/* nominal names */
+	const double *edc[PLOT_MAX_BANDS];	/* decay curves, dB, from the onset */
+	size_t nedc[PLOT_MAX_BANDS];
+	double a30[PLOT_MAX_BANDS], s30[PLOT_MAX_BANDS];	/* T30's line: dB, dB/s */
+	double edt[PLOT_MAX_BANDS], t30[PLOT_MAX_BANDS];	/* s, NAN: none */
+	double sabine[PLOT_MAX_BANDS], eyring[PLOT_MAX_BANDS];	/* s, NAN: none */
+};
+
+/*
+ * BASE.png and BASE.svg of a response: its waveform, its decay curve per band with T30's
+ * regression lines, T30 and EDT per band against Sabine and Eyring, and its spectrogram
+ * (FFTW, Hann windows of about 40 ms). 0, or RS_EIO / RS_ENOMEM.
+ */
+int plot_response(const char *base, const struct plot_response *r, struct rs_error *err);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <hdf5.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,18 @@ int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *er
 
 		rc |= put(f, "source_signal", 2, d2, c2, run->source);
 	}
+	if (run->volume > 0 && run->area && run->band_alpha) {
+		const hsize_t nm = (hsize_t)r->nmaterials, d2[2] = { nm, RIRS_BANDS };
+		const hsize_t nb = RIRS_BANDS;
+		double fm[RIRS_BANDS];
+
+		for (int k = 0; k < RIRS_BANDS; k++)
+			fm[k] = 1000 * pow(10, 0.1 * (k - 13));
+		rc |= h5a_double(f, "air_volume", run->volume);
+		rc |= put(f, "material_area", 1, &nm, NULL, run->area);
+		rc |= put(f, "absorption_bands", 1, &nb, NULL, fm);
+		rc |= put(f, "material_band_absorption", 2, d2, NULL, run->band_alpha);
+	}
 	rc |= put(f, "completed_steps", 1, &ns, NULL, done);
 	rc |= put_points(f, run);
 	free(done);
@@ -270,6 +283,19 @@ int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err)
 		for (int s = 0; s < d->nsources; s++)
 			d->completed[s] = (long)d->nsamples - 1;
 	free(done);
+	read_attr(f, "c", &d->c);
+	read_attr(f, "temperature", &d->medium[0]);
+	read_attr(f, "humidity", &d->medium[1]);
+	read_attr(f, "pressure", &d->medium[2]);
+	if (!read_attr(f, "air_volume", &d->volume)) {
+		hsize_t na[1], nb[2];
+
+		d->area = read_doubles(f, "material_area", na, 1);
+		d->band_alpha = read_doubles(f, "material_band_absorption", nb, 2);
+		d->nmaterials = d->area ? (int)na[0] : 0;
+		if (!d->area || !d->band_alpha || nb[0] != na[0] || nb[1] != RIRS_BANDS)
+			d->volume = 0;
+	}
 	if (H5Lexists(f, "source_signal", H5P_DEFAULT) > 0) {
 		d->source = read_doubles(f, "source_signal", sd, 2);
 		if (d->source && (sd[0] != dims[0] || sd[1] != dims[2])) {
@@ -288,5 +314,7 @@ void rirs_free(struct rirs_data *d)
 	free(d->signals);
 	free(d->source);
 	free(d->completed);
+	free(d->area);
+	free(d->band_alpha);
 	memset(d, 0, sizeof(*d));
 }

@@ -11,6 +11,10 @@
 #include "../geometry/voxel.h"
 #include "config.h"
 
+/* The third octaves of rirs.h5's material_band_absorption: 50 Hz to 20 kHz, mid-band
+ * 1000 10^(3 (k - 13) / 30) Hz for k = 0 .. RIRS_BANDS - 1. */
+#define RIRS_BANDS 27
+
 struct rirs_run {
 	const struct room *room;
 	const struct vox_plan *plan;
@@ -22,6 +26,10 @@ struct rirs_run {
 	const double *air;	/* the same with the air's absorption, or NULL (medium off) */
 	const double *source;	/* [nsources][nsamples]: each source's free-field pressure
 				 * 1 m away (Pa), or NULL */
+	/* for Sabine and Eyring (roomsim analyze); volume 0: none */
+	double volume;		/* the grid's air, m^3 */
+	const double *area;	/* [nmaterials]: each material's wall area in the grid, m^2 */
+	const double *band_alpha;	/* [nmaterials][RIRS_BANDS]: absorption per third octave */
 	size_t nsamples;
 	const long *completed;	/* per source: steps computed; samples 0..completed are valid */
 };
@@ -39,6 +47,12 @@ struct rirs_data {
 	int air;			/* 1: signals are rir_air */
 	double *source;			/* [nsources][nsamples], or NULL (files before it) */
 	long *completed;		/* per source: samples 0..completed are valid */
+	double c;			/* speed of sound, m/s */
+	double medium[3];		/* the air: temperature, humidity, pressure */
+	int nmaterials;
+	double volume;			/* 0: no room description (files before it) */
+	double *area;			/* [nmaterials] */
+	double *band_alpha;		/* [nmaterials][RIRS_BANDS] */
 };
 
 /* Read path's signals and what describes them into d; rirs_free() releases them. */

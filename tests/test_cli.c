@@ -262,7 +262,8 @@ static void interrupted_run_keeps_its_work(void **state)
 /*
  * roomsim analyze on a run's output (tests/small.yaml at fmax 500: the 63 to 250 Hz octaves)
  * and on one of its WAVs: the table, analysis.csv with a row per pair and band, JSON that
- * python reads, G only from rirs.h5; a missing path is refused with status 2.
+ * python reads, G and Sabine's and Eyring's times only from rirs.h5 (Sabine's against the
+ * box's own), a figure per response; a missing path is refused with status 2.
  */
 static void analyze_command(void **state)
 {
@@ -274,16 +275,24 @@ static void analyze_command(void **state)
 			    "%s/analyze.txt && grep -Eq '^T30 s +[0-9]' %s/analyze.txt", dir, dir,
 			    dir), 0);
 	assert_int_equal(sh("head -1 %s/small/analysis.csv | grep -q '^pair,band,fm_hz,EDT_s,T20_s,"
-			    "T30_s,C50_dB,C80_dB,D50_percent,Ts_ms,G_dB,decay_range_db$'", dir), 0);
+			    "T30_s,C50_dB,C80_dB,D50_percent,Ts_ms,G_dB,decay_range_db,sabine_s,eyring_s$'",
+			    dir), 0);
 	assert_int_equal(sh("[ $(grep -c '^\"S[12]_R[12]\",' %s/small/analysis.csv) = 12 ]", dir),
 			 0);
+	/* Sabine for the 2 x 1.6 x 1.2 m box at absorption 0.2: 24 ln 10 V / (c S 0.2), 0.206 s */
 	assert_int_equal(sh("python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); "
-			    "assert len(d[\"pairs\"]) == 4 and d[\"pairs\"][0][\"bands\"][1]"
-			    "[\"G\"] is not None' %s/small/analysis.json", dir), 0);
-	assert_int_equal(sh("%s analyze %s/small/S1_R1.wav --out %s/wav -q && "
+			    "b = d[\"pairs\"][0][\"bands\"][1]; "
+			    "assert len(d[\"pairs\"]) == 4 and b[\"G\"] is not None; "
+			    "assert abs(b[\"Sabine\"] / 0.2057 - 1) < 0.03, b; "
+			    "assert b[\"Eyring\"] < b[\"Sabine\"]' %s/small/analysis.json", dir), 0);
+	assert_int_equal(sh("%s analyze %s/small/S1_R1.wav --out %s/wav -q --no-plots && "
 			    "grep -q '^\"S1_R1.wav\",125,' %s/wav/analysis.csv && "
-			    "grep '^\"S1_R1.wav\",125,' %s/wav/analysis.csv | grep -q ',,[0-9.]*$'",
+			    "grep '^\"S1_R1.wav\",125,' %s/wav/analysis.csv | grep -q ',,[0-9.]*,,$'",
 			    roomsim, dir, dir, dir, dir), 0);
+	/* a figure per response, PNG and SVG; none with --no-plots */
+	assert_int_equal(sh("head -c 8 %s/small/analysis_S2_R1.png | grep -q PNG && "
+			    "grep -q '<svg' %s/small/analysis_S2_R1.svg && "
+			    "[ ! -e %s/wav/analysis_S1_R1_wav.png ]", dir, dir, dir), 0);
 	assert_int_equal(sh("%s analyze %s/nothing-here 2> /dev/null", roomsim, dir), 2);
 	assert_int_equal(sh("%s analyze 2> /dev/null", roomsim), 2);
 	assert_int_equal(sh("%s analyze --help | grep -q 'ISO 3382-1'", roomsim), 0);
