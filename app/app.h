@@ -46,6 +46,16 @@ int app_mkdirs(const char *path, struct rs_error *err);
 /* Bytes of memory the system can give now (MemAvailable). */
 size_t app_memory_available(void);
 
+/* What a run's outputs take on disk at most (the HDF5 files uncompressed), bytes. */
+struct app_disk {
+	double wav, rirs, snapshots, total;
+};
+void app_disk_need(const struct room *room, const struct app_plan *plan, struct app_disk *d);
+
+/* Bytes free for an unprivileged writer in dir, or in its nearest existing parent (-1:
+ * unknown). ROOMSIM_DISK_FREE, when set, stands in for it (the tests' full disk). */
+double app_disk_free(const char *dir);
+
 /* "1.23 GiB" and friends; returns buf. */
 const char *app_bytes(double bytes, char buf[32]);
 

@@ -118,6 +118,19 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	       room->nsources, room->nreceivers);
 	printf("memory     %s needed, %s available\n", app_bytes((double)p->memory, need),
 	       app_bytes((double)app_memory_available(), have));
+	{
+		struct app_disk d;
+		const double avail = app_disk_free(room->out_dir);
+		char a[32], b[32], c[32], e[32];
+
+		app_disk_need(room, p, &d);
+		printf("disk       %s at most: WAVs %s, rirs.h5 %s, snapshots %s (uncompressed)\n",
+		       app_bytes(d.total, a), app_bytes(d.wav, b), app_bytes(d.rirs, c),
+		       app_bytes(d.snapshots, e));
+		if (avail >= 0)
+			printf("           %s free in %s%s\n", app_bytes(avail, a), room->out_dir,
+			       d.total > avail ? ": too little, run will refuse" : "");
+	}
 	if (p->branches)
 		printf("walls      branch walls: up to %d branches per material, %s of their "
 		       "lists and state at most (included above)\n", p->branches,

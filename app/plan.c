@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/statvfs.h>
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -122,6 +123,59 @@ size_t app_memory_available(void)
 			break;
 	fclose(f);
 	return (size_t)kb * 1024;
+}
+
+void app_disk_need(const struct room *room, const struct app_plan *plan, struct app_disk *d)
+{
+	const struct vox_plan *g = &plan->grid;
+	const double pairs = (double)room->nsources * room->nreceivers;
+	const int bytes = room->wav_format == ROOM_WAV_PCM16 ? 2
+			  : room->wav_format == ROOM_WAV_PCM24 ? 3 : 4;
+	double cells = 0;
+
+	d->wav = pairs * (44 + (double)plan->wav_frames * bytes);
+	/* rir, rir_air, source_signal, and the metadata */
+	d->rirs = 8.0 * (double)plan->nsamples * (pairs * (room->air_absorption ? 2 : 1) +
+						  room->nsources) + 65536;
+	for (int i = 0; i < room->nplanes; i++) {
+		const int a = room->planes[i].axis;
+
+		cells += (double)g->room[a == 0 ? 1 : 0] * g->room[a == 2 ? 1 : 2];
+	}
+	d->snapshots = room->snap_every
+		? room->nsources * (4.0 * cells * (double)(plan->steps / room->snap_every + 1) +
+				    65536)
+		: 0;
+	d->total = d->wav + d->rirs + d->snapshots;
+}
+
+double app_disk_free(const char *dir)
+{
+	const char *force = getenv("ROOMSIM_DISK_FREE");
+	char path[ROOM_PATH_MAX + 1];
+	struct statvfs st;
+
+	if (force && *force)
+		return strtod(force, NULL);
+	snprintf(path, sizeof(path), "%s", dir && *dir ? dir : ".");
+	for (;;) {
+		char *slash;
+
+		if (!statvfs(path, &st))
+			return (double)st.f_bavail * (double)st.f_frsize;
+		if (!(slash = strrchr(path, '/')) || slash == path) {
+			if (slash == path && path[1]) {
+				path[1] = 0;
+				continue;
+			}
+			if (strcmp(path, ".") && !slash) {
+				snprintf(path, sizeof(path), ".");
+				continue;
+			}
+			return -1;
+		}
+		*slash = 0;
+	}
 }
 
 const char *app_bytes(double b, char buf[32])

@@ -590,6 +590,19 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	r->backend = backend;
 	if (app_plan(room, &r->plan, err) || choose_backend(r, err))
 		return err->code;
+	{	/* the outputs must fit on the disk (all of them, the HDF5 files uncompressed) */
+		struct app_disk d;
+		const double avail = app_disk_free(r->out);
+		char need[32], have[32];
+
+		app_disk_need(room, &r->plan, &d);
+		if (avail >= 0 && d.total > avail)
+			return rs_fail(err, RS_EIO, "the outputs need up to %s (WAVs, rirs.h5%s) but "
+				       "%s has %s free (valid: free space there, or --out elsewhere%s)",
+				       app_bytes(d.total, need), room->snap_every ? ", snapshots" : "",
+				       r->out, app_bytes(avail, have), room->snap_every
+				       ? ", or fewer snapshot planes or frames" : "");
+	}
 	if (!(r->grid = vox_build(room, err)) || check_points(r, err))
 		return err->code;
 	pairs = (size_t)room->nsources * room->nreceivers;

@@ -106,6 +106,13 @@ static void info_and_version(void **state)
 	(void)state;
 	assert_int_equal(sh("%s info tests/small.yaml | grep -q '^memory .* needed'", roomsim), 0);
 	assert_int_equal(sh("%s info tests/small.yaml | grep -q '^estimate'", roomsim), 0);
+	/* the outputs' size, and a run that cannot fit them refused before it starts */
+	assert_int_equal(sh("%s info tests/small.yaml | grep -Eq '^disk +[0-9.]+ [KM]iB at most: "
+			    "WAVs .*, rirs.h5 .*, snapshots '", roomsim), 0);
+	assert_int_equal(sh("ROOMSIM_DISK_FREE=1000 %s run tests/small.yaml --out %s/full -q "
+			    "2> %s/full.txt", roomsim, dir, dir), 1);
+	assert_int_equal(sh("grep -Eq 'outputs need up to [0-9.]+ [KM]iB .* has 1000 B free' "
+			    "%s/full.txt && [ ! -e %s/full ]", dir, dir), 0);
 	assert_int_equal(sh("%s --version | grep -Eq '^roomsim [0-9.]+ \\(git [0-9a-f]'",
 			    roomsim), 0);
 	assert_int_equal(sh("%s --help > /dev/null", roomsim), 0);
