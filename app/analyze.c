@@ -1,7 +1,8 @@
 /*
  * analyze.c - `roomsim analyze`: the ISO 3382-1 parameters (solver/iso3382.h) of every
  * source-receiver pair of a run's rirs.h5, or of every channel of WAV files, per octave or
- * third-octave band: a table on stdout, and analysis.csv and analysis.json.
+ * third-octave band, with Sabine's and Eyring's times for the run's room: a table on stdout,
+ * analysis.csv, analysis.json and a figure per response (io/plot.h).
  */
 #include <ctype.h>
 #include <errno.h>
