@@ -94,5 +94,6 @@ int cmd_voxelize(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
 int cmd_materials(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
+int cmd_auralize(int argc, char **argv);
 
 #endif

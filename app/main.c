@@ -25,6 +25,7 @@ static const char usage[] =
 	"  kernels           the CUDA kernels and what each can run\n"
 	"  materials [NAME]  the materials library, and the fit of an entry's band absorption\n"
 	"  analyze PATH      ISO 3382-1 parameters per band of a run's responses or of WAVs\n"
+	"  auralize IR DRY -o WET   a dry recording played in the room (convolution)\n"
 	"\n"
 	"  roomsim COMMAND --help   options of a command\n"
 	"  roomsim --version        version and git commit\n"
@@ -40,7 +41,7 @@ int main(int argc, char **argv)
 	} commands[] = { { "run", cmd_run }, { "info", cmd_info }, { "bench", cmd_bench },
 			 { "scheme", cmd_scheme }, { "voxelize", cmd_voxelize },
 			 { "kernels", cmd_kernels }, { "materials", cmd_materials },
-			 { "analyze", cmd_analyze } };
+			 { "analyze", cmd_analyze }, { "auralize", cmd_auralize } };
 
 	if (argc < 2) {
 		fputs(usage, stderr);
@@ -58,6 +59,6 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "roomsim: unknown command '%s' (valid: run, info, bench, scheme, voxelize, "
-		"kernels, materials, analyze; see roomsim --help)\n", argv[1]);
+		"kernels, materials, analyze, auralize; see roomsim --help)\n", argv[1]);
 	return EXIT_USAGE;
 }

@@ -52,10 +52,16 @@ int wav_resample(const double *x, size_t n, double fs_in, double fs_out, double 
 int wav_write(const char *path, const double *x, size_t n, int rate, enum room_wavfmt fmt,
 	      size_t *clipped, struct rs_error *err)
 {
+	return wav_write_frames(path, x, n, 1, rate, fmt, clipped, err);
+}
+
+int wav_write_frames(const char *path, const double *x, size_t n, int channels, int rate,
+		     enum room_wavfmt fmt, size_t *clipped, struct rs_error *err)
+{
 	static const int subtype[] = { [ROOM_WAV_FLOAT32] = SF_FORMAT_FLOAT,
 				       [ROOM_WAV_PCM24] = SF_FORMAT_PCM_24,
 				       [ROOM_WAV_PCM16] = SF_FORMAT_PCM_16 };
-	SF_INFO info = { .samplerate = rate, .channels = 1,
+	SF_INFO info = { .samplerate = rate, .channels = channels,
 			 .format = SF_FORMAT_WAV | subtype[fmt] };
 	char tmp[ROOM_PATH_MAX + 8];
 	SNDFILE *sf;
@@ -63,7 +69,7 @@ int wav_write(const char *path, const double *x, size_t n, int rate, enum room_w
 
 	*clipped = 0;
 	if (fmt != ROOM_WAV_FLOAT32)
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n * (size_t)channels; i++)
 			*clipped += fabs(x[i]) > 1;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	sf = sf_open(tmp, SFM_WRITE, &info);
@@ -72,7 +78,7 @@ int wav_write(const char *path, const double *x, size_t n, int rate, enum room_w
 	sf_command(sf, SFC_SET_CLIPPING, NULL, SF_TRUE);
 	/* No PEAK chunk: it holds a timestamp, and the same run should give the same bytes. */
 	sf_command(sf, SFC_SET_ADD_PEAK_CHUNK, NULL, SF_FALSE);
-	wrote = sf_write_double(sf, x, (sf_count_t)n);
+	wrote = sf_writef_double(sf, x, (sf_count_t)n);
 	if (wrote != (sf_count_t)n) {
 		rs_fail(err, RS_EIO, "%s: write failed: %s", tmp, sf_strerror(sf));
 		sf_close(sf);

@@ -31,4 +31,8 @@ int wav_resample(const double *x, size_t n, double fs_in, double fs_out, double 
 int wav_write(const char *path, const double *x, size_t n, int rate, enum room_wavfmt fmt,
 	      size_t *clipped, struct rs_error *err);
 
+/* The same for n frames of channels interleaved values. */
+int wav_write_frames(const char *path, const double *x, size_t n, int channels, int rate,
+		     enum room_wavfmt fmt, size_t *clipped, struct rs_error *err);
+
 #endif
