@@ -142,9 +142,10 @@ void app_disk_need(const struct room *room, const struct app_plan *plan, struct 
 
 		cells += (double)g->room[a == 0 ? 1 : 0] * g->room[a == 2 ? 1 : 2];
 	}
+	/* the frames, and about 1 kB of XDMF per frame and plane */
 	d->snapshots = room->snap_every
-		? room->nsources * (4.0 * cells * (double)(plan->steps / room->snap_every + 1) +
-				    65536)
+		? room->nsources * ((4.0 * cells + 1000.0 * room->nplanes) *
+					    (double)(plan->steps / room->snap_every + 1) + 65536)
 		: 0;
 	d->total = d->wav + d->rirs + d->snapshots;
 }

@@ -14,12 +14,14 @@ struct snap_set {
 	double *times;		/* frame times, grown as frames arrive */
 	hsize_t cap;
 	int n1, n2;
+	struct snap_plane plane;
 };
 
 struct snap_file {
 	hid_t file;
 	struct snap_set *sets;
 	int nsets;
+	double spacing;
 	char path[1024];
 };
 
@@ -71,9 +73,11 @@ struct snap_file *snap_open(const char *path, const struct snap_plane *planes, i
 		rs_fail(err, RS_EIO, "%s: cannot create the HDF5 file", path);
 		goto out_free;
 	}
+	s->spacing = spacing;
 	for (int i = 0; i < nplanes; i++) {
 		s->sets[i].n1 = planes[i].n1;
 		s->sets[i].n2 = planes[i].n2;
+		s->sets[i].plane = planes[i];
 		s->sets[i].dset = create_set(s->file, &planes[i], spacing, frame_dt);
 		s->nsets = i + 1;
 		if (s->sets[i].dset < 0) {
@@ -120,6 +124,68 @@ int snap_append(struct snap_file *s, int p, const float *frame, double t, struct
 	return 0;
 }
 
+/*
+ * The XDMF sidecar (path with .h5 replaced by .xmf) that ParaView and VisIt open: per plane a
+ * temporal collection of its frames, each a 3-D co-rectilinear grid one node thick, in
+ * metres, whose node values are the frame's hyperslab of the HDF5 dataset. XDMF orders the
+ * dimensions, origin and spacing slowest first: z, y, x.
+ */
+static int write_xdmf(const struct snap_file *s)
+{
+	char path[1100], tmp[1110];
+	const char *h5 = strrchr(s->path, '/') ? strrchr(s->path, '/') + 1 : s->path;
+	const size_t len = strlen(s->path);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%.*s.xmf",
+		 (int)(len > 3 && !strcmp(s->path + len - 3, ".h5") ? len - 3 : len), s->path);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (!(f = fopen(tmp, "w")))
+		return -1;
+	fprintf(f, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
+	for (int i = 0; i < s->nsets; i++) {
+		const struct snap_set *set = &s->sets[i];
+		const struct snap_plane *p = &set->plane;
+		/* the frame [n1][n2] as z, y, x: the plane's normal is one node thick */
+		const int nz = p->axis == 2 ? 1 : p->n1, ny = p->axis == 1 ? 1 : p->axis == 2 ? p->n1
+										       : p->n2;
+		const int nx = p->axis == 0 ? 1 : p->n2;
+
+		fprintf(f, "  <Grid Name=\"%s\" GridType=\"Collection\" "
+			   "CollectionType=\"Temporal\">\n", p->name);
+		for (hsize_t t = 0; t < set->frames; t++) {
+			fprintf(f, "   <Grid Name=\"%s\" GridType=\"Uniform\">\n"
+				   "    <Time Value=\"%.9g\"/>\n"
+				   "    <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"%d %d %d\"/>\n"
+				   "    <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+				   "     <DataItem Dimensions=\"3\" Format=\"XML\">%.9g %.9g %.9g</DataItem>\n"
+				   "     <DataItem Dimensions=\"3\" Format=\"XML\">%.9g %.9g %.9g</DataItem>\n"
+				   "    </Geometry>\n"
+				   "    <Attribute Name=\"pressure\" Center=\"Node\" "
+				   "AttributeType=\"Scalar\">\n"
+				   "     <DataItem ItemType=\"Function\" Function=\"$0\" "
+				   "Dimensions=\"%d %d %d\">\n"
+				   "      <DataItem ItemType=\"HyperSlab\" Dimensions=\"1 %d %d\">\n"
+				   "       <DataItem Dimensions=\"3 3\" Format=\"XML\">%llu 0 0 1 1 1 1 %d %d"
+				   "</DataItem>\n"
+				   "       <DataItem Dimensions=\"%llu %d %d\" NumberType=\"Float\" "
+				   "Precision=\"4\" Format=\"HDF\">%s:/%s</DataItem>\n"
+				   "      </DataItem>\n     </DataItem>\n    </Attribute>\n   </Grid>\n",
+				p->name, set->times[t], nz, ny, nx, p->origin[2], p->origin[1],
+				p->origin[0], s->spacing, s->spacing, s->spacing, nz, ny, nx, p->n1,
+				p->n2, (unsigned long long)t, p->n1, p->n2,
+				(unsigned long long)set->frames, p->n1, p->n2, h5, p->name);
+		}
+		fprintf(f, "  </Grid>\n");
+	}
+	fprintf(f, " </Domain>\n</Xdmf>\n");
+	if (fclose(f) || rename(tmp, path)) {
+		remove(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 int snap_close(struct snap_file *s, struct rs_error *err)
 {
 	herr_t rc = 0;
@@ -135,13 +201,17 @@ int snap_close(struct snap_file *s, struct rs_error *err)
 				rc |= h5a_doubles(set->dset, "times", set->times, set->frames);
 			rc |= H5Dclose(set->dset);
 		}
-		free(set->times);
 	}
 	if (s->file >= 0)
 		rc |= H5Fclose(s->file);
+	if (rc >= 0 && s->file >= 0 && write_xdmf(s))
+		rc = -1;
+	for (int i = 0; i < s->nsets; i++)
+		free(s->sets[i].times);
 	free(s->sets);
 	if (rc < 0)
-		rs_fail(err, RS_EIO, "%s: closing the HDF5 file failed", s->path);
+		rs_fail(err, RS_EIO, "%s: closing the HDF5 file or writing its .xmf failed",
+			s->path);
 	free(s);
 	return rc < 0 ? RS_EIO : 0;
 }

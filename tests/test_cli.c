@@ -77,6 +77,9 @@ static void run_writes_every_output(void **state)
 	assert_int_equal(h5_dims(path, "z_0.600", dims), 3);
 	assert_true(dims[0] > 10);
 	assert_int_equal(sh("h5dump -H %s > /dev/null", path), 0);
+	/* the XDMF sidecar ParaView opens: consistent with the HDF5 file (tests/check_xmf.py) */
+	assert_int_equal(sh("python3 tests/check_xmf.py %s/small/S2_snapshots.xmf > /dev/null",
+			    dir), 0);
 	assert_int_equal(sh("ls %s/small | grep -c tmp > /dev/null", dir), 1);	/* none left */
 }
 
