@@ -101,6 +101,13 @@ static void predictions(const struct rirs_data *d, const struct iso_band *b, int
 	}
 }
 
+/* G's references of the last source analysed, per band: the pairs of a source share them. */
+struct reference {
+	const double *src;
+	double e[ISO_MAX_BANDS];
+	int third;
+};
+
 /* The energy in band b of the source's free-field pressure 10 m away (G's reference). */
 static double reference10(const struct pair *q, const struct iso_band *b)
 {
@@ -126,7 +133,7 @@ static double reference10(const struct pair *q, const struct iso_band *b)
  */
 #define PAD_PERIODS 10
 
-static int analyse(const struct pair *q, int third, struct result *r)
+static int analyse(const struct pair *q, int third, struct result *r, struct reference *ref)
 {
 	const size_t onset = iso_onset(q->h, q->n);
 	double *y = NULL;
@@ -134,6 +141,12 @@ static int analyse(const struct pair *q, int third, struct result *r)
 	r->nbands = iso_bands(third, q->fmax, q->fs, r->band);
 	r->onset = onset;
 	r->nedc = q->n - onset;
+	if (q->src && (ref->src != q->src || ref->third != third)) {
+		for (int k = 0; k < r->nbands; k++)
+			ref->e[k] = reference10(q, &r->band[k]);
+		ref->src = q->src;
+		ref->third = third;
+	}
 	for (int k = 0; k < r->nbands; k++) {
 		const size_t pad = (size_t)ceil(PAD_PERIODS * q->fs / r->band[k].f1);
 		struct sig_filter f;
@@ -153,7 +166,7 @@ static int analyse(const struct pair *q, int third, struct result *r)
 			return -1;
 		}
 		iso_analyse(y, q->n + pad, q->fs, pad + onset,
-			    q->src ? reference10(q, &r->band[k]) : NAN, &r->p[k], r->edc[k]);
+			    q->src ? ref->e[k] : NAN, &r->p[k], r->edc[k]);
 		r->sabine[k] = r->eyring[k] = NAN;
 		if (q->room)
 			predictions(q->room, &r->band[k], third, &r->sabine[k], &r->eyring[k]);
@@ -411,6 +424,7 @@ int cmd_analyze(int argc, char **argv)
 	struct pair *q = NULL;
 	struct result *r = NULL;
 	struct rs_error err = { 0 };
+	struct reference ref = { 0 };
 	char dir[4096];
 
 	for (int a = 1; a < argc; a++) {
@@ -506,7 +520,7 @@ int cmd_analyze(int argc, char **argv)
 	if (!rc && !(r = calloc((size_t)(n ? n : 1), sizeof(*r))))
 		rc = rs_fail(&err, RS_ENOMEM, "out of memory");
 	for (int p = 0; !rc && p < n; p++) {
-		if (analyse(&q[p], third, &r[p])) {
+		if (analyse(&q[p], third, &r[p], &ref)) {
 			rc = rs_fail(&err, RS_ENOMEM, "out of memory");
 			break;
 		}

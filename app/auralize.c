@@ -201,14 +201,10 @@ int cmd_auralize(int argc, char **argv)
 			y[i] *= g;
 		peak *= g;
 	}
-	for (size_t i = 0; i < ny * (size_t)nout; i++)
-		clipped += fabs(y[i]) > 1;
-	{
-		size_t pcm_clipped;
-
-		if ((rc = wav_write_frames(out, y, ny, nout, ir.rate, fmt, &pcm_clipped, &err)))
-			goto done;
-	}
+	if ((rc = wav_write_frames(out, y, ny, nout, ir.rate, fmt, &clipped, &err)))
+		goto done;
+	for (size_t i = 0; fmt == ROOM_WAV_FLOAT32 && i < ny * (size_t)nout; i++)
+		clipped += fabs(y[i]) > 1;	/* counted by the writer in PCM only */
 	if (!quiet)
 		printf("%s: %zu frames of %d channel(s) at %d Hz, peak %.1f dBFS\n", out, ny, nout,
 		       ir.rate, 20 * log10(peak > 0 ? peak : 1e-300));

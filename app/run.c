@@ -50,6 +50,7 @@ struct run {
 	double *signals;	/* [source][receiver][sample] raw pressure */
 	double *air;		/* the same with the air's absorption (NULL: medium off) */
 	long *completed;	/* steps done per source */
+	struct wall_banks *banks;	/* the fits of the materials given by band */
 	int nsources_done;	/* sources whose signals are final (finished or interrupted) */
 	size_t wav_clipped;
 };
@@ -213,15 +214,13 @@ static int write_rirs(struct run *r, struct rs_error *err)
 	const int nm = r->room->nmaterials;
 	double *area = calloc((size_t)nm, sizeof(double));
 	double *alpha = malloc((size_t)nm * RIRS_BANDS * sizeof(double));
-	struct wall_banks *banks = NULL;
-	struct rs_error quiet = { 0 };
 	int rc;
 
 	/* each source's free-field pressure 1 m away, for roomsim analyze's G */
 	for (int s = 0; src && s < r->room->nsources; s++)
 		sig_source(&r->room->sources[s], r->plan.dt, ns, src + (size_t)s * ns);
 	/* and what Sabine and Eyring need: the air, each material's walls and absorption */
-	if (area && alpha && r->grid && !app_banks(r->room, &banks, &quiet)) {
+	if (area && alpha && r->grid && r->banks) {
 		const double h2 = r->plan.grid.h * r->plan.grid.h;
 		double area_all;
 
@@ -234,7 +233,7 @@ static int write_rirs(struct run *r, struct rs_error *err)
 		for (int m = 0; m < nm; m++)
 			for (int k = 0; k < RIRS_BANDS; k++)
 				alpha[(size_t)m * RIRS_BANDS + k] =
-					banks->bank[m] ? wall_alpha_band(banks->bank[m],
+					r->banks->bank[m] ? wall_alpha_band(r->banks->bank[m],
 									 1000 * pow(10, 0.1 * (k - 13)), 1)
 						       : r->room->materials[m].absorption;
 		meta.area = area;
@@ -245,7 +244,6 @@ static int write_rirs(struct run *r, struct rs_error *err)
 	free(src);
 	free(area);
 	free(alpha);
-	free(banks);
 	return rc;
 }
 
@@ -579,7 +577,6 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 {
 	struct room *room = cfg_load(file, err);
 	struct fdtd_setup setup = { 0 };
-	struct wall_banks *banks = NULL;
 	size_t pairs;
 
 	if (!room)
@@ -623,15 +620,12 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.block[1] = room->block[1];
 	setup.dts = room->dts;
 	setup.nt = room->nt;
-	if (app_banks(room, &banks, err)) {
-		free(banks);
+	if (app_banks(room, &r->banks, err))
 		return err->code;
-	}
-	setup.banks = banks->bank;
+	setup.banks = r->banks->bank;
 	setup.nbanks = room->nmaterials;
 	setup.dt = r->plan.dt;
 	r->engine = fdtd_create(&setup, err);
-	free(banks);
 	if (!r->engine)
 		return err->code;
 	snprintf(r->engine_name, sizeof(r->engine_name), "%s%s", setup.cuda ? "cuda:" : "cpu",
@@ -707,6 +701,7 @@ int cmd_run(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "roomsim: %s\n", err.msg[0] ? err.msg : rs_strerror(rc));
 	fdtd_destroy(r.engine);
+	free(r.banks);
 	vox_free(r.grid);
 	free(r.signals);
 	free(r.air);
