@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "app.h"
+#include "grids.h"
 #include "../io/rirs.h"
 #include "../io/snapshot.h"
 #include "../io/wav.h"
@@ -51,6 +52,7 @@ struct run {
 	double *air;		/* the same with the air's absorption (NULL: medium off) */
 	long *completed;	/* steps done per source */
 	struct wall_banks *banks;	/* the fits of the materials given by band */
+	struct run_grids grids;	/* the receiver grids' points and their stream */
 	int nsources_done;	/* sources whose signals are final (finished or interrupted) */
 	size_t wav_clipped;
 };
@@ -126,6 +128,60 @@ static int check_points(struct run *r, struct rs_error *err)
 	return 0;
 }
 
+/* One WAV of source s from its raw signal (overwritten): conditioned, resampled, scaled by
+ * gain; written to path unless path is NULL (the pass that finds the peak). */
+static int wav_one(struct run *r, int s, double *raw, double *wav, const char *path,
+		   double gain, double *peak, struct rs_error *err)
+{
+	const struct room *room = r->room;
+	const struct room_source *src = &room->sources[s];
+	/* WAVs of an interrupted source hold what was computed. */
+	const double t_done = fmin(room->duration, r->completed[s] * r->plan.dt);
+	const size_t frames = (size_t)llround(t_done * room->wav_rate);
+	/* An impulse source's WAV is an impulse response: scale to unit in-band gain. */
+	const double scale = src->signal == ROOM_SIG_IMPULSE ? r->plan.fs / room->wav_rate : 1;
+	size_t clipped;
+	int rc;
+
+	wav_condition(raw, (size_t)r->completed[s] + 1, r->plan.fs, room->fmax, room->wav_highpass);
+	rc = wav_resample(raw, (size_t)r->completed[s] + 1, r->plan.fs, room->wav_rate, wav, frames,
+			  err);
+	for (size_t i = 0; i < frames && !rc; i++) {
+		wav[i] *= scale * gain;
+		*peak = fmax(*peak, fabs(wav[i]));
+	}
+	if (rc || !path)
+		return rc;
+	rc = wav_write(path, wav, frames, room->wav_rate, room->wav_format, &clipped, err);
+	r->wav_clipped += clipped;
+	return rc;
+}
+
+/* Grid g's points of source s that ask for WAVs: each point's raw signal, with the air's
+ * absorption when the room has it, through wav_one(). */
+static int wav_grid(struct run *r, int s, int g, double *raw, double *wav, int write,
+		    double gain, double *peak, struct rs_error *err)
+{
+	const struct room *room = r->room;
+	const size_t ns = r->plan.nsamples;
+	const struct air air = { room->temperature, room->humidity, room->pressure };
+	char file[ROOM_PATH_MAX * 2], path[ROOM_PATH_MAX * 2];
+	int rc = 0;
+
+	snprintf(file, sizeof(file), "%s/%s_grids.h5", r->out, room->sources[s].name);
+	for (size_t q = 0; q < r->grids.pts[g].n && !rc; q++) {
+		if ((rc = gridf_read(file, room->grids[g].name, q, 1, ns, raw, err)))
+			break;
+		if (room->air_absorption &&
+		    air_apply(&air, room->c, r->plan.fs, raw, (size_t)r->completed[s] + 1))
+			return rs_fail(err, RS_ENOMEM, "out of memory for the air's absorption");
+		snprintf(path, sizeof(path), "%s/%s_%s_%zu.wav", r->out, room->sources[s].name,
+			 room->grids[g].name, q);
+		rc = wav_one(r, s, raw, wav, write ? path : NULL, gain, peak, err);
+	}
+	return rc;
+}
+
 /* Render and write every WAV of the sources done so far, with one common gain. */
 static int write_wavs(struct run *r, struct rs_error *err)
 {
@@ -144,36 +200,19 @@ static int write_wavs(struct run *r, struct rs_error *err)
 			gain = pow(10, -1 / 20.0) / peak;	/* loudest peak at -1 dBFS */
 		r->wav_clipped = 0;
 		for (int s = 0; s < r->nsources_done && !rc; s++) {
-			const struct room_source *src = &room->sources[s];
-			/* WAVs of an interrupted source hold what was computed. */
-			double t_done = fmin(room->duration, r->completed[s] * r->plan.dt);
-			size_t frames = (size_t)llround(t_done * room->wav_rate);
-			/* An impulse source's WAV is an impulse response: scale to unit in-band gain. */
-			double scale = src->signal == ROOM_SIG_IMPULSE ? r->plan.fs / room->wav_rate : 1;
-
 			for (int q = 0; q < room->nreceivers && !rc; q++) {
 				char path[ROOM_PATH_MAX * 2];
-				size_t clipped;
 
 				memcpy(raw, (r->air ? r->air : r->signals) +
 						    ((size_t)s * room->nreceivers + q) * ns,
 				       ns * sizeof(double));
-				wav_condition(raw, (size_t)r->completed[s] + 1, r->plan.fs, room->fmax,
-					      room->wav_highpass);
-				rc = wav_resample(raw, (size_t)r->completed[s] + 1, r->plan.fs,
-						  room->wav_rate, wav, frames, err);
-				for (size_t i = 0; i < frames && !rc; i++) {
-					wav[i] *= scale * gain;
-					peak = fmax(peak, fabs(wav[i]));
-				}
-				if (rc || pass == 0)
-					continue;
-				snprintf(path, sizeof(path), "%s/%s_%s.wav", r->out, src->name,
-					 room->receivers[q].name);
-				rc = wav_write(path, wav, frames, room->wav_rate, room->wav_format,
-					       &clipped, err);
-				r->wav_clipped += clipped;
+				snprintf(path, sizeof(path), "%s/%s_%s.wav", r->out,
+					 room->sources[s].name, room->receivers[q].name);
+				rc = wav_one(r, s, raw, wav, pass ? path : NULL, gain, &peak, err);
 			}
+			for (int g = 0; g < room->ngrids && !rc; g++)
+				if (room->grids[g].wavs && r->completed[s] > 0)
+					rc = wav_grid(r, s, g, raw, wav, pass, gain, &peak, err);
 		}
 	}
 out:
@@ -210,6 +249,7 @@ static int write_rirs(struct run *r, struct rs_error *err)
 		.air = r->air, .source = src,
 		.scheme = r->plan.stencil.name,
 		.nsamples = ns, .completed = r->completed,
+		.grids = r->grids.desc, .ngrids = r->grids.n,
 	};
 	const int nm = r->room->nmaterials;
 	double *area = calloc((size_t)nm, sizeof(double));
@@ -436,6 +476,9 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			     fdtd_error(r->engine));
 		goto out;
 	}
+	snprintf(path, sizeof(path), "%s/%s_grids.h5", r->out, src->name);
+	if ((rc = grids_begin(&r->grids, r->engine, path, r->plan.nsamples, r->plan.fs, err)))
+		goto out;
 	if (room->snap_every) {
 		const struct vox_plan *g = &r->plan.grid;
 		size_t most = (size_t)g->room[0] * g->room[1] > (size_t)g->room[1] * g->room[2]
@@ -468,6 +511,8 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			n = chunk;
 		if (room->snap_every && n > room->snap_every - done % room->snap_every)
 			n = room->snap_every - done % room->snap_every;
+		if (n > grids_room(&r->grids))
+			n = grids_room(&r->grids);
 		rc = fdtd_advance(r->engine, n, &stop_requested);
 		if (rc && rc != RS_EINTR) {
 			rs_fail(err, rc, "%s", fdtd_error(r->engine));
@@ -481,6 +526,8 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 		if (room->snap_every && fdtd_steps(r->engine) % room->snap_every == 0 &&
 		    (rc = snapper_queue(&writer, r, pl, index, err)))
 			break;
+		if (!grids_room(&r->grids) && (rc = grids_take(&r->grids, err)))
+			break;
 		app_progress_update(&prog, fdtd_steps(r->engine));
 	}
 	app_progress_end(&prog, fdtd_steps(r->engine));
@@ -490,6 +537,8 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 		       fdtd_receiver(r->engine, q), r->plan.nsamples * sizeof(double));
 	r->nsources_done = s + 1;
 out:
+	if (grids_end(&r->grids, fdtd_steps(r->engine), rc ? NULL : err) && !rc)
+		rc = err->code;
 	if (snapper_stop(&writer, rc ? NULL : err) && !rc)
 		rc = err->code;
 	if (snap_close(sf, rc ? NULL : err) && !rc)
@@ -600,13 +649,14 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 				       r->out, app_bytes(avail, have), room->snap_every
 				       ? ", or fewer snapshot planes or frames" : "");
 	}
-	if (!(r->grid = vox_build(room, err)) || check_points(r, err))
+	if (!(r->grid = vox_build(room, err)) || check_points(r, err) ||
+	    grids_make(&r->grids, room, r->grid, err))
 		return err->code;
 	pairs = (size_t)room->nsources * room->nreceivers;
-	r->signals = calloc(pairs * r->plan.nsamples, sizeof(double));
+	r->signals = calloc(pairs ? pairs * r->plan.nsamples : 1, sizeof(double));
 	r->completed = calloc((size_t)room->nsources, sizeof(long));
 	if (room->air_absorption)
-		r->air = calloc(pairs * r->plan.nsamples, sizeof(double));
+		r->air = calloc(pairs ? pairs * r->plan.nsamples : 1, sizeof(double));
 	if (!r->signals || !r->completed || (room->air_absorption && !r->air))
 		return rs_fail(err, RS_ENOMEM, "out of memory for %zu receiver signals", pairs);
 	setup.grid = r->grid;
@@ -625,6 +675,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.banks = r->banks->bank;
 	setup.nbanks = room->nmaterials;
 	setup.dt = r->plan.dt;
+	setup.grid_receivers = room->ngrids > 0;
 	r->engine = fdtd_create(&setup, err);
 	if (!r->engine)
 		return err->code;
@@ -700,6 +751,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (rc)
 		fprintf(stderr, "roomsim: %s\n", err.msg[0] ? err.msg : rs_strerror(rc));
+	grids_free(&r.grids);
 	fdtd_destroy(r.engine);
 	free(r.banks);
 	vox_free(r.grid);

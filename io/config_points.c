@@ -1,7 +1,9 @@
 /*
- * config_points.c - the sources and receivers sections: names, positions and source signals.
+ * config_points.c - the sources and receivers sections: names, positions, source signals and
+ * receiver grids.
  */
 #include "config_read.h"
+#include "../geometry/receivers.h"
 
 /* The items of a required, non-empty list at key. */
 static int list(struct yp *p, yaml_node_t *root, const char *key, const char *hint,
@@ -99,27 +101,176 @@ int cfg_parse_sources(struct yp *p, yaml_node_t *root)
 	return 0;
 }
 
+/* receivers[i].grid: a plane, or over a surface, with a spacing and optionally an extent. */
+static int parse_grid(struct yp *p, yaml_node_t *n, const char *path, struct room_grid *g)
+{
+	static const char *const keys[] = { "plane", "at", "over", "height", "spacing", "from",
+					    "to", NULL };
+	static const char *const axes[] = { "x", "y", "z", NULL };
+	const struct room *r = p->room;
+	yaml_node_t *v, *over;
+	char key[160], list[512];
+	int u, w, cnt;
+	long count;
+	double first;
+
+	if (yp_want_map(p, n, path) || yp_check_keys(p, n, path, keys))
+		return RS_EINPUT;
+	g->mark = yp_mark(n);
+	over = yp_get(p, n, "over");
+	g->axis = over ? -1 : 2;
+	snprintf(key, sizeof(key), "%s.plane", path);
+	if ((v = yp_get(p, n, "plane"))) {
+		if (over)
+			return yp_bad(p, v, key, "give plane (with at) or over (with height), not both");
+		if (yp_choice(p, v, key, axes, &g->axis))
+			return RS_EINPUT;
+	}
+	if (over) {
+		snprintf(key, sizeof(key), "%s.over", path);
+		if (yp_name(p, over, key, g->surface))
+			return RS_EINPUT;
+		if (strcmp(g->surface, "floor") && (!r->geo.mesh.ntri ||
+						    mesh_name(&r->geo.mesh, g->surface) < 0)) {
+			size_t len = 0;
+
+			list[0] = 0;
+			for (int i = 0; i < r->geo.mesh.nnames && len < sizeof(list); i++)
+				len += (size_t)snprintf(list + len, sizeof(list) - len, ", %s",
+							r->geo.mesh.names[i]);
+			return yp_bad(p, over, key, "'%s' is not a surface of this room (valid: floor, "
+				      "the lowest air of every column%s%s)", g->surface,
+				      r->geo.mesh.ntri ? ", or a name of the mesh" : "", list);
+		}
+		snprintf(key, sizeof(key), "%s.at", path);
+		if ((v = yp_get(p, n, "at")))
+			return yp_bad(p, v, key, "at belongs to a plane grid; over a surface give "
+				      "height");
+		g->height = 1.2;
+		snprintf(key, sizeof(key), "%s.height", path);
+		if ((v = yp_get(p, n, "height")) && yp_num(p, v, key, 0, 0, MAX_METRES, 0,
+							      &g->height))
+			return RS_EINPUT;
+	} else {
+		const double lo = r->origin[g->axis], hi = lo + r->box[g->axis];
+
+		snprintf(key, sizeof(key), "%s.height", path);
+		if ((v = yp_get(p, n, "height")))
+			return yp_bad(p, v, key, "height belongs to a grid over a surface; a plane "
+				      "grid gives at");
+		snprintf(key, sizeof(key), "%s.at", path);
+		if (!(v = yp_get(p, n, "at")))
+			return yp_missing(p, n, key, "give the plane's position along its normal, m");
+		if (yp_num(p, v, key, lo, 0, hi, 0, &g->at))
+			return RS_EINPUT;
+	}
+	/* the lattice's axes: the plane's two others, in order; x and y over a surface */
+	u = g->axis == 0 ? 1 : 0;
+	w = g->axis == 2 || g->axis < 0 ? 1 : 2;
+	snprintf(key, sizeof(key), "%s.spacing", path);
+	if (!(v = yp_get(p, n, "spacing")))
+		return yp_missing(p, n, key, "give the distance between points, m");
+	if (yp_num(p, v, key, 0, 1, MAX_METRES, 0, &g->spacing))
+		return RS_EINPUT;
+	g->lo[0] = r->origin[u];
+	g->hi[0] = r->origin[u] + r->box[u];
+	g->lo[1] = r->origin[w];
+	g->hi[1] = r->origin[w] + r->box[w];
+	{
+		yaml_node_t *f = yp_get(p, n, "from"), *t = yp_get(p, n, "to");
+		double a[2], b[2];
+
+		if (!f != !t)
+			return yp_bad(p, f ? f : t, path, "give both from and to, or neither (the "
+				      "room's bounds)");
+		if (f) {
+			snprintf(key, sizeof(key), "%s.from", path);
+			if (yp_numbers(p, f, key, -MAX_METRES, 0, MAX_METRES, 0, a, 2, &cnt))
+				return RS_EINPUT;
+			if (cnt != 2)
+				return yp_bad(p, f, key, "expected [%c, %c] in metres", 'x' + u, 'x' + w);
+			snprintf(key, sizeof(key), "%s.to", path);
+			if (yp_numbers(p, t, key, -MAX_METRES, 0, MAX_METRES, 0, b, 2, &cnt))
+				return RS_EINPUT;
+			if (cnt != 2)
+				return yp_bad(p, t, key, "expected [%c, %c] in metres", 'x' + u, 'x' + w);
+			for (int i = 0; i < 2; i++)
+				if (b[i] < a[i])
+					return yp_bad(p, t, key, "%c runs from %g to %g (valid: to at or "
+						      "past from)", 'x' + (i ? w : u), a[i], b[i]);
+			memcpy(g->lo, a, sizeof(a));
+			memcpy(g->hi, b, sizeof(b));
+			g->extent = 1;
+		}
+	}
+	count = (long)grid_lattice(g->lo[0], g->hi[0], g->spacing, &first) *
+		grid_lattice(g->lo[1], g->hi[1], g->spacing, &first);
+	if (count > ROOM_MAX_GRID_POINTS)
+		return yp_bad(p, v, key, "%g m makes a lattice of %ld points over %g x %g m (valid: "
+			      "at most %d points, a spacing of %.3g m or more)", g->spacing, count,
+			      g->hi[0] - g->lo[0], g->hi[1] - g->lo[1], ROOM_MAX_GRID_POINTS,
+			      sqrt((g->hi[0] - g->lo[0]) * (g->hi[1] - g->lo[1]) /
+				   ROOM_MAX_GRID_POINTS) * 1.01);
+	return 0;
+}
+
 int cfg_parse_receivers(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "name", "position", NULL };
+	static const char *const grid_keys[] = { "name", "grid", "wavs", NULL };
 	struct room *r = p->room;
-	yaml_node_t *l, *n;
-	char path[64];
+	yaml_node_t *l, *n, *v;
+	char path[64], key[96], names[ROOM_MAX_POINTS][ROOM_NAME_MAX];
+	int count, grid;
 
-	if (list(p, root, "receivers", "give at least one receiver", &l, &r->nreceivers))
+	if (list(p, root, "receivers", "give at least one receiver", &l, &count))
 		return RS_EINPUT;
-	r->receivers = calloc((size_t)r->nreceivers, sizeof(*r->receivers));
-	if (!r->receivers)
+	r->receivers = calloc((size_t)count, sizeof(*r->receivers));
+	r->grids = calloc((size_t)count, sizeof(*r->grids));
+	if (!r->receivers || !r->grids)
 		return rs_fail(p->err, RS_ENOMEM, "out of memory reading receivers");
-	for (int i = 0; i < r->nreceivers; i++) {
-		struct room_receiver *c = &r->receivers[i];
-
+	for (int i = 0; i < count; i++) {
 		n = yp_node(p, l->data.sequence.items.start[i]);
 		snprintf(path, sizeof(path), "receivers[%d]", i);
-		if (yp_want_map(p, n, path) || yp_check_keys(p, n, path, keys) ||
-		    parse_point(p, n, path, c->name, c->pos, &c->at, r->receivers[0].name,
-				sizeof(*c), i))
+		if (yp_want_map(p, n, path))
 			return RS_EINPUT;
+		grid = yp_get(p, n, "grid") != NULL;
+		if (grid) {
+			struct room_grid *g = &r->grids[r->ngrids];
+
+			if (yp_check_keys(p, n, path, grid_keys))
+				return RS_EINPUT;
+			snprintf(key, sizeof(key), "%s.name", path);
+			if (!(v = yp_get(p, n, "name")))
+				return yp_missing(p, n, key, "every entry needs a name");
+			if (yp_name(p, v, key, g->name))
+				return RS_EINPUT;
+			for (int j = 0; j < i; j++)
+				if (!strcmp(names[j], g->name))
+					return yp_bad(p, v, key, "name '%s' is used twice (names must be "
+						      "unique)", g->name);
+			snprintf(key, sizeof(key), "%s.grid", path);
+			if (parse_grid(p, yp_get(p, n, "grid"), key, g))
+				return RS_EINPUT;
+			snprintf(key, sizeof(key), "%s.wavs", path);
+			if ((v = yp_get(p, n, "wavs")) && yp_boolean(p, v, key, &g->wavs))
+				return RS_EINPUT;
+			r->ngrids++;
+		} else {
+			struct room_receiver *c = &r->receivers[r->nreceivers];
+
+			snprintf(key, sizeof(key), "%s.wavs", path);
+			if (yp_get(p, n, "wavs"))
+				return yp_bad(p, yp_get(p, n, "wavs"), key, "wavs belongs to a grid; every "
+					      "point receiver gets its WAVs");
+			if (yp_check_keys(p, n, path, keys) ||
+			    parse_point(p, n, path, c->name, c->pos, &c->at, names[0],
+					sizeof(names[0]), i))
+				return RS_EINPUT;
+			r->nreceivers++;
+		}
+		strcpy(names[i], grid ? r->grids[r->ngrids - 1].name
+				      : r->receivers[r->nreceivers - 1].name);
 	}
 	return 0;
 }

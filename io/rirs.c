@@ -161,6 +161,15 @@ int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *er
 	}
 	rc |= put(f, "completed_steps", 1, &ns, NULL, done);
 	rc |= put_points(f, run);
+	if (run->ngrids) {
+		const char *src[ROOM_MAX_POINTS];
+		int n = 0;
+
+		for (int i = 0; i < r->nsources; i++)
+			if (run->completed[i] > 0)
+				src[n++] = r->sources[i].name;
+		rc |= gridf_describe(f, run->grids, run->ngrids, src, n);
+	}
 	free(done);
 	if (H5Fclose(f) < 0 || rc < 0) {
 		remove(tmp);

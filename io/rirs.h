@@ -10,6 +10,7 @@
 #include "../common/rs_error.h"
 #include "../geometry/voxel.h"
 #include "config.h"
+#include "gridfile.h"
 
 /* The third octaves of rirs.h5's material_band_absorption: 50 Hz to 20 kHz, mid-band
  * 1000 10^(3 (k - 13) / 30) Hz for k = 0 .. RIRS_BANDS - 1. */
@@ -32,6 +33,9 @@ struct rirs_run {
 	const double *band_alpha;	/* [nmaterials][RIRS_BANDS]: absorption per third octave */
 	size_t nsamples;
 	const long *completed;	/* per source: steps computed; samples 0..completed are valid */
+	const struct grid_desc *grids;	/* the receiver grids, linked from each source with
+					 * completed steps to its <source>_grids.h5 */
+	int ngrids;
 };
 
 /* Write path through path + ".tmp" renamed onto it: never half written. */

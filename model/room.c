@@ -105,6 +105,7 @@ void room_free(struct room *room)
 		return;
 	free(room->sources);
 	free(room->receivers);
+	free(room->grids);
 	free(room->planes);
 	mesh_free(&room->geo.mesh);
 	for (int i = 0; i < room->geo.nshapes; i++)

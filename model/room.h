@@ -86,6 +86,27 @@ struct room_receiver {
 	struct room_mark at;
 };
 
+#define ROOM_MAX_GRID_POINTS 1000000	/* lattice points of one receiver grid, at most */
+
+/*
+ * A receiver grid (docs/input.md, "Receiver grids"): a lattice of points of the given
+ * spacing in a plane, or over a surface of the room at a height above it, that keeps the
+ * points whose eight interpolation nodes are in the air (geometry/receivers.c). Its signals
+ * go to rirs.h5 (through <source>_grids.h5); WAVs only when wavs is set.
+ */
+struct room_grid {
+	char name[ROOM_NAME_MAX];
+	int axis;		/* the plane's normal, 0..2; -1: over a surface */
+	double at;		/* plane: metres along the normal */
+	char surface[ROOM_NAME_MAX];	/* over: a box face or a mesh name, as surfaces names */
+	double height;		/* over: metres above the surface (along +z) */
+	double spacing;		/* metres between points */
+	int extent;		/* 1: lo and hi bound the lattice, else the room's bounds */
+	double lo[2], hi[2];	/* in the plane's two other axes, in order (z: x then y) */
+	int wavs;		/* 1: a WAV per point and source as well */
+	struct room_mark mark;	/* of the entry */
+};
+
 /* Shapes of geometry.shapes (docs/input.md, "Shapes"), combined in order. */
 enum room_shape_kind { ROOM_SHAPE_BOX, ROOM_SHAPE_CYLINDER, ROOM_SHAPE_SPHERE, ROOM_SHAPE_EXTRUSION,
 		      ROOM_NSHAPES };
@@ -196,8 +217,10 @@ struct room {
 
 	struct room_source *sources;
 	int nsources;
-	struct room_receiver *receivers;
+	struct room_receiver *receivers;	/* the points named one by one */
 	int nreceivers;
+	struct room_grid *grids;	/* receivers: entries with `grid` */
+	int ngrids;
 
 	char out_dir[ROOM_PATH_MAX];
 	int wav_rate;		/* output sample rate, Hz */

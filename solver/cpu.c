@@ -221,6 +221,21 @@ static void record(struct fdtd *f)
 	}
 }
 
+/* Sample n of every grid point, into row n - gbase of the window, as record() reads one. */
+static void record_grid(struct fdtd *f)
+{
+	float *row = f->gbuf + (size_t)(f->step - f->gbase) * f->ngp;
+
+#pragma omp parallel for if (f->ngp > 4096) num_threads(f->threads) schedule(static)
+	for (size_t q = 0; q < f->ngp; q++) {
+		double y = 0;
+
+		for (int c = 0; c < 8; c++)
+			y += f->gw[q][c] * cpu_get(f, f->cur, f->gcell[q][c]);
+		row[q] = (float)y;
+	}
+}
+
 int cpu_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 {
 	for (long i = 0; i < nsteps; i++) {
@@ -243,6 +258,8 @@ int cpu_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 		f->prev = t;
 		f->step++;
 		record(f);
+		if (f->ngp)
+			record_grid(f);
 	}
 	return 0;
 }

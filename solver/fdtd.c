@@ -218,7 +218,7 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
 				 s->tex_limit, f->stencil, f->fallback, f->touch, s->dts, s->nt,
-				 f->branch };
+				 f->branch, s->grid_receivers };
 
 	f->gpu = cuda_create(&cs, err);
 	return f->gpu ? 0 : err ? err->code : RS_EDEVICE;
@@ -332,6 +332,9 @@ void fdtd_destroy(struct fdtd *f)
 	branch_free(f->branch);
 	free_points(f->src, f->nsrc);
 	free_points(f->rec, f->nrec);
+	free(f->gcell);
+	free(f->gw);
+	free(f->gbuf);
 	free(f);
 }
 
@@ -419,6 +422,56 @@ int fdtd_add_receiver(struct fdtd *f, const double pos[3])
 	return f->nrec - 1;
 }
 
+int fdtd_grid_set(struct fdtd *f, const double *pos, size_t n, size_t window)
+{
+	struct fdtd_point pt;
+
+	free(f->gcell);
+	free(f->gw);
+	free(f->gbuf);
+	f->gcell = NULL;
+	f->gw = NULL;
+	f->gbuf = NULL;
+	f->ngp = 0;
+	f->gcell = malloc(n * sizeof(*f->gcell));
+	f->gw = malloc(n * sizeof(*f->gw));
+	if (!f->gpu)
+		f->gbuf = malloc(n * window * sizeof(float));
+	if (!f->gcell || !f->gw || (!f->gpu && !f->gbuf)) {
+		rs_fail(&f->err, RS_ENOMEM, "out of memory for a receiver grid of %zu points", n);
+		return -1;
+	}
+	for (size_t q = 0; q < n; q++) {
+		if (locate(f, pos + 3 * q, &pt)) {
+			rs_fail(&f->err, RS_EINPUT, "grid point %zu, [%g, %g, %g], is not in the air",
+				q, pos[3 * q], pos[3 * q + 1], pos[3 * q + 2]);
+			return -1;
+		}
+		memcpy(f->gcell[q], pt.cell, sizeof(pt.cell));
+		memcpy(f->gw[q], pt.w, sizeof(pt.w));
+	}
+	f->ngp = n;
+	f->gwin = window;
+	f->gbase = fdtd_steps(f) + 1;
+	f->gcount = 0;
+	return f->gpu && GPU_CALL(cuda_grid_set(f->gpu, f->gcell[0], f->gw[0], n, window, &f->err))
+		       ? -1 : 0;
+}
+
+long fdtd_grid_take(struct fdtd *f, float *out, long *first)
+{
+	const long count = f->gcount;
+
+	if (f->gpu && GPU_CALL(cuda_grid_take(f->gpu, out, count, &f->err)))
+		return -1;
+	if (!f->gpu)
+		memcpy(out, f->gbuf, (size_t)count * f->ngp * sizeof(float));
+	*first = f->gbase;
+	f->gbase += count;
+	f->gcount = 0;
+	return count;
+}
+
 int fdtd_reserve(struct fdtd *f, size_t nsamples)
 {
 	if (f->gpu)
@@ -442,6 +495,8 @@ void fdtd_reset(struct fdtd *f)
 	const size_t bytes = f->values * (size_t)f->precision;
 
 	branch_reset(f->branch);
+	f->gbase = 1;
+	f->gcount = 0;
 	if (f->gpu) {
 		(void)GPU_CALL(cuda_reset(f->gpu, &f->err));
 		return;
@@ -458,9 +513,17 @@ void fdtd_reset(struct fdtd *f)
 
 int fdtd_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 {
-	if (f->gpu)
-		return GPU_CALL(cuda_advance(f->gpu, nsteps, stop, &f->err));
-	return cpu_advance(f, nsteps, stop);
+	const long before = fdtd_steps(f);
+	int rc;
+
+	if (f->ngp && nsteps > (long)f->gwin - f->gcount)
+		return rs_fail(&f->err, RS_EINTERNAL, "%ld steps would overrun the receiver grid's "
+			       "window (%ld of %zu steps free): take its samples first", nsteps,
+			       (long)f->gwin - f->gcount, f->gwin);
+	rc = f->gpu ? GPU_CALL(cuda_advance(f->gpu, nsteps, stop, &f->err))
+		    : cpu_advance(f, nsteps, stop);
+	f->gcount += fdtd_steps(f) - before;
+	return rc;
 }
 
 long fdtd_steps(const struct fdtd *f)

@@ -52,6 +52,9 @@ struct fdtd_setup {
 	const struct wall_model *const *banks;
 	int nbanks;
 	double dt;
+	int grid_receivers;		/* 1: a receiver grid will be set: GPU kernel auto leaves
+					 * out, and the engine refuses, the kernels that record
+					 * only a few receivers (diamond) */
 };
 
 struct fdtd;
@@ -99,6 +102,19 @@ int fdtd_add_source(struct fdtd *f, const double pos[3], const double *signal, s
 
 /* Receiver at pos, read from the eight nodes of vox_point(); its index, -1 if not in air. */
 int fdtd_add_receiver(struct fdtd *f, const double pos[3]);
+
+/*
+ * A receiver grid (geometry/receivers.h): n points (pos: x, y, z of each), each read as a receiver is and rounded to
+ * float, recorded every step into a window of `window` steps that fdtd_grid_take() empties;
+ * fdtd_advance() refuses to go past a full window. One grid per engine (a run's grids share
+ * it); setting it again replaces it. -1 when a point is not in air or memory lacks.
+ */
+int fdtd_grid_set(struct fdtd *f, const double *pos, size_t n, size_t window);
+
+/* Move the samples of the steps advanced since the last take or reset into out (room for
+ * window x n floats; fdtd_host_alloc() memory moves fastest): [step][point], the first of
+ * them sample *first (t = *first k). Returns how many steps, or -1 (fdtd_error() says why). */
+long fdtd_grid_take(struct fdtd *f, float *out, long *first);
 
 /* Room for nsamples samples per receiver (sample n is the pressure at t = n k). */
 int fdtd_reserve(struct fdtd *f, size_t nsamples);

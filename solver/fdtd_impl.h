@@ -50,6 +50,13 @@ struct fdtd {
 	struct fdtd_point *src, *rec;
 	int nsrc, nrec;
 	size_t capacity;	/* samples reserved per receiver */
+	/* the receiver grid (fdtd_grid_set): its points' nodes and weights (CPU only), and the
+	 * window of samples, [step][point], that holds gcount steps from sample gbase on */
+	size_t ngp, gwin;
+	size_t (*gcell)[8];
+	double (*gw)[8];
+	float *gbuf;
+	long gbase, gcount;
 	struct cuda_engine *gpu;	/* when running on the GPU: it holds fields and samples */
 	struct stn_stencil *stencil;	/* owned copy; NULL for the 7-point scheme */
 	ptrdiff_t *goff;	/* linear offset of each stencil point */

@@ -268,6 +268,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->k.serial = ++serial;
 	e->precision = s->precision;
 	e->kernel = s->kernel;
+	e->grid_receivers = s->grid_receivers;
 	e->dts = s->dts;
 	e->nt = s->nt;
 	e->block[0] = s->block[0];
@@ -364,6 +365,9 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->rcell);
 	cudaFree(e->rw);
 	cudaFree(e->rec);
+	cudaFree(e->gcell);
+	cudaFree(e->gw);
+	cudaFree(e->gbuf);
 	cudaFree(e->stage);
 	dt_free(e);
 	cuda_branch_free(e);
@@ -434,6 +438,53 @@ int cuda_add_receiver(struct cuda_engine *e, const size_t cell[8], const double 
 	return e->cap ? cuda_reserve(e, e->cap, err) : 0;
 }
 
+int cuda_grid_set(struct cuda_engine *e, const size_t *cell, const double *w,
+		  size_t n, size_t window, struct rs_error *err)
+{
+	long long *c = (long long *)malloc(sizeof(long long) * 8 * n);
+
+	if (e->kernel == KERNEL_DIAMOND) {
+		free(c);
+		return rs_fail(err, RS_EINPUT, "kernel diamond cannot record a receiver grid (every "
+			       "per-step kernel can: see roomsim kernels)");
+	}
+	if (!c)
+		return rs_fail(err, RS_ENOMEM, "out of memory for the receiver grid");
+	for (size_t i = 0; i < 8 * n; i++)
+		c[i] = (long long)cell[i];
+	cudaFree(e->gcell);
+	cudaFree(e->gw);
+	cudaFree(e->gbuf);
+	e->gcell = NULL;
+	e->gw = NULL;
+	e->gbuf = NULL;
+	e->ngp = 0;
+	e->grid_receivers = 1;
+	if (CK(cudaMalloc(&e->gcell, sizeof(long long) * 8 * n)) ||
+	    CK(cudaMalloc(&e->gw, sizeof(double) * 8 * n)) ||
+	    CK(cudaMalloc(&e->gbuf, sizeof(float) * n * window)) ||
+	    CK(cudaMemcpy(e->gcell, c, sizeof(long long) * 8 * n, cudaMemcpyHostToDevice)) ||
+	    CK(cudaMemcpy(e->gw, w, sizeof(double) * 8 * n, cudaMemcpyHostToDevice))) {
+		free(c);
+		return rs_fail(err, RS_EDEVICE, "device memory for a receiver grid of %zu points "
+			       "and %zu steps", n, window);
+	}
+	free(c);
+	e->ngp = n;
+	e->gwin = window;
+	e->gbase = e->step + 1;
+	return 0;
+}
+
+int cuda_grid_take(struct cuda_engine *e, float *out, long rows, struct rs_error *err)
+{
+	if (rows > 0 && CK(cudaMemcpy(out, e->gbuf, sizeof(float) * e->ngp * (size_t)rows,
+				      cudaMemcpyDeviceToHost)))
+		return rs_fail(err, RS_EDEVICE, "copying the receiver grid's samples");
+	e->gbase += rows;
+	return 0;
+}
+
 int cuda_reserve(struct cuda_engine *e, size_t nsamples, struct rs_error *err)
 {
 	const size_t bytes = sizeof(double) * nsamples * (size_t)(e->nrec ? e->nrec : 1);
@@ -454,6 +505,7 @@ int cuda_reset(struct cuda_engine *e, struct rs_error *err)
 
 	e->step = 0;
 	e->cur = 0;
+	e->gbase = 1;
 	cudaFree(e->inj);
 	e->inj = NULL;
 	e->inj_steps = 0;
@@ -485,24 +537,59 @@ __global__ void k_inject_record(R *u, const long long *__restrict__ src, const d
 }
 
 
-/* After the update of step e->step + 1 (the newest level, u[cur]): the source, the samples. */
+/* Sample `row` of the receiver grid: each point as k_inject_record reads a receiver. */
+template <typename R>
+__global__ void k_record_grid(const R *__restrict__ u, const long long *__restrict__ cell,
+			      const double *__restrict__ w, float *out, size_t n)
+{
+	for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < n;
+	     q += (size_t)gridDim.x * blockDim.x) {
+		double y = 0;
+
+		for (int c = 0; c < 8; c++)
+			y += w[8 * q + c] * (double)u[cell[8 * q + c]];
+		out[q] = (float)y;
+	}
+}
+
+/* After the update of step e->step + 1 (the newest level, u[cur]): the source, the samples
+ * of the receivers, then those of the grid. */
 static int inject_record(struct cuda_engine *e, struct rs_error *err)
 {
 	const double *inj = (size_t)e->step < e->inj_steps ? e->inj + 8 * e->step : NULL;
 	const long long sample = e->step + 1;
 
-	if (!inj && (!e->nrec || (size_t)sample >= e->cap))
-		return 0;
-	if (e->precision == 4)
-		k_inject_record<float><<<1, 128>>>((float *)e->u[e->cur], e->src, inj, e->rcell,
-						    e->rw, e->rec, (size_t)sample < e->cap ? e->nrec : 0,
-						    e->cap, sample);
-	else
-		k_inject_record<double><<<1, 128>>>((double *)e->u[e->cur], e->src, inj,
-						     e->rcell, e->rw, e->rec,
-						     (size_t)sample < e->cap ? e->nrec : 0, e->cap,
-						     sample);
-	return CK_LAUNCH() ? RS_EDEVICE : 0;
+	if (inj || (e->nrec && (size_t)sample < e->cap)) {
+		if (e->precision == 4)
+			k_inject_record<float><<<1, 128>>>((float *)e->u[e->cur], e->src, inj,
+							    e->rcell, e->rw, e->rec,
+							    (size_t)sample < e->cap ? e->nrec : 0,
+							    e->cap, sample);
+		else
+			k_inject_record<double><<<1, 128>>>((double *)e->u[e->cur], e->src, inj,
+							     e->rcell, e->rw, e->rec,
+							     (size_t)sample < e->cap ? e->nrec : 0,
+							     e->cap, sample);
+		if (CK_LAUNCH())
+			return RS_EDEVICE;
+	}
+	if (e->ngp) {
+		const size_t row = (size_t)(sample - e->gbase);
+		const unsigned blocks = (unsigned)min((e->ngp + 255) / 256, (size_t)65535);
+
+		if (row >= e->gwin)
+			return rs_fail(err, RS_EINTERNAL, "the receiver grid's window is full");
+		if (e->precision == 4)
+			k_record_grid<float><<<blocks, 256>>>((const float *)e->u[e->cur], e->gcell,
+							       e->gw, e->gbuf + row * e->ngp, e->ngp);
+		else
+			k_record_grid<double><<<blocks, 256>>>((const double *)e->u[e->cur],
+								e->gcell, e->gw,
+								e->gbuf + row * e->ngp, e->ngp);
+		if (CK_LAUNCH())
+			return RS_EDEVICE;
+	}
+	return 0;
 }
 
 int cuda_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop,

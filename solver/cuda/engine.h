@@ -123,6 +123,12 @@ struct cuda_engine {
 	int nrec;
 	double *rec;			/* device samples, nrec x cap */
 	double *h_rec;			/* host samples, nrec x cap */
+	long long *gcell;		/* the receiver grid: 8 cells per point */
+	double *gw;			/* and 8 weights */
+	float *gbuf;			/* its window of samples, [step][point] */
+	size_t ngp, gwin;
+	long gbase;			/* the sample in the window's first row */
+	int grid_receivers;		/* 1: a grid will be set or is (diamond refuses) */
 	float *stage;			/* device staging of snapshot planes */
 	size_t stage_bytes;
 	size_t cap;

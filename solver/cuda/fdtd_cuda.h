@@ -40,6 +40,7 @@ struct cuda_setup {
 	int dts, nt;			/* diamond kernel: tile size and tower height; 0 = default */
 	const struct branch_walls *branch;	/* the frequency-dependent walls, or NULL: read at
 						 * creation (branch.cu) */
+	int grid_receivers;		/* 1: a receiver grid will be set (diamond cannot run) */
 };
 
 /* 1 when a CUDA device is usable; name and total memory filled when not NULL. */
@@ -73,6 +74,14 @@ int cuda_set_source(struct cuda_engine *e, const size_t cell[8], const double *i
 /* Receiver read as sum over c of w[c] * u[cell[c]], in that order. */
 int cuda_add_receiver(struct cuda_engine *e, const size_t cell[8], const double w[8],
 		      struct rs_error *err);
+
+/* The receiver grid: n points of 8 cells and weights (8 n each, point by point), read as receivers are and rounded to
+ * float, into a device window of `window` steps, [step][point]. */
+int cuda_grid_set(struct cuda_engine *e, const size_t *cell, const double *w,
+		  size_t n, size_t window, struct rs_error *err);
+
+/* Copy the window's first `rows` steps into out and start it again at the next step. */
+int cuda_grid_take(struct cuda_engine *e, float *out, long rows, struct rs_error *err);
 
 /* Room for nsamples samples per receiver, on the device and on the host. */
 int cuda_reserve(struct cuda_engine *e, size_t nsamples, struct rs_error *err);

@@ -1,0 +1,167 @@
+/* grids.c - a run's receiver grids and the stream of their samples (grids.h). */
+#include "grids.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int grids_make(struct run_grids *g, const struct room *room, const struct vox_grid *vg,
+	       struct rs_error *err)
+{
+	size_t at = 0;
+
+	memset(g, 0, sizeof(*g));
+	if (!room->ngrids)
+		return 0;
+	g->pts = calloc((size_t)room->ngrids, sizeof(*g->pts));
+	g->desc = calloc((size_t)room->ngrids, sizeof(*g->desc));
+	g->kind = calloc((size_t)room->ngrids, sizeof(*g->kind));
+	if (!g->pts || !g->desc || !g->kind)
+		return rs_fail(err, RS_ENOMEM, "out of memory for the receiver grids");
+	for (int i = 0; i < room->ngrids; i++) {
+		const struct room_grid *rg = &room->grids[i];
+		int rc = grid_points_make(room, rg, vg, &g->pts[i], err);
+
+		if (rc)
+			return rc;
+		g->n++;
+		g->total += g->pts[i].n;
+		if (rg->axis >= 0)
+			snprintf(g->kind[i], sizeof(g->kind[i]), "plane %c = %g m", 'x' + rg->axis,
+				 rg->at);
+		else
+			snprintf(g->kind[i], sizeof(g->kind[i]), "over %s + %g m", rg->surface,
+				 rg->height);
+		g->desc[i] = (struct grid_desc){ rg->name, &g->pts[i], g->kind[i], rg->wavs };
+	}
+	if (!(g->pos = malloc(g->total * 3 * sizeof(double))))
+		return rs_fail(err, RS_ENOMEM, "out of memory for %zu grid points", g->total);
+	for (int i = 0; i < g->n; i++) {
+		memcpy(g->pos + 3 * at, g->pts[i].pos, g->pts[i].n * 3 * sizeof(double));
+		at += g->pts[i].n;
+	}
+	return 0;
+}
+
+static void *writer(void *arg)
+{
+	struct run_grids *g = arg;
+
+	pthread_mutex_lock(&g->mu);
+	for (;;) {
+		const int j = g->next;
+		int rc;
+
+		while (!g->queued[j] && !g->done)
+			pthread_cond_wait(&g->cv, &g->mu);
+		if (!g->queued[j])
+			break;
+		pthread_mutex_unlock(&g->mu);
+		rc = g->rc ? 0 : gridf_append(g->file, g->buf[j], g->first[j], g->count[j], &g->err);
+		pthread_mutex_lock(&g->mu);
+		g->rc = g->rc ? g->rc : rc;
+		g->queued[j] = 0;
+		g->next = 1 - j;
+		pthread_cond_broadcast(&g->cv);
+	}
+	pthread_mutex_unlock(&g->mu);
+	return NULL;
+}
+
+int grids_begin(struct run_grids *g, struct fdtd *engine, const char *path, size_t nsamples,
+		double fs, struct rs_error *err)
+{
+	if (!g->n)
+		return 0;
+	g->engine = engine;
+	g->fill = g->next = 0;
+	g->queued[0] = g->queued[1] = 0;
+	g->done = g->rc = 0;
+	g->taken = 0;
+	for (int i = 0; i < 2; i++)
+		if (!g->buf[i] && !(g->buf[i] = fdtd_host_alloc(engine, g->total * GRID_WINDOW)))
+			return rs_fail(err, RS_ENOMEM, "out of memory for grid samples (%zu points)",
+				       g->total);
+	if (fdtd_grid_set(engine, g->pos, g->total, GRID_WINDOW))
+		return rs_fail(err, RS_ENOMEM, "receiver grids: %s", fdtd_error(engine));
+	if (!(g->file = gridf_open(path, g->desc, g->n, nsamples, fs, GRID_WINDOW, err)))
+		return err->code;
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	if (pthread_create(&g->thread, NULL, writer, g))
+		return rs_fail(err, RS_EINTERNAL, "cannot start the grid writer thread");
+	g->started = 1;
+	return 0;
+}
+
+long grids_room(const struct run_grids *g)
+{
+	return g->n ? GRID_WINDOW - (fdtd_steps(g->engine) - g->taken) : 1L << 40;
+}
+
+int grids_take(struct run_grids *g, struct rs_error *err)
+{
+	const int k = g->fill;
+	long first, count;
+	int rc;
+
+	if (!g->n || fdtd_steps(g->engine) == g->taken)
+		return 0;
+	pthread_mutex_lock(&g->mu);
+	while (g->queued[k])
+		pthread_cond_wait(&g->cv, &g->mu);
+	rc = g->rc;
+	pthread_mutex_unlock(&g->mu);
+	if (rc)
+		return rs_fail(err, rc, "%s", g->err.msg);
+	if ((count = fdtd_grid_take(g->engine, g->buf[k], &first)) < 0)
+		return rs_fail(err, RS_EDEVICE, "receiver grids: %s", fdtd_error(g->engine));
+	g->taken = first + count - 1;
+	pthread_mutex_lock(&g->mu);
+	g->first[k] = first;
+	g->count[k] = count;
+	g->queued[k] = 1;
+	g->fill = 1 - k;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	return 0;
+}
+
+int grids_end(struct run_grids *g, long completed, struct rs_error *err)
+{
+	int rc = 0;
+
+	if (!g->n)
+		return 0;
+	if (g->started) {
+		rc = grids_take(g, err);
+		pthread_mutex_lock(&g->mu);
+		g->done = 1;
+		pthread_cond_broadcast(&g->cv);
+		pthread_mutex_unlock(&g->mu);
+		pthread_join(g->thread, NULL);
+		pthread_mutex_destroy(&g->mu);
+		pthread_cond_destroy(&g->cv);
+		g->started = 0;
+		if (!rc && g->rc)
+			rc = rs_fail(err, g->rc, "%s", g->err.msg);
+	}
+	if (gridf_close(g->file, completed, rc ? NULL : err) && !rc)
+		rc = RS_EIO;
+	g->file = NULL;
+	return rc;
+}
+
+void grids_free(struct run_grids *g)
+{
+	for (int i = 0; i < 2; i++)
+		if (g->buf[i])
+			fdtd_host_free(g->engine, g->buf[i]);
+	for (int i = 0; i < g->n; i++)
+		grid_points_free(&g->pts[i]);
+	free(g->pts);
+	free(g->desc);
+	free(g->kind);
+	free(g->pos);
+	memset(g, 0, sizeof(*g));
+}
