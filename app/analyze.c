@@ -18,6 +18,7 @@
 #include "../io/rirs.h"
 #include "../solver/air.h"
 #include "../solver/iso3382.h"
+#include "analyze.h"
 #include "app.h"
 
 static const char usage_analyze[] =
@@ -108,30 +109,50 @@ struct reference {
 	int third;
 };
 
-/* The energy in band b of the source's free-field pressure 10 m away (G's reference). */
-static double reference10(const struct pair *q, const struct iso_band *b)
+/* The energy in band b of the source's free-field pressure 10 m away (G's reference), from
+ * its pressure at 1 m, src[0..n) at fs. */
+double an_reference10(const double *src, size_t n, double fs, const struct iso_band *b)
 {
 	struct sig_filter f;
-	double *y = malloc(q->nsrc * sizeof(double)), e = 0;
+	double *y = malloc(n * sizeof(double)), e = 0;
 
 	if (!y)
 		return NAN;
-	memcpy(y, q->src, q->nsrc * sizeof(double));
-	iso_band_filter(b, q->fs, &f);
-	sig_apply(&f, y, q->nsrc);	/* forwards: the signal starts at once */
-	for (size_t i = 0; i < q->nsrc; i++)
+	memcpy(y, src, n * sizeof(double));
+	iso_band_filter(b, fs, &f);
+	sig_apply(&f, y, n);	/* forwards: the signal starts at once */
+	for (size_t i = 0; i < n; i++)
 		e += y[i] * y[i];
 	free(y);
 	return e / 100;	/* 1 / r^2 from 1 m to 10 m */
 }
 
 /*
- * Each band of q: filtered in reverse time with PAD_PERIODS periods of the band's lower edge
- * of silence in front, where the filter's ringing goes (a response that starts at once, a
- * receiver by its source, would lose it); times from the onset of the whole response (the
- * direct sound), so that the ringing before it counts in no band.
+ * Band b of h[0..n): filtered in reverse time with PAD_PERIODS periods of the band's lower
+ * edge of silence in front, where the filter's ringing goes (a response that starts at once,
+ * a receiver by its source, would lose it); times from onset, the onset of the whole response
+ * (the direct sound), so that the ringing before it counts in no band. y: room for
+ * an_band_scratch() values.
  */
 #define PAD_PERIODS 10
+
+size_t an_band_scratch(size_t n, double fs, const struct iso_band *b)
+{
+	return n + (size_t)ceil(PAD_PERIODS * fs / b->f1);
+}
+
+void an_band(const double *h, size_t n, double fs, size_t onset, const struct iso_band *b,
+	     double ref10, double *y, struct iso_params *p, double *edc)
+{
+	const size_t pad = an_band_scratch(n, fs, b) - n;
+	struct sig_filter f;
+
+	memset(y, 0, pad * sizeof(double));
+	memcpy(y + pad, h, n * sizeof(double));
+	iso_band_filter(b, fs, &f);
+	sig_apply_reversed(&f, y, n + pad);
+	iso_analyse(y, n + pad, fs, pad + onset, ref10, p, edc);
+}
 
 static int analyse(const struct pair *q, int third, struct result *r, struct reference *ref)
 {
@@ -143,30 +164,25 @@ static int analyse(const struct pair *q, int third, struct result *r, struct ref
 	r->nedc = q->n - onset;
 	if (q->src && (ref->src != q->src || ref->third != third)) {
 		for (int k = 0; k < r->nbands; k++)
-			ref->e[k] = reference10(q, &r->band[k]);
+			ref->e[k] = an_reference10(q->src, q->nsrc, q->fs, &r->band[k]);
 		ref->src = q->src;
 		ref->third = third;
 	}
 	for (int k = 0; k < r->nbands; k++) {
-		const size_t pad = (size_t)ceil(PAD_PERIODS * q->fs / r->band[k].f1);
-		struct sig_filter f;
-		double *more = realloc(y, (q->n + pad) * sizeof(double));
+		double *more = realloc(y, an_band_scratch(q->n, q->fs, &r->band[k]) *
+					       sizeof(double));
 
 		if (!more) {
 			free(y);
 			return -1;
 		}
 		y = more;
-		memset(y, 0, pad * sizeof(double));
-		memcpy(y + pad, q->h, q->n * sizeof(double));
-		iso_band_filter(&r->band[k], q->fs, &f);
-		sig_apply_reversed(&f, y, q->n + pad);
 		if (!(r->edc[k] = malloc((r->nedc ? r->nedc : 1) * sizeof(double)))) {
 			free(y);
 			return -1;
 		}
-		iso_analyse(y, q->n + pad, q->fs, pad + onset,
-			    q->src ? ref->e[k] : NAN, &r->p[k], r->edc[k]);
+		an_band(q->h, q->n, q->fs, onset, &r->band[k], q->src ? ref->e[k] : NAN, y,
+			&r->p[k], r->edc[k]);
 		r->sabine[k] = r->eyring[k] = NAN;
 		if (q->room)
 			predictions(q->room, &r->band[k], third, &r->sabine[k], &r->eyring[k]);
@@ -175,13 +191,7 @@ static int analyse(const struct pair *q, int third, struct result *r, struct ref
 	return 0;
 }
 
-/* The parameters in the order of the table and the files, with their units and scales. */
-static const struct {
-	const char *name, *unit;
-	size_t off;
-	double scale;
-	int digits;	/* in the table */
-} params[] = {
+const struct an_param an_params[AN_NPARAMS] = {
 	{ "EDT", "s", offsetof(struct iso_params, edt), 1, 2 },
 	{ "T20", "s", offsetof(struct iso_params, t20), 1, 2 },
 	{ "T30", "s", offsetof(struct iso_params, t30), 1, 2 },
@@ -191,11 +201,9 @@ static const struct {
 	{ "Ts", "ms", offsetof(struct iso_params, ts), 1000, 0 },
 	{ "G", "dB", offsetof(struct iso_params, g), 1, 1 },
 };
-#define NPARAMS (sizeof(params) / sizeof(params[0]))
-
-static double value(const struct iso_params *p, size_t i)
+double an_value(const struct iso_params *p, size_t i)
 {
-	return *(const double *)((const char *)p + params[i].off) * params[i].scale;
+	return *(const double *)((const char *)p + an_params[i].off) * an_params[i].scale;
 }
 
 static void print_table(const struct pair *q, const struct result *r)
@@ -204,19 +212,19 @@ static void print_table(const struct pair *q, const struct result *r)
 	for (int k = 0; k < r->nbands; k++)
 		printf(" %7s", r->band[k].name);
 	printf("\n");
-	for (size_t i = 0; i < NPARAMS; i++) {
+	for (size_t i = 0; i < AN_NPARAMS; i++) {
 		char label[16];
 
-		snprintf(label, sizeof(label), "%s %s", params[i].name, params[i].unit);
+		snprintf(label, sizeof(label), "%s %s", an_params[i].name, an_params[i].unit);
 		printf("%-8s", label);
 		for (int k = 0; k < r->nbands; k++) {
 			char v[32];
-			const double x = value(&r->p[k], i);
+			const double x = an_value(&r->p[k], i);
 
 			if (isnan(x))
 				snprintf(v, sizeof(v), "-");
 			else
-				snprintf(v, sizeof(v), "%.*f", params[i].digits, x);
+				snprintf(v, sizeof(v), "%.*f", an_params[i].digits, x);
 			printf(" %7s", v);
 		}
 		printf("\n");
@@ -305,13 +313,13 @@ static int write_files(const char *dir, const struct pair *q, const struct resul
 		return rs_fail(err, RS_EIO, "%s: %s", tjson, strerror(errno));
 	}
 	fprintf(c, "pair,band,fm_hz");
-	for (size_t i = 0; i < NPARAMS; i++)
-		fprintf(c, ",%s_%s", params[i].name, strcmp(params[i].unit, "%") ? params[i].unit
+	for (size_t i = 0; i < AN_NPARAMS; i++)
+		fprintf(c, ",%s_%s", an_params[i].name, strcmp(an_params[i].unit, "%") ? an_params[i].unit
 										 : "percent");
 	fprintf(c, ",decay_range_db,sabine_s,eyring_s\n");
 	fprintf(j, "{\n  \"bands\": \"%s\",\n  \"units\": {", third ? "third-octave" : "octave");
-	for (size_t i = 0; i < NPARAMS; i++)
-		fprintf(j, "%s\"%s\": \"%s\"", i ? ", " : "", params[i].name, params[i].unit);
+	for (size_t i = 0; i < AN_NPARAMS; i++)
+		fprintf(j, "%s\"%s\": \"%s\"", i ? ", " : "", an_params[i].name, an_params[i].unit);
 	fprintf(j, "},\n  \"pairs\": [\n");
 	for (int p = 0; p < n; p++) {
 		fprintf(j, "    {\"name\": ");
@@ -323,14 +331,14 @@ static int write_files(const char *dir, const struct pair *q, const struct resul
 			fprintf(c, "\"%s\",%s,%.2f", q[p].name, r[p].band[k].name, r[p].band[k].fm);
 			fprintf(j, "      {\"band\": \"%s\", \"fm\": %.2f", r[p].band[k].name,
 				r[p].band[k].fm);
-			for (size_t i = 0; i < NPARAMS; i++) {
-				const double x = value(v, i);
+			for (size_t i = 0; i < AN_NPARAMS; i++) {
+				const double x = an_value(v, i);
 
 				if (isnan(x))
 					fprintf(c, ",");
 				else
 					fprintf(c, ",%.6g", x);
-				fprintf(j, ", \"%s\": ", params[i].name);
+				fprintf(j, ", \"%s\": ", an_params[i].name);
 				json_number(j, x);
 			}
 			fprintf(c, ",%.1f", v->range);
@@ -421,6 +429,7 @@ int cmd_analyze(int argc, char **argv)
 	int npaths = 0, third = 0, quiet = 0, plots = 1, n = 0, rc = EXIT_OK, nbufs = 0;
 	struct rirs_data d[64];
 	double *bufs[64];
+	char h5s[64][4200];
 	struct pair *q = NULL;
 	struct result *r = NULL;
 	struct rs_error err = { 0 };
@@ -467,6 +476,7 @@ int cmd_analyze(int argc, char **argv)
 			snprintf(h5, sizeof(h5), S_ISDIR(st.st_mode) ? "%s/rirs.h5" : "%s", paths[i]);
 			if ((rc = rirs_read(h5, e, &err)))
 				break;
+			snprintf(h5s[nbufs], sizeof(h5s[nbufs]), "%s", h5);
 			bufs[nbufs++] = NULL;
 			more = realloc(q, (size_t)(n + e->nsources * e->nreceivers) * sizeof(*q));
 			if (!more) {
@@ -542,6 +552,9 @@ int cmd_analyze(int argc, char **argv)
 	if (!rc && !quiet)
 		printf("analysis.csv and analysis.json%s in %s/\n",
 		       plots ? ", and a figure per response (analysis_*.png, .svg)," : "", dir);
+	for (int i = 0; i < nbufs && !rc; i++)	/* the receiver grids of each run */
+		if (!bufs[i])
+			rc = analyze_grids(h5s[i], &d[i], third, dir, plots, quiet, &err);
 	if (rc)
 		fprintf(stderr, "roomsim analyze: %s\n", err.msg);
 	for (int p = 0; r && p < n; p++)

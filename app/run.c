@@ -165,12 +165,13 @@ static int wav_grid(struct run *r, int s, int g, double *raw, double *wav, int w
 	const struct room *room = r->room;
 	const size_t ns = r->plan.nsamples;
 	const struct air air = { room->temperature, room->humidity, room->pressure };
-	char file[ROOM_PATH_MAX * 2], path[ROOM_PATH_MAX * 2];
+	char file[ROOM_PATH_MAX * 2], path[ROOM_PATH_MAX * 2], dset[ROOM_NAME_MAX + 8];
 	int rc = 0;
 
 	snprintf(file, sizeof(file), "%s/%s_grids.h5", r->out, room->sources[s].name);
+	snprintf(dset, sizeof(dset), "%s/rir", room->grids[g].name);
 	for (size_t q = 0; q < r->grids.pts[g].n && !rc; q++) {
-		if ((rc = gridf_read(file, room->grids[g].name, q, 1, ns, raw, err)))
+		if ((rc = gridf_read(file, dset, q, 1, ns, raw, err)))
 			break;
 		if (room->air_absorption &&
 		    air_apply(&air, room->c, r->plan.fs, raw, (size_t)r->completed[s] + 1))

@@ -105,8 +105,11 @@ int grid_points_make(const struct room *room, const struct room_grid *g,
 		if (!g->extent)
 			surface_bounds(&room->geo.mesh, on, lo, hi);
 	}
-	for (int a = 0; a < 2; a++)
+	for (int a = 0; a < 2; a++) {
 		out->dims[a] = grid_lattice(lo[a], hi[a], g->spacing, &out->first[a]);
+		out->lo[a] = lo[a];
+		out->hi[a] = hi[a];
+	}
 	total = (size_t)out->dims[0] * (size_t)out->dims[1];
 	out->pos = malloc(total * sizeof(*out->pos));
 	out->ij = malloc(total * sizeof(*out->ij));

@@ -22,6 +22,7 @@ struct grid_points {
 	int dims[2];		/* the lattice: dims[0] x dims[1] points */
 	int axes[2];		/* the lattice's axes (0..2 for x..z), in order */
 	double first[2];	/* the lattice point (0, 0) along axes[0] and axes[1], m */
+	double lo[2], hi[2];	/* the extent the lattice covers (the room's, or from and to) */
 	double spacing;
 };
 

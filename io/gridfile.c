@@ -30,6 +30,7 @@ static herr_t put_points(hid_t loc, const struct grid_desc *g)
 	hid_t s3 = H5Screate_simple(2, d3, NULL), s2 = H5Screate_simple(2, d2, NULL), d;
 	const char axes[3] = { (char)('x' + p->axes[0]), (char)('x' + p->axes[1]), 0 };
 	const double dims[2] = { p->dims[0], p->dims[1] };
+	const double extent[4] = { p->lo[0], p->hi[0], p->lo[1], p->hi[1] };
 	herr_t rc = -1;
 
 	d = H5Dcreate2(loc, "positions", H5T_NATIVE_DOUBLE, s3, H5P_DEFAULT, H5P_DEFAULT,
@@ -49,6 +50,7 @@ static herr_t put_points(hid_t loc, const struct grid_desc *g)
 	rc |= h5a_string(loc, "lattice_axes", axes);
 	rc |= h5a_doubles(loc, "lattice_first", p->first, 2);
 	rc |= h5a_doubles(loc, "lattice_dims", dims, 2);
+	rc |= h5a_doubles(loc, "extent", extent, 4);
 	rc |= h5a_double(loc, "spacing", p->spacing);
 	rc |= h5a_long(loc, "wavs", g->wavs);
 	H5Sclose(s3);
@@ -188,10 +190,9 @@ int gridf_close(struct grid_file *f, long completed, struct rs_error *err)
 	return rc;
 }
 
-int gridf_read(const char *path, const char *name, size_t p0, size_t np, size_t nsamples,
+int gridf_read(const char *path, const char *dset, size_t p0, size_t np, size_t nsamples,
 	       double *out, struct rs_error *err)
 {
-	char dset[300];
 	hid_t f, d, fs, ms;
 	herr_t rc = -1;
 	const hsize_t start[2] = { p0, 0 }, cnt[2] = { np, nsamples };
@@ -199,7 +200,6 @@ int gridf_read(const char *path, const char *name, size_t p0, size_t np, size_t 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	if ((f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
 		return rs_fail(err, RS_EIO, "%s: cannot open the grid file", path);
-	snprintf(dset, sizeof(dset), "%s/rir", name);
 	if ((d = H5Dopen2(f, dset, H5P_DEFAULT)) >= 0) {
 		fs = H5Dget_space(d);
 		ms = H5Screate_simple(2, cnt, NULL);
@@ -244,4 +244,232 @@ int gridf_describe(long long file, const struct grid_desc *g, int ngrids,
 	if (top >= 0)
 		H5Gclose(top);
 	return rc;
+}
+
+/* ---- reading rirs.h5's grids, writing maps.h5 ------------------------------------------ */
+
+static int read_attr_string(hid_t loc, const char *name, char *out, size_t len)
+{
+	hid_t a = H5Aopen(loc, name, H5P_DEFAULT), t;
+	int rc = -1;
+
+	if (a < 0)
+		return -1;
+	t = H5Aget_type(a);
+	if (H5Tis_variable_str(t) > 0) {
+		char *s = NULL;
+		hid_t mt = H5Tcopy(H5T_C_S1);
+
+		H5Tset_size(mt, H5T_VARIABLE);
+		if (H5Aread(a, mt, &s) >= 0 && s) {
+			snprintf(out, len, "%s", s);
+			H5free_memory(s);
+			rc = 0;
+		}
+		H5Tclose(mt);
+	} else {
+		size_t n = H5Tget_size(t);
+		char *s = calloc(n + 1, 1);
+
+		if (s && H5Aread(a, t, s) >= 0) {
+			snprintf(out, len, "%s", s);
+			rc = 0;
+		}
+		free(s);
+	}
+	H5Tclose(t);
+	H5Aclose(a);
+	return rc;
+}
+
+static int read_attr_doubles(hid_t loc, const char *name, double *v)
+{
+	hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+	herr_t rc;
+
+	if (a < 0)
+		return -1;
+	rc = H5Aread(a, H5T_NATIVE_DOUBLE, v);
+	H5Aclose(a);
+	return rc < 0 ? -1 : 0;
+}
+
+/* One grid group of rirs.h5 into m. */
+static int read_grid(hid_t grp, struct grid_meta *m)
+{
+	char axes[8] = "";
+	double dims[2], extent[4];
+	hid_t d, sp, links;
+	hsize_t dd[2];
+	H5G_info_t info;
+
+	if (read_attr_string(grp, "kind", m->kind, sizeof(m->kind)) ||
+	    read_attr_string(grp, "lattice_axes", axes, sizeof(axes)) || strlen(axes) != 2 ||
+	    read_attr_doubles(grp, "lattice_first", m->pts.first) ||
+	    read_attr_doubles(grp, "lattice_dims", dims) ||
+	    read_attr_doubles(grp, "spacing", &m->pts.spacing) ||
+	    read_attr_doubles(grp, "extent", extent))
+		return -1;
+	for (int a = 0; a < 2; a++) {
+		m->pts.lo[a] = extent[2 * a];
+		m->pts.hi[a] = extent[2 * a + 1];
+	}
+	m->pts.axes[0] = axes[0] - 'x';
+	m->pts.axes[1] = axes[1] - 'x';
+	m->pts.dims[0] = (int)dims[0];
+	m->pts.dims[1] = (int)dims[1];
+	if ((d = H5Dopen2(grp, "positions", H5P_DEFAULT)) < 0)
+		return -1;
+	sp = H5Dget_space(d);
+	H5Sget_simple_extent_dims(sp, dd, NULL);
+	H5Sclose(sp);
+	m->pts.n = (size_t)dd[0];
+	m->pts.pos = malloc(m->pts.n * sizeof(*m->pts.pos) + 1);
+	m->pts.ij = malloc(m->pts.n * sizeof(*m->pts.ij) + 1);
+	if (!m->pts.pos || !m->pts.ij ||
+	    H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, m->pts.pos) < 0) {
+		H5Dclose(d);
+		return -1;
+	}
+	H5Dclose(d);
+	if ((d = H5Dopen2(grp, "lattice", H5P_DEFAULT)) < 0)
+		return -1;
+	if (H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, m->pts.ij) < 0) {
+		H5Dclose(d);
+		return -1;
+	}
+	H5Dclose(d);
+	if ((links = H5Gopen2(grp, "rir", H5P_DEFAULT)) < 0 || H5Gget_info(links, &info) < 0)
+		return -1;
+	m->sources = calloc(info.nlinks + 1, sizeof(*m->sources));
+	for (hsize_t i = 0; m->sources && i < info.nlinks; i++)
+		if (H5Lget_name_by_idx(links, ".", H5_INDEX_NAME, H5_ITER_INC, i,
+				       m->sources[m->nsources], 64, H5P_DEFAULT) > 0)
+			m->nsources++;
+	H5Gclose(links);
+	return m->sources ? 0 : -1;
+}
+
+int gridf_list(const char *path, struct grid_meta **g, int *n, struct rs_error *err)
+{
+	hid_t f, top;
+	H5G_info_t info;
+	int rc = 0;
+
+	*g = NULL;
+	*n = 0;
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	if ((f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
+		return rs_fail(err, RS_EIO, "%s: cannot open it as HDF5", path);
+	if (H5Lexists(f, "grids", H5P_DEFAULT) <= 0) {
+		H5Fclose(f);
+		return 0;
+	}
+	top = H5Gopen2(f, "grids", H5P_DEFAULT);
+	if (top < 0 || H5Gget_info(top, &info) < 0 ||
+	    !(*g = calloc(info.nlinks + 1, sizeof(**g)))) {
+		rc = rs_fail(err, RS_EIO, "%s: cannot read its receiver grids", path);
+	} else {
+		for (hsize_t i = 0; i < info.nlinks && !rc; i++) {
+			struct grid_meta *m = &(*g)[*n];
+			hid_t grp;
+
+			H5Lget_name_by_idx(top, ".", H5_INDEX_NAME, H5_ITER_INC, i, m->name,
+					   sizeof(m->name), H5P_DEFAULT);
+			(*n)++;
+			grp = H5Gopen2(top, m->name, H5P_DEFAULT);
+			if (grp < 0 || read_grid(grp, m))
+				rc = rs_fail(err, RS_EIO, "%s: receiver grid %s cannot be read", path,
+					     m->name);
+			if (grp >= 0)
+				H5Gclose(grp);
+		}
+	}
+	if (top >= 0)
+		H5Gclose(top);
+	H5Fclose(f);
+	if (rc) {
+		gridf_list_free(*g, *n);
+		*g = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+void gridf_list_free(struct grid_meta *g, int n)
+{
+	for (int i = 0; g && i < n; i++) {
+		grid_points_free(&g[i].pts);
+		free(g[i].sources);
+	}
+	free(g);
+}
+
+int gridf_write_maps(const char *path, const struct grid_map *m, int n, struct rs_error *err)
+{
+	char tmp[4200], name[300];
+	hid_t fapl = h5a_fapl(), f;
+	herr_t rc = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+	H5Pclose(fapl);
+	if (f < 0)
+		return rs_fail(err, RS_EIO, "%s: cannot create the HDF5 file", tmp);
+	rc |= h5a_string(f, "units", "EDT, T20, T30, Ts: s; C50, C80, G: dB; D50: ratio 0 to 1");
+	for (int i = 0; i < n && rc >= 0; i++) {
+		const struct grid_meta *g = m[i].grid;
+		const size_t np = g->pts.n;
+		hid_t grp, sg;
+
+		if (H5Lexists(f, g->name, H5P_DEFAULT) <= 0) {
+			const struct grid_desc d = { g->name, &g->pts, g->kind, 0 };
+
+			grp = H5Gcreate2(f, g->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+			rc |= grp < 0 ? -1 : put_points(grp, &d);
+			if (grp >= 0)
+				H5Gclose(grp);
+		}
+		snprintf(name, sizeof(name), "%s/%s", g->name, m[i].source);
+		if ((sg = H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) {
+			rc = -1;
+			break;
+		}
+		{
+			const hsize_t nb = (hsize_t)m[i].nbands, d2[2] = { nb, np };
+			hid_t sp = H5Screate_simple(1, &nb, NULL), d;
+
+			d = H5Dcreate2(sg, "band_centres", H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT,
+				       H5P_DEFAULT, H5P_DEFAULT);
+			rc |= d < 0 ? -1 : H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+						    H5P_DEFAULT, m[i].fm);
+			if (d >= 0)
+				H5Dclose(d);
+			H5Sclose(sp);
+			sp = H5Screate_simple(2, d2, NULL);
+			for (int k = 0; k < m[i].nparams && rc >= 0; k++) {
+				d = H5Dcreate2(sg, m[i].param[k], H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT,
+					       H5P_DEFAULT, H5P_DEFAULT);
+				rc |= d < 0 ? -1 : H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+							    H5P_DEFAULT, m[i].v + (size_t)k * nb * np);
+				if (d >= 0) {
+					rc |= h5a_string(d, "unit", m[i].unit[k]);
+					H5Dclose(d);
+				}
+			}
+			H5Sclose(sp);
+		}
+		H5Gclose(sg);
+	}
+	if (H5Fclose(f) < 0 || rc < 0) {
+		remove(tmp);
+		return rs_fail(err, RS_EIO, "%s: writing the HDF5 file failed", tmp);
+	}
+	if (rename(tmp, path)) {
+		remove(tmp);
+		return rs_fail(err, RS_EIO, "%s: cannot rename into place: %s", path,
+			       strerror(errno));
+	}
+	return 0;
 }

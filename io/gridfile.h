@@ -39,10 +39,35 @@ int gridf_append(struct grid_file *f, const float *rows, long first, long count,
  * is still closed and renamed; returns 0 or RS_EIO. NULL f is allowed. */
 int gridf_close(struct grid_file *f, long completed, struct rs_error *err);
 
-/* Grid name's signals of points [p0, p0 + np) in the file at path: np x nsamples doubles into
- * out. Returns 0, or RS_EIO with err naming the file. */
-int gridf_read(const char *path, const char *name, size_t p0, size_t np, size_t nsamples,
+/* Points [p0, p0 + np) of dataset dset ("GRID/rir" in a grid file, "grids/GRID/rir/SOURCE"
+ * in rirs.h5) of the file at path: np x nsamples doubles into out. 0, or RS_EIO naming it. */
+int gridf_read(const char *path, const char *dset, size_t p0, size_t np, size_t nsamples,
 	       double *out, struct rs_error *err);
+
+/* A grid as rirs.h5 describes it (gridf_list). */
+struct grid_meta {
+	char name[64], kind[96];
+	struct grid_points pts;		/* positions, lattice and its layout */
+	int nsources;			/* the sources with signals (links) */
+	char (*sources)[64];
+};
+
+/* The grids of the rirs.h5 at path into *g (none: *n = 0); gridf_list_free() releases them. */
+int gridf_list(const char *path, struct grid_meta **g, int *n, struct rs_error *err);
+void gridf_list_free(struct grid_meta *g, int n);
+
+/* One map of maps.h5: parameter values of a grid and a source, [nparams][nbands][points]. */
+struct grid_map {
+	const struct grid_meta *grid;
+	const char *source;
+	int nparams, nbands;
+	const char *const *param, *const *unit;
+	const double *fm;		/* the bands' mid frequencies, Hz */
+	const double *v;
+};
+
+/* Write maps.h5 (through path.tmp): /GRID/positions, /GRID/lattice, /GRID/SOURCE/PARAM. */
+int gridf_write_maps(const char *path, const struct grid_map *m, int n, struct rs_error *err);
 
 /* Write the description of the grids (positions, lattice, kind) under /grids of an open
  * HDF5 file (rirs.h5), and per source in sources[0..nsources) a link /grids/NAME/rir/SOURCE

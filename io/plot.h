@@ -39,4 +39,23 @@ struct plot_response {
  */
 int plot_response(const char *base, const struct plot_response *r, struct rs_error *err);
 
+/* A parameter over a receiver grid's lattice (roomsim analyze), for plot_map. */
+struct plot_map {
+	const char *title;
+	const char *unit;		/* of the values, for the colour bar */
+	char xlabel[16], ylabel[16];	/* the lattice's axes, e.g. "x, m" */
+	int nx, ny;			/* the lattice: nx x ny points, x fastest */
+	double x0, y0, spacing;		/* its point (0, 0) and spacing, m */
+	const double *v;		/* nx * ny values; NAN where no point is */
+	double lo[2], hi[2];		/* the room's extent along the two axes, m */
+	int nmarks;			/* points to mark: sources and receivers, in the plane */
+	const double (*mark)[2];
+	const char *const *mark_name;
+};
+
+/* BASE.png and BASE.svg of a map: the values as coloured cells of the lattice (grey where
+ * no point is) with equal scales in metres, a colour bar in the unit, the room's extent and
+ * the marks. 0, or RS_EIO / RS_ENOMEM. */
+int plot_map(const char *base, const struct plot_map *m, struct rs_error *err);
+
 #endif

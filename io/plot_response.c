@@ -19,72 +19,6 @@
 #define GAP 85.0
 #define TOP 55.0
 
-/* A panel: its frame in points and its axes' ranges (linear). */
-struct frame {
-	double x0, y0, w, h;
-	double xlo, xhi, ylo, yhi;
-};
-
-static double fx(const struct frame *p, double x)
-{
-	return p->x0 + p->w * (x - p->xlo) / (p->xhi - p->xlo);
-}
-
-static double fy(const struct frame *p, double y)
-{
-	return p->y0 + p->h * (1 - (y - p->ylo) / (p->yhi - p->ylo));
-}
-
-/* A step for ticks: 1, 2 or 5 times a power of ten, about n of them over span. */
-static double tick(double span, int n)
-{
-	const double raw = span / n, p = pow(10, floor(log10(raw))), m = raw / p;
-
-	return p * (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10);
-}
-
-/* The frame, grid and tick labels (y ticks unless yticks is 0), title and axis labels. */
-static void frame_axes(cairo_t *cr, const struct frame *p, const char *title,
-		       const char *xlabel, const char *ylabel, int yticks)
-{
-	const double dx = tick(p->xhi - p->xlo, 6), dy = tick(p->yhi - p->ylo, 5);
-	char s[32];
-
-	cairo_set_line_width(cr, 0.5);
-	cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
-	for (double x = ceil(p->xlo / dx) * dx; x <= p->xhi + 1e-9 * dx; x += dx) {
-		cairo_move_to(cr, fx(p, x), p->y0);
-		cairo_line_to(cr, fx(p, x), p->y0 + p->h);
-	}
-	for (double y = ceil(p->ylo / dy) * dy; yticks && y <= p->yhi + 1e-9 * dy; y += dy) {
-		cairo_move_to(cr, p->x0, fy(p, y));
-		cairo_line_to(cr, p->x0 + p->w, fy(p, y));
-	}
-	cairo_stroke(cr);
-	cairo_set_source_rgb(cr, 0, 0, 0);
-	cairo_set_line_width(cr, 1);
-	cairo_rectangle(cr, p->x0, p->y0, p->w, p->h);
-	cairo_stroke(cr);
-	cairo_set_font_size(cr, 11);
-	for (double x = ceil(p->xlo / dx) * dx; xlabel && x <= p->xhi + 1e-9 * dx; x += dx) {
-		snprintf(s, sizeof(s), "%g", fabs(x) < 1e-12 * dx ? 0 : x);
-		plot_text(cr, fx(p, x), p->y0 + p->h + 14, 0.5, s);
-	}
-	for (double y = ceil(p->ylo / dy) * dy; yticks && y <= p->yhi + 1e-9 * dy; y += dy) {
-		snprintf(s, sizeof(s), "%g", fabs(y) < 1e-12 * dy ? 0 : y);
-		plot_text(cr, p->x0 - 5, fy(p, y) + 4, 1, s);
-	}
-	if (xlabel)
-		plot_text(cr, p->x0 + p->w / 2, p->y0 + p->h + 32, 0.5, xlabel);
-	cairo_save(cr);
-	cairo_translate(cr, p->x0 - 48, p->y0 + p->h / 2);
-	cairo_rotate(cr, -M_PI / 2);
-	plot_text(cr, 0, 0, 0.5, ylabel);
-	cairo_restore(cr);
-	cairo_set_font_size(cr, 13);
-	plot_text(cr, p->x0 + p->w / 2, p->y0 - 10, 0.5, title);
-}
-
 /* A colour of the band palette (k of n). */
 static void band_colour(cairo_t *cr, int k, int n)
 {
@@ -93,9 +27,9 @@ static void band_colour(cairo_t *cr, int k, int n)
 	cairo_set_source_rgb(cr, 0.1 + 0.8 * t, 0.2 + 0.3 * sin(M_PI * t), 0.85 - 0.75 * t);
 }
 
-static void waveform(cairo_t *cr, const struct frame *p0, const struct plot_response *r)
+static void waveform(cairo_t *cr, const struct plot_frame *p0, const struct plot_response *r)
 {
-	struct frame p = *p0;
+	struct plot_frame p = *p0;
 	double peak = 0;
 
 	for (size_t i = 0; i < r->n; i++)
@@ -104,21 +38,21 @@ static void waveform(cairo_t *cr, const struct frame *p0, const struct plot_resp
 	p.xhi = r->n / r->fs;
 	p.ylo = -(peak > 0 ? peak : 1) * 1.05;
 	p.yhi = -p.ylo;
-	frame_axes(cr, &p, "response", "time after the onset, s", "pressure, Pa per Pa at 1 m",
+	plot_axes(cr, &p, "response", "time after the onset, s", "pressure, Pa per Pa at 1 m",
 		   1);
 	cairo_set_source_rgb(cr, 0.1, 0.3, 0.8);
 	cairo_set_line_width(cr, 0.6);
 	for (size_t i = 0; i < r->n; i++)	/* one vertical stroke per point column */
 		if (i)
-			cairo_line_to(cr, fx(&p, i / r->fs), fy(&p, r->h[i]));
+			cairo_line_to(cr, plot_fx(&p, i / r->fs), plot_fy(&p, r->h[i]));
 		else
-			cairo_move_to(cr, fx(&p, 0), fy(&p, r->h[0]));
+			cairo_move_to(cr, plot_fx(&p, 0), plot_fy(&p, r->h[0]));
 	cairo_stroke(cr);
 }
 
-static void decays(cairo_t *cr, const struct frame *p0, const struct plot_response *r)
+static void decays(cairo_t *cr, const struct plot_frame *p0, const struct plot_response *r)
 {
-	struct frame p = *p0;
+	struct plot_frame p = *p0;
 	size_t longest = 1;
 
 	for (int k = 0; k < r->nbands; k++)
@@ -127,7 +61,7 @@ static void decays(cairo_t *cr, const struct frame *p0, const struct plot_respon
 	p.xhi = longest / r->fs;
 	p.ylo = -70;
 	p.yhi = 0;
-	frame_axes(cr, &p, "energy decay curves (dashed: T30's lines, -5 to -35 dB)",
+	plot_axes(cr, &p, "energy decay curves (dashed: T30's lines, -5 to -35 dB)",
 		   "time after the onset, s", "level, dB", 1);
 	cairo_save(cr);
 	cairo_rectangle(cr, p.x0, p.y0, p.w, p.h);
@@ -140,16 +74,16 @@ static void decays(cairo_t *cr, const struct frame *p0, const struct plot_respon
 		cairo_set_dash(cr, NULL, 0, 0);
 		for (size_t i = 0; i < r->nedc[k]; i += step)
 			if (i)
-				cairo_line_to(cr, fx(&p, i / r->fs), fy(&p, fmax(r->edc[k][i], -80)));
+				cairo_line_to(cr, plot_fx(&p, i / r->fs), plot_fy(&p, fmax(r->edc[k][i], -80)));
 			else
-				cairo_move_to(cr, fx(&p, 0), fy(&p, r->edc[k][0]));
+				cairo_move_to(cr, plot_fx(&p, 0), plot_fy(&p, r->edc[k][0]));
 		cairo_stroke(cr);
 		if (!isnan(r->s30[k])) {
 			const double dash[] = { 5, 3 }, t1 = -75 / r->s30[k];
 
 			cairo_set_dash(cr, dash, 2, 0);
-			cairo_move_to(cr, fx(&p, 0), fy(&p, r->a30[k]));
-			cairo_line_to(cr, fx(&p, t1), fy(&p, r->a30[k] + r->s30[k] * t1));
+			cairo_move_to(cr, plot_fx(&p, 0), plot_fy(&p, r->a30[k]));
+			cairo_line_to(cr, plot_fx(&p, t1), plot_fy(&p, r->a30[k] + r->s30[k] * t1));
 			cairo_stroke(cr);
 		}
 	}
@@ -168,9 +102,9 @@ static void decays(cairo_t *cr, const struct frame *p0, const struct plot_respon
 	}
 }
 
-static void times(cairo_t *cr, const struct frame *p0, const struct plot_response *r)
+static void times(cairo_t *cr, const struct plot_frame *p0, const struct plot_response *r)
 {
-	struct frame p = *p0;
+	struct plot_frame p = *p0;
 	const double bw = p.w / (r->nbands ? r->nbands : 1);
 	double top = 0.1;
 
@@ -183,7 +117,7 @@ static void times(cairo_t *cr, const struct frame *p0, const struct plot_respons
 	p.xhi = r->nbands ? r->nbands : 1;
 	p.ylo = 0;
 	p.yhi = top * 1.15;
-	frame_axes(cr, &p, "T30 and EDT per band; Sabine and Eyring", NULL,
+	plot_axes(cr, &p, "T30 and EDT per band; Sabine and Eyring", NULL,
 		   "reverberation time, s", 1);
 	cairo_set_font_size(cr, 11);
 	for (int k = 0; k < r->nbands; k++) {
@@ -202,8 +136,8 @@ static void times(cairo_t *cr, const struct frame *p0, const struct plot_respons
 				cairo_set_source_rgb(cr, 0.55, 0.7, 0.95);
 			else
 				cairo_set_source_rgb(cr, 0.1, 0.3, 0.8);
-			cairo_rectangle(cr, x + bw * (0.2 + 0.3 * j), fy(&p, v), bw * 0.28,
-					fy(&p, 0) - fy(&p, v));
+			cairo_rectangle(cr, x + bw * (0.2 + 0.3 * j), plot_fy(&p, v), bw * 0.28,
+					plot_fy(&p, 0) - plot_fy(&p, v));
 			cairo_fill(cr);
 		}
 		for (int j = 0; j < 2; j++) {	/* Sabine, Eyring as marks across the band */
@@ -216,8 +150,8 @@ static void times(cairo_t *cr, const struct frame *p0, const struct plot_respons
 			else
 				cairo_set_source_rgb(cr, 0.85, 0.3, 0.1);
 			cairo_set_line_width(cr, 2.5);
-			cairo_move_to(cr, x + bw * 0.12, fy(&p, v));
-			cairo_line_to(cr, x + bw * 0.88, fy(&p, v));
+			cairo_move_to(cr, x + bw * 0.12, plot_fy(&p, v));
+			cairo_line_to(cr, x + bw * 0.88, plot_fy(&p, v));
 			cairo_stroke(cr);
 		}
 	}
@@ -300,10 +234,10 @@ out:
 	return img;
 }
 
-static void spectrogram(cairo_t *cr, const struct frame *p0, const struct plot_response *r,
+static void spectrogram(cairo_t *cr, const struct plot_frame *p0, const struct plot_response *r,
 			cairo_surface_t *img, int cols, int rows, double hop)
 {
-	struct frame p = *p0;
+	struct plot_frame p = *p0;
 
 	p.xlo = 0;
 	p.xhi = cols * hop;
@@ -318,7 +252,7 @@ static void spectrogram(cairo_t *cr, const struct frame *p0, const struct plot_r
 		cairo_paint(cr);
 		cairo_restore(cr);
 	}
-	frame_axes(cr, &p, "spectrogram (Hann windows of about 40 ms; 60 dB from dark to bright)",
+	plot_axes(cr, &p, "spectrogram (Hann windows of about 40 ms; 60 dB from dark to bright)",
 		   "time after the onset, s", "frequency, Hz", 1);
 }
 
@@ -335,10 +269,10 @@ static void draw(cairo_t *cr, const void *ctx)
 	const struct response_plot *f = ctx;
 	const struct plot_response *r = f->r;
 	const double pw = (W - 2 * MARGIN - GAP) / 2, ph = (H - TOP - 2 * GAP + 20) / 2;
-	const struct frame a = { MARGIN, TOP + 20, pw, ph, 0, 1, 0, 1 };
-	const struct frame b = { MARGIN + pw + GAP, TOP + 20, pw, ph, 0, 1, 0, 1 };
-	const struct frame c = { MARGIN, TOP + 20 + ph + GAP, pw, ph, 0, 1, 0, 1 };
-	const struct frame d = { MARGIN + pw + GAP, TOP + 20 + ph + GAP, pw, ph, 0, 1, 0, 1 };
+	const struct plot_frame a = { MARGIN, TOP + 20, pw, ph, 0, 1, 0, 1 };
+	const struct plot_frame b = { MARGIN + pw + GAP, TOP + 20, pw, ph, 0, 1, 0, 1 };
+	const struct plot_frame c = { MARGIN, TOP + 20 + ph + GAP, pw, ph, 0, 1, 0, 1 };
+	const struct plot_frame d = { MARGIN + pw + GAP, TOP + 20 + ph + GAP, pw, ph, 0, 1, 0, 1 };
 
 	cairo_set_source_rgb(cr, 1, 1, 1);
 	cairo_paint(cr);

@@ -305,6 +305,16 @@ int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err)
 		if (!d->area || !d->band_alpha || nb[0] != na[0] || nb[1] != RIRS_BANDS)
 			d->volume = 0;
 	}
+	d->source_pos = read_doubles(f, "source_positions", sd, 2);
+	if (d->source_pos && (sd[0] != dims[0] || sd[1] != 3)) {
+		free(d->source_pos);
+		d->source_pos = NULL;
+	}
+	d->receiver_pos = read_doubles(f, "receiver_positions", sd, 2);
+	if (d->receiver_pos && (sd[0] != dims[1] || sd[1] != 3)) {
+		free(d->receiver_pos);
+		d->receiver_pos = NULL;
+	}
 	if (H5Lexists(f, "source_signal", H5P_DEFAULT) > 0) {
 		d->source = read_doubles(f, "source_signal", sd, 2);
 		if (d->source && (sd[0] != dims[0] || sd[1] != dims[2])) {
@@ -320,6 +330,8 @@ void rirs_free(struct rirs_data *d)
 {
 	free(d->source_names);
 	free(d->receiver_names);
+	free(d->source_pos);
+	free(d->receiver_pos);
 	free(d->signals);
 	free(d->source);
 	free(d->completed);

@@ -47,6 +47,7 @@ struct rirs_data {
 	size_t nsamples;
 	double fs, fmax;		/* sample rate and the run's fmax, Hz */
 	char (*source_names)[64], (*receiver_names)[64];
+	double *source_pos, *receiver_pos;	/* x y z of each, m; NULL where unreadable */
 	double *signals;		/* [nsources][nreceivers][nsamples]: rir_air, else rir */
 	int air;			/* 1: signals are rir_air */
 	double *source;			/* [nsources][nsamples], or NULL (files before it) */
