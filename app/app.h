@@ -30,6 +30,8 @@ struct app_plan {
 	size_t wav_frames;	/* round(duration * output rate) */
 	int branches;		/* the most branches of a material given by band (0: none) */
 	size_t branch_memory;	/* bytes of the branch walls' lists and state, at most */
+	size_t grid_points;	/* the receiver grids' lattice points, those in walls too */
+	size_t grid_memory;	/* bytes of their nodes, weights and sample windows, at most */
 	size_t memory;		/* bytes the run needs, those included */
 };
 
@@ -48,7 +50,7 @@ size_t app_memory_available(void);
 
 /* What a run's outputs take on disk at most (the HDF5 files uncompressed), bytes. */
 struct app_disk {
-	double wav, rirs, snapshots, total;
+	double wav, rirs, snapshots, grids, total;	/* grids: the <source>_grids.h5 files */
 };
 void app_disk_need(const struct room *room, const struct app_plan *plan, struct app_disk *d);
 

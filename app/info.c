@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "grids.h"
 #include "../solver/air.h"
 #include "../solver/fdtd.h"
 #include "../solver/wall.h"
@@ -116,6 +117,10 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	}
 	printf("steps      %ld per source, %d source(s), %d receiver(s)\n", p->steps,
 	       room->nsources, room->nreceivers);
+	if (room->ngrids)
+		printf("grids      %d receiver grid(s), at most %zu points (those in walls are left "
+		       "out when the run starts), %s of memory at most\n", room->ngrids,
+		       p->grid_points, app_bytes((double)p->grid_memory, need));
 	printf("memory     %s needed, %s available\n", app_bytes((double)p->memory, need),
 	       app_bytes((double)app_memory_available(), have));
 	{
@@ -127,6 +132,9 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 		printf("disk       %s at most: WAVs %s, rirs.h5 %s, snapshots %s (uncompressed)\n",
 		       app_bytes(d.total, a), app_bytes(d.wav, b), app_bytes(d.rirs, c),
 		       app_bytes(d.snapshots, e));
+		if (room->ngrids)
+			printf("           and the grids' files (<source>_grids.h5) %s\n",
+			       app_bytes(d.grids, a));
 		if (avail >= 0)
 			printf("           %s free in %s%s\n", app_bytes(avail, a), room->out_dir,
 			       d.total > avail ? ": too little, run will refuse" : "");
@@ -144,7 +152,8 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 			printf("gpu        %s: %s of device memory needed, %s in all\n", name,
 			       app_bytes((double)(cuda_memory(g, room->precision, room->kernel,
 							      room->nreceivers, p->nsamples,
-							      (size_t)p->steps) + p->branch_memory),
+							      (size_t)p->steps) + p->branch_memory +
+						  p->grid_points * (128 + 4 * GRID_WINDOW)),
 					 need),
 			       app_bytes((double)devmem, have));
 	}

@@ -13,6 +13,8 @@
 
 #include "../solver/branch.h"
 #include "../solver/fdtd.h"
+#include "../geometry/receivers.h"
+#include "grids.h"
 
 int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 {
@@ -48,6 +50,16 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 	p->steps = (long)ceil(room->duration / p->dt - 1e-9);
 	p->nsamples = (size_t)p->steps + 1;
 	p->wav_frames = (size_t)llround(room->duration * room->wav_rate);
+	for (int i = 0; i < room->ngrids; i++) {
+		const struct room_grid *g = &room->grids[i];
+		double first;
+
+		p->grid_points += (size_t)grid_lattice(g->lo[0], g->hi[0], g->spacing, &first) *
+				  (size_t)grid_lattice(g->lo[1], g->hi[1], g->spacing, &first);
+	}
+	/* per point: positions, lattice index, nodes and weights; the engine's window and the
+	 * run's two buffers of it, and a transposed one (the GPU holds the window instead) */
+	p->grid_memory = p->grid_points * (24 + 8 + 128 + 4 * 4 * GRID_WINDOW);
 	/*
 	 * The engine's own memory, the grid's wall list (boundary cells: the box's surface, which
 	 * a shaped room's walls are of the order of), every raw signal kept for rirs.h5 (twice
@@ -56,7 +68,7 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 	p->memory = fdtd_memory(&p->grid, room->precision, room->nreceivers, p->nsamples) +
 		    p->grid.boundary * sizeof(struct vox_wall) +
 		    (room->air_absorption ? 2 : 1) * pairs * p->nsamples * sizeof(double) +
-		    4 * (p->nsamples + p->wav_frames) * sizeof(double);
+		    4 * (p->nsamples + p->wav_frames) * sizeof(double) + p->grid_memory;
 	p->branches = 0;
 	if (app_banks(room, &banks, err)) {
 		free(banks);
@@ -147,7 +159,18 @@ void app_disk_need(const struct room *room, const struct app_plan *plan, struct 
 		? room->nsources * ((4.0 * cells + 1000.0 * room->nplanes) *
 					    (double)(plan->steps / room->snap_every + 1) + 65536)
 		: 0;
-	d->total = d->wav + d->rirs + d->snapshots;
+	/* each source's grid file: float samples, positions and lattice; WAVs where asked */
+	d->grids = 0;
+	for (int i = 0; i < room->ngrids; i++) {
+		const struct room_grid *rg = &room->grids[i];
+		double first, n = (double)grid_lattice(rg->lo[0], rg->hi[0], rg->spacing, &first) *
+				  grid_lattice(rg->lo[1], rg->hi[1], rg->spacing, &first);
+
+		d->grids += room->nsources * (n * (4.0 * (double)plan->nsamples + 32) + 65536);
+		if (rg->wavs)
+			d->wav += room->nsources * n * (44 + (double)plan->wav_frames * bytes);
+	}
+	d->total = d->wav + d->rirs + d->snapshots + d->grids;
 }
 
 double app_disk_free(const char *dir)

@@ -644,9 +644,10 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 
 		app_disk_need(room, &r->plan, &d);
 		if (avail >= 0 && d.total > avail)
-			return rs_fail(err, RS_EIO, "the outputs need up to %s (WAVs, rirs.h5%s) but "
+			return rs_fail(err, RS_EIO, "the outputs need up to %s (WAVs, rirs.h5%s%s) but "
 				       "%s has %s free (valid: free space there, or --out elsewhere%s)",
 				       app_bytes(d.total, need), room->snap_every ? ", snapshots" : "",
+				       room->ngrids ? ", grid files" : "",
 				       r->out, app_bytes(avail, have), room->snap_every
 				       ? ", or fewer snapshot planes or frames" : "");
 	}

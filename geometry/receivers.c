@@ -6,6 +6,7 @@
 #include "receivers.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,10 +161,13 @@ int grid_points_make(const struct room *room, const struct room_grid *g,
 	free(on);
 	free(top);
 	if (!out->n) {
+		char key[48];
+
 		grid_points_free(out);
-		return room_at(err, room, g->mark, g->name, "none of the grid's %zu lattice points "
+		snprintf(key, sizeof(key), "receivers[%d].grid", g->entry);
+		return room_at(err, room, g->mark, key, "grid %s: none of the grid's %zu lattice points "
 			       "lies in the air, half a cell inside the walls (valid: a plane or "
-			       "height through the room's air, an extent inside it)", total);
+			       "height through the room's air, an extent inside it)", g->name, total);
 	}
 	return 0;
 }

@@ -252,6 +252,7 @@ int cfg_parse_receivers(struct yp *p, yaml_node_t *root)
 			snprintf(key, sizeof(key), "%s.grid", path);
 			if (parse_grid(p, yp_get(p, n, "grid"), key, g))
 				return RS_EINPUT;
+			g->entry = i;
 			snprintf(key, sizeof(key), "%s.wavs", path);
 			if ((v = yp_get(p, n, "wavs")) && yp_boolean(p, v, key, &g->wavs))
 				return RS_EINPUT;

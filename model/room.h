@@ -104,7 +104,8 @@ struct room_grid {
 	int extent;		/* 1: lo and hi bound the lattice, else the room's bounds */
 	double lo[2], hi[2];	/* in the plane's two other axes, in order (z: x then y) */
 	int wavs;		/* 1: a WAV per point and source as well */
-	struct room_mark mark;	/* of the entry */
+	int entry;		/* its index in the receivers list */
+	struct room_mark mark;	/* of its grid key */
 };
 
 /* Shapes of geometry.shapes (docs/input.md, "Shapes"), combined in order. */

@@ -308,6 +308,89 @@ static void analyze_command(void **state)
 	assert_int_equal(sh("%s analyze --help | grep -q 'ISO 3382-1'", roomsim), 0);
 }
 
+/* Every value of dataset name in path as doubles (malloc'd into *v); dims filled, the count
+ * returned. */
+static size_t read_all(const char *path, const char *name, hsize_t *dims, double **v)
+{
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), d, sp;
+	size_t n = 1;
+	int rank;
+
+	assert_true(f >= 0);
+	d = H5Dopen2(f, name, H5P_DEFAULT);
+	assert_true(d >= 0);
+	sp = H5Dget_space(d);
+	rank = H5Sget_simple_extent_dims(sp, dims, NULL);
+	for (int i = 0; i < rank; i++)
+		n *= dims[i];
+	*v = malloc(n * sizeof(double));
+	assert_non_null(*v);
+	assert_true(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *v) >= 0);
+	H5Sclose(sp);
+	H5Dclose(d);
+	H5Fclose(f);
+	return n;
+}
+
+/* A run with receiver grids: their files, rirs.h5's links to them, WAVs only where asked, the
+ * grid sample at a named receiver's position equal to its signal, and analyze's maps. */
+static void grids_end_to_end(void **state)
+{
+	char path[512];
+	hsize_t dims[3], d3[3];
+	double *pos, *g, *r, peak = 0;
+	size_t np;
+	long at = -1;
+
+	(void)state;
+	assert_int_equal(sh("sed 's#^receivers:#receivers:\\n  - {name: plane, grid: {at: 0.8, "
+			    "spacing: 0.2}}\\n  - {name: low, grid: {over: floor, height: 0.5, "
+			    "spacing: 0.4}, wavs: true}#' tests/small.yaml > %s/grids.yaml && "
+			    "%s info %s/grids.yaml | grep -q '^grids      2 receiver grid(s), at most "
+			    "[0-9]* points' && %s run %s/grids.yaml --out %s/grids -q", dir, roomsim,
+			    dir, roomsim, dir, dir), 0);
+	assert_int_equal(sh("cd %s/grids && [ -f S1_grids.h5 ] && [ -f S2_grids.h5 ] && "
+			    "[ -f S1_low_0.wav ] && ! ls | grep -q '_plane_.*wav' && ! ls | grep -q tmp",
+			    dir), 0);
+	/* R1 sits at (1.4, 1.0, 0.8): on the plane grid's lattice; through rirs.h5's links */
+	snprintf(path, sizeof(path), "%s/grids/rirs.h5", dir);
+	np = read_all(path, "grids/plane/positions", dims, &pos);
+	assert_int_equal(dims[1], 3);
+	for (size_t q = 0; q < dims[0]; q++)
+		if (fabs(pos[3 * q] - 1.4) + fabs(pos[3 * q + 1] - 1.0) + fabs(pos[3 * q + 2] - 0.8) <
+		    1e-9)
+			at = (long)q;
+	assert_true(at >= 0);
+	read_all(path, "grids/plane/rir/S2", dims, &g);
+	assert_int_equal(dims[0], np / 3);
+	read_all(path, "rir", d3, &r);
+	assert_int_equal(dims[1], d3[2]);
+	for (size_t t = 0; t < d3[2]; t++) {	/* [S2][R1] */
+		peak = fmax(peak, fabs(r[d3[1] * d3[2] + t]));
+		assert_true(g[(size_t)at * dims[1] + t] == (double)(float)r[d3[1] * d3[2] + t]);
+	}
+	assert_true(peak > 0);
+	free(pos);
+	free(g);
+	free(r);
+	assert_int_equal(sh("%s analyze %s/grids --out %s/grids/an > %s/grids.txt && "
+			    "grep -q '^grid plane (plane z = 0.8 m, [0-9]* points), source S1' "
+			    "%s/grids.txt && head -c 8 %s/grids/an/map_plane_S2_T30.png | grep -q PNG "
+			    "&& grep -q '<svg' %s/grids/an/map_low_S1_G.svg", roomsim, dir, dir, dir,
+			    dir, dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/grids/an/maps.h5", dir);
+	read_all(path, "plane/positions", dims, &pos);
+	np = dims[0];
+	read_all(path, "plane/S1/T30", dims, &g);
+	assert_int_equal(dims[0], 3);	/* the octaves 63 to 250 Hz */
+	assert_int_equal(dims[1], np);
+	for (size_t i = 0; i < dims[0] * dims[1]; i++)	/* the room's T30, about 0.26 s (at */
+		assert_true(isfinite(g[i]) &&		/* 63 Hz a mode's node may stretch it) */
+			    (i < dims[1] || (g[i] > 0.15 && g[i] < 0.35)));
+	free(pos);
+	free(g);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -329,6 +412,7 @@ int main(void)
 		cmocka_unit_test(kernels_command),
 		cmocka_unit_test(materials_command),
 		cmocka_unit_test(analyze_command),
+		cmocka_unit_test(grids_end_to_end),
 		cmocka_unit_test(scheme_command),
 		cmocka_unit_test(fcc_room_runs),
 		cmocka_unit_test(voxelize_rooms),
