@@ -654,6 +654,10 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	if (!(r->grid = vox_build(room, err)) || check_points(r, err) ||
 	    grids_make(&r->grids, room, r->grid, err))
 		return err->code;
+	for (int i = 0; i < r->grids.n && !r->quiet; i++)
+		fprintf(stderr, "roomsim: receiver grid %s: %zu points (%s, %d x %d lattice)\n",
+			room->grids[i].name, r->grids.pts[i].n, r->grids.kind[i],
+			r->grids.pts[i].dims[0], r->grids.pts[i].dims[1]);
 	pairs = (size_t)room->nsources * room->nreceivers;
 	r->signals = calloc(pairs ? pairs * r->plan.nsamples : 1, sizeof(double));
 	r->completed = calloc((size_t)room->nsources, sizeof(long));

@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define W 900.0		/* points */
+#define W 1000.0	/* points */
 #define H 720.0
-#define LEFT 80.0
+#define LEFT 90.0
 #define TOP 60.0
 #define BAR 110.0	/* the colour bar's column on the right */
 #define BOTTOM 60.0
@@ -46,7 +46,7 @@ static void draw(cairo_t *cr, const void *ctx)
 	const double scale = fmin(aw / sx, ah / sy);	/* points per metre, both axes */
 	struct plot_frame p = { LEFT, TOP, sx * scale, sy * scale, m->lo[0], m->hi[0], m->lo[1],
 				m->hi[1] };
-	struct plot_frame bar = { LEFT + aw + 30, TOP, 18, ah * 0.8, 0, 1, f->vlo, f->vhi };
+	struct plot_frame bar = { LEFT + sx * scale + 30, TOP, 18, ah * 0.8, 0, 1, f->vlo, f->vhi };
 	char s[64];
 
 	cairo_set_source_rgb(cr, 1, 1, 1);
@@ -69,7 +69,9 @@ static void draw(cairo_t *cr, const void *ctx)
 		cairo_restore(cr);
 	}
 	cairo_set_source_rgb(cr, 0, 0, 0);
-	plot_axes(cr, &p, m->title, m->xlabel, m->ylabel, 1);
+	plot_axes(cr, &p, "", m->xlabel, m->ylabel, 1);
+	cairo_set_font_size(cr, 13);
+	plot_text(cr, W / 2, 30, 0.5, m->title);
 	for (int k = 0; k < m->nmarks; k++) {
 		const double x = plot_fx(&p, m->mark[k][0]), y = plot_fy(&p, m->mark[k][1]);
 
