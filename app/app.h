@@ -88,6 +88,25 @@ void app_progress_end(struct app_progress *p, long done);
 double app_cpu_rate(int precision, int threads, double cells, int steps, int runs,
 		    double *air_fraction);
 
+/* The GPU engine's speed for room's run (app_gpu_rate). */
+struct app_gpu_rate {
+	double rate;		/* voxel updates per second; 0: no usable device */
+	char device[128];
+	char kernel[32];	/* the kernel it ran: room's, or the one auto chose */
+	double cells;		/* of the box it was measured on */
+	int cached;		/* 1: read from the cache (app_gpu_rate's file), not measured now */
+};
+
+/*
+ * The CUDA engine's voxel updates per second for room's scheme, precision, kernel (auto: the
+ * fastest, as a run chooses it, with a run's exclusions: no diamond with band materials or
+ * receiver grids) and kind of walls (scalar, or fitted bands), timed on a box of absorbing
+ * walls of the run's cells, at most BOX cells; remembered per device and setting in
+ * $XDG_CACHE_HOME/roomsim/gpu-rates (default ~/.cache/...), which later calls read instead.
+ * rate 0 when no device is usable or this build has no CUDA engine.
+ */
+void app_gpu_rate(const struct room *room, double cells, struct app_gpu_rate *out);
+
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

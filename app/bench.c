@@ -165,6 +165,109 @@ double app_cpu_rate(int precision, int threads, double cells, int steps, int run
 	return rate;
 }
 
+#define GPU_RATE_CELLS 1.2e8	/* the largest box app_gpu_rate times on */
+#define GPU_RATE_STEPS 20
+
+/* The cache file's path into buf; 0, or -1 without a home. */
+static int cache_path(char *buf, size_t len, int dir_only)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (x && *x)
+		snprintf(buf, len, "%s/roomsim%s", x, dir_only ? "" : "/gpu-rates");
+	else if (home && *home)
+		snprintf(buf, len, "%s/.cache/roomsim%s", home, dir_only ? "" : "/gpu-rates");
+	else
+		return -1;
+	return 0;
+}
+
+void app_gpu_rate(const struct room *room, double cells, struct app_gpu_rate *out)
+{
+	char key[512], path[4200], line[1024];
+	struct stn_stencil st;
+	int bands = 0;
+	FILE *f;
+
+	memset(out, 0, sizeof(*out));
+	if (!fdtd_cuda_available(out->device, sizeof(out->device)))
+		return;
+	for (int m = 0; m < room->nmaterials; m++)
+		bands |= room->materials[m].nbands > 0 || room->materials[m].nbranches > 0;
+	if (stn_from_config(room, &st))
+		return;
+	cells = fmin(cells, GPU_RATE_CELLS);
+	/* what decides the rate: the device, scheme, precision, kernel, walls, grids, size */
+	snprintf(key, sizeof(key), "%s|%s|%s|%s|%s|%s|%.2g", out->device, st.name,
+		 room->precision == 4 ? "float32" : "float64", kernel_names[room->kernel],
+		 bands ? "band walls" : "scalar walls", room->ngrids ? "grids" : "no grids", cells);
+	if (!cache_path(path, sizeof(path), 0) && (f = fopen(path, "r"))) {
+		while (fgets(line, sizeof(line), f)) {
+			char *bar = strrchr(line, '|'), *k2;
+
+			if (!bar || strncmp(line, key, strlen(key)) || line[strlen(key)] != '|')
+				continue;
+			*bar = 0;
+			k2 = strrchr(line, '|');	/* KEY|kernel|rate */
+			if (k2 && k2 == line + strlen(key) && sscanf(bar + 1, "%lf", &out->rate) == 1) {
+				snprintf(out->kernel, sizeof(out->kernel), "%s", k2 + 1);
+				out->cells = cells;
+				out->cached = 1;
+			}
+		}
+		fclose(f);
+		if (out->cached)
+			return;
+	}
+	{
+		struct room *r = synthetic(cells, room->precision);
+		struct vox_grid *g;
+		struct wall_banks *banks = NULL;
+		struct fdtd *e = NULL;
+
+		if (!r)
+			return;
+		r->stencil = room->stencil;
+		r->order = room->order;
+		r->radius2 = room->radius2;
+		memcpy(r->boxq, room->boxq, sizeof(r->boxq));
+		memcpy(r->weights, room->weights, sizeof(r->weights));
+		r->nweights = room->nweights;
+		r->variant = room->variant;
+		if (bands)
+			band_walls(r);
+		if ((g = vox_build(r, NULL)) && !wall_banks_of(r, &banks)) {
+			struct fdtd_setup s = {
+				.grid = g, .stencil = &st, .precision = room->precision, .cuda = 1,
+				.lambda = stn_courant_limit(&st), .kernel = (enum kernel_id)room->kernel,
+				.block = { room->block[0], room->block[1] }, .dts = room->dts,
+				.nt = room->nt, .banks = banks->bank, .nbanks = r->nmaterials,
+				.grid_receivers = room->ngrids > 0,
+			};
+
+			s.dt = s.lambda * r->spacing / r->c;
+			if ((e = fdtd_create(&s, NULL))) {
+				const long batch = fdtd_batch(e);
+				const int steps = (int)((GPU_RATE_STEPS + batch - 1) / batch * batch);
+
+				out->cells = (double)vox_nodes(&g->plan);
+				out->rate = median_rate(e, out->cells, steps, 3);
+				snprintf(out->kernel, sizeof(out->kernel), "%s",
+					 kernel_names[fdtd_kernel(e)]);
+			}
+		}
+		fdtd_destroy(e);
+		free(banks);
+		vox_free(g);
+		free(r);
+	}
+	if (out->rate > 0 && !cache_path(path, sizeof(path), 1) && !app_mkdirs(path, NULL) &&
+	    !cache_path(path, sizeof(path), 0) && (f = fopen(path, "a"))) {
+		fprintf(f, "%s|%s|%.6g\n", key, out->kernel, out->rate);
+		fclose(f);
+	}
+}
+
 /* Best-of-runs STREAM copy (c = a) and add (c = a + b) bandwidth in bytes/s. */
 static int stream(int threads, double *copy, double *add)
 {

@@ -22,8 +22,11 @@ static const char usage_info[] =
 	"usage: roomsim info FILE.yaml [--threads N]\n"
 	"\n"
 	"Print the grid (dimensions, air / boundary / padding cells), spacing, time step,\n"
-	"simulation rate, steps, memory needed and a time estimate for FILE.yaml. Only a\n"
-	"small calibration box is allocated (%.0f cells), never the room's grid.\n";
+	"simulation rate, steps, memory and disk needed and a time estimate for FILE.yaml.\n"
+	"Only a small calibration box is allocated (%.0f cells), never the room's grid. With a\n"
+	"usable GPU the estimate is the GPU's, timed once per device and setting on a box of\n"
+	"the run's size (at most 1.2e8 cells, a few seconds) and cached in\n"
+	"$XDG_CACHE_HOME/roomsim/gpu-rates (~/.cache/roomsim/gpu-rates); the CPU's follows.\n";
 
 static double mega(size_t n)
 {
@@ -69,7 +72,7 @@ static void print_band_materials(const struct room *room)
 }
 
 static void print(const struct room *room, const struct app_plan *p, double rate,
-		  int threads)
+		  int threads, const struct app_gpu_rate *gpu)
 {
 	const struct vox_plan *g = &p->grid;
 	double total = (double)vox_nodes(g) * (double)p->steps * room->nsources;
@@ -158,12 +161,18 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 			       app_bytes((double)devmem, have));
 	}
 #endif
+	if (gpu->rate > 0)	/* run's default backend, auto, takes the GPU */
+		printf("estimate   %.1f s of stepping on the GPU, which run uses (%s, kernel %s: "
+		       "%.1f Gvox/s %s on a box of %.3g cells)\n", total / gpu->rate, gpu->device,
+		       gpu->kernel, gpu->rate / 1e9, gpu->cached ? "as measured before and cached"
+		       : "measured now", gpu->cells);
+	if (rate > 0)
+		printf("%s %.1f s on the CPU engine (%.0f Mvox/s measured now, ", gpu->rate > 0
+		       ? "           or" : "estimate  ", total / rate, rate / 1e6);
 	if (rate > 0 && threads)
-		printf("estimate   %.1f s on the CPU engine (%.0f Mvox/s measured now, %d threads)\n",
-		       total / rate, rate / 1e6, threads);
+		printf("%d threads)\n", threads);
 	else if (rate > 0)
-		printf("estimate   %.1f s on the CPU engine (%.0f Mvox/s measured now, all cores)\n",
-		       total / rate, rate / 1e6);
+		printf("all cores)\n");
 	print_band_materials(room);
 }
 
@@ -203,9 +212,12 @@ int cmd_info(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "roomsim: %s\n", err.msg);
 	} else {
+		struct app_gpu_rate gpu;
+
 		rate = app_cpu_rate(room->precision, threads, CALIBRATION_CELLS, CALIBRATION_STEPS, 1,
 				    NULL);
-		print(room, &plan, rate, threads);
+		app_gpu_rate(room, (double)vox_nodes(&plan.grid), &gpu);
+		print(room, &plan, rate, threads, &gpu);
 	}
 	room_free(room);
 	return app_exit_status(rc);
