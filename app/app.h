@@ -116,5 +116,6 @@ int cmd_kernels(int argc, char **argv);
 int cmd_materials(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_auralize(int argc, char **argv);
+int cmd_render(int argc, char **argv);
 
 #endif

@@ -26,6 +26,7 @@ static const char usage[] =
 	"  materials [NAME]  the materials library, and the fit of an entry's band absorption\n"
 	"  analyze PATH      ISO 3382-1 parameters per band of a run's responses or of WAVs\n"
 	"  auralize IR DRY -o WET   a dry recording played in the room (convolution)\n"
+	"  render SNAPSHOTS.h5      the snapshot planes as PNG frames and an MP4\n"
 	"\n"
 	"  roomsim COMMAND --help   options of a command\n"
 	"  roomsim --version        version and git commit\n"
@@ -41,7 +42,8 @@ int main(int argc, char **argv)
 	} commands[] = { { "run", cmd_run }, { "info", cmd_info }, { "bench", cmd_bench },
 			 { "scheme", cmd_scheme }, { "voxelize", cmd_voxelize },
 			 { "kernels", cmd_kernels }, { "materials", cmd_materials },
-			 { "analyze", cmd_analyze }, { "auralize", cmd_auralize } };
+			 { "analyze", cmd_analyze }, { "auralize", cmd_auralize },
+			 { "render", cmd_render } };
 
 	if (argc < 2) {
 		fputs(usage, stderr);

@@ -288,13 +288,22 @@ static int write_rirs(struct run *r, struct rs_error *err)
 	return rc;
 }
 
-/* The snapshot planes of the room, with their grid index along the normal. */
+static void free_planes(struct snap_plane *pl, int n)
+{
+	for (int i = 0; pl && i < n; i++)
+		free((void *)pl[i].room);
+	free(pl);
+}
+
+/* The snapshot planes of the room, with their grid index along the normal and their room
+ * cells. */
 static struct snap_plane *make_planes(const struct run *r, int *index)
 {
 	const struct room *room = r->room;
 	const struct vox_plan *g = &r->plan.grid;
 	struct snap_plane *pl = calloc((size_t)room->nplanes, sizeof(*pl));
 	static const char axes[] = "xyz";
+	unsigned char *mask;
 
 	if (!pl)
 		return NULL;
@@ -314,6 +323,21 @@ static struct snap_plane *make_planes(const struct run *r, int *index)
 			pl[i].origin[d] = room->origin[d] + first * g->h;
 		pl[i].origin[a] = pl[i].at;
 		snprintf(pl[i].name, sizeof(pl[i].name), "%c_%.3f", axes[a], room->planes[i].at);
+		if (!(mask = malloc((size_t)pl[i].n1 * pl[i].n2))) {
+			free_planes(pl, i);
+			return NULL;
+		}
+		for (int b = 0; b < pl[i].n1; b++)	/* the room cells, as fdtd_plane orders them */
+			for (int c = 0; c < pl[i].n2; c++) {
+				int ijk[3];
+
+				ijk[a] = index[i];
+				ijk[u] = b + g->halo;
+				ijk[v] = c + g->halo;
+				mask[(size_t)b * pl[i].n2 + c] =
+					r->grid->cls[vox_index(g, ijk[0], ijk[1], ijk[2])] != VOX_PAD;
+			}
+		pl[i].room = mask;
 	}
 	return pl;
 }
@@ -546,7 +570,7 @@ out:
 		rc = RS_EIO;
 	free(sig);
 	free(index);
-	free(pl);
+	free_planes(pl, room->nplanes);
 	return rc;
 }
 

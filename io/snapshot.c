@@ -74,6 +74,36 @@ struct snap_file *snap_open(const char *path, const struct snap_plane *planes, i
 		goto out_free;
 	}
 	s->spacing = spacing;
+	{	/* which elements are room cells: solid ones hold no pressure */
+		hid_t g = H5Gcreate2(s->file, "rooms", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+		herr_t rc = g < 0 ? -1 : 0;
+
+		for (int i = 0; i < nplanes && rc >= 0; i++) {
+			const hsize_t d2[2] = { (hsize_t)planes[i].n1, (hsize_t)planes[i].n2 };
+			const size_t n = (size_t)planes[i].n1 * planes[i].n2;
+			unsigned char *all = planes[i].room ? NULL : malloc(n);
+			hid_t sp = H5Screate_simple(2, d2, NULL), d;
+
+			if (all)
+				memset(all, 1, n);
+			d = H5Dcreate2(g, planes[i].name, H5T_NATIVE_UCHAR, sp, H5P_DEFAULT,
+				       H5P_DEFAULT, H5P_DEFAULT);
+			rc = d < 0 || (!planes[i].room && !all)
+				? -1 : H5Dwrite(d, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+						planes[i].room ? planes[i].room : all);
+			if (d >= 0)
+				H5Dclose(d);
+			H5Sclose(sp);
+			free(all);
+		}
+		if (g >= 0)
+			H5Gclose(g);
+		if (rc < 0) {
+			rs_fail(err, RS_EIO, "%s: cannot write the planes' room cells", path);
+			snap_close(s, NULL);
+			return NULL;
+		}
+	}
 	for (int i = 0; i < nplanes; i++) {
 		s->sets[i].n1 = planes[i].n1;
 		s->sets[i].n2 = planes[i].n2;
@@ -214,4 +244,153 @@ int snap_close(struct snap_file *s, struct rs_error *err)
 			s->path);
 	free(s);
 	return rc < 0 ? RS_EIO : 0;
+}
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+struct snap_reader {
+	hid_t file;
+	struct snap_info *info;
+	hid_t *dset;
+	int n;
+	char path[1024];
+};
+
+static int read_attr(hid_t d, const char *name, hid_t type, void *v)
+{
+	hid_t a = H5Aopen(d, name, H5P_DEFAULT);
+	herr_t rc;
+
+	if (a < 0)
+		return -1;
+	rc = H5Aread(a, type, v);
+	H5Aclose(a);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Dataset d as a plane: its shape and attributes into p. */
+static int describe(hid_t file, hid_t d, const char *name, struct snap_info *p)
+{
+	hsize_t dims[3];
+	hid_t sp = H5Dget_space(d), a;
+	char room[48];
+	int ok = H5Sget_simple_extent_ndims(sp) == 3 && H5Sget_simple_extent_dims(sp, dims, NULL) >= 0;
+
+	H5Sclose(sp);
+	if (!ok || read_attr(d, "spacing", H5T_NATIVE_DOUBLE, &p->spacing) ||
+	    read_attr(d, "origin", H5T_NATIVE_DOUBLE, p->origin) ||
+	    read_attr(d, "at", H5T_NATIVE_DOUBLE, &p->at))
+		return -1;
+	snprintf(p->name, sizeof(p->name), "%.31s", name);
+	p->axis = name[0] - 'x';
+	p->frames = (long)dims[0];
+	p->n1 = (int)dims[1];
+	p->n2 = (int)dims[2];
+	p->times = calloc((size_t)p->frames + 1, sizeof(double));
+	p->room = malloc((size_t)p->n1 * p->n2);
+	if (!p->times || !p->room || p->axis < 0 || p->axis > 2)
+		return -1;
+	if ((a = H5Aopen(d, "times", H5P_DEFAULT)) >= 0) {
+		H5Aread(a, H5T_NATIVE_DOUBLE, p->times);
+		H5Aclose(a);
+	}
+	snprintf(room, sizeof(room), "rooms/%.31s", name);
+	memset(p->room, 1, (size_t)p->n1 * p->n2);
+	if (H5Lexists(file, "rooms", H5P_DEFAULT) > 0 && H5Lexists(file, room, H5P_DEFAULT) > 0) {
+		hid_t m = H5Dopen2(file, room, H5P_DEFAULT);
+
+		if (m >= 0) {
+			H5Dread(m, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, p->room);
+			H5Dclose(m);
+		}
+	}
+	return 0;
+}
+
+struct snap_reader *snap_ropen(const char *path, struct rs_error *err)
+{
+	struct snap_reader *r = calloc(1, sizeof(*r));
+	H5G_info_t gi;
+
+	if (!r) {
+		rs_fail(err, RS_ENOMEM, "out of memory reading %s", path);
+		return NULL;
+	}
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	if ((r->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0 ||
+	    H5Gget_info(r->file, &gi) < 0) {
+		rs_fail(err, RS_EINPUT, "%s: cannot open it as HDF5 (valid: a <source>_snapshots.h5 "
+			"that roomsim run wrote)", path);
+		snap_rclose(r);
+		return NULL;
+	}
+	r->info = calloc(gi.nlinks + 1, sizeof(*r->info));
+	r->dset = calloc(gi.nlinks + 1, sizeof(*r->dset));
+	for (hsize_t i = 0; r->info && r->dset && i < gi.nlinks; i++) {
+		char name[32];
+		hid_t d;
+
+		/* the planes' datasets; rooms/ is a group, which H5Dopen2 does not open */
+		if (H5Lget_name_by_idx(r->file, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof(name),
+				       H5P_DEFAULT) < 0 ||
+		    (d = H5Dopen2(r->file, name, H5P_DEFAULT)) < 0)
+			continue;
+		if (describe(r->file, d, name, &r->info[r->n])) {
+			H5Dclose(d);
+			free(r->info[r->n].times);
+			free(r->info[r->n].room);
+			memset(&r->info[r->n], 0, sizeof(r->info[r->n]));
+			continue;
+		}
+		r->dset[r->n++] = d;
+	}
+	if (!r->n) {
+		rs_fail(err, RS_EINPUT, "%s: no snapshot planes in it (valid: a <source>_snapshots.h5 "
+			"that roomsim run wrote)", path);
+		snap_rclose(r);
+		return NULL;
+	}
+	return r;
+}
+
+int snap_rcount(const struct snap_reader *r)
+{
+	return r->n;
+}
+
+const struct snap_info *snap_rinfo(const struct snap_reader *r, int i)
+{
+	return &r->info[i];
+}
+
+int snap_rframe(struct snap_reader *r, int i, long f, float *out, struct rs_error *err)
+{
+	const struct snap_info *p = &r->info[i];
+	const hsize_t start[3] = { (hsize_t)f, 0, 0 }, cnt[3] = { 1, (hsize_t)p->n1, (hsize_t)p->n2 };
+	hid_t fs = H5Dget_space(r->dset[i]), ms = H5Screate_simple(3, cnt, NULL);
+	herr_t rc = H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL);
+
+	if (rc >= 0)
+		rc = H5Dread(r->dset[i], H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, out);
+	H5Sclose(ms);
+	H5Sclose(fs);
+	return rc < 0 ? rs_fail(err, RS_EIO, "%s: cannot read frame %ld of %s", r->path, f,
+				p->name) : 0;
+}
+
+void snap_rclose(struct snap_reader *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < r->n; i++) {
+		H5Dclose(r->dset[i]);
+		free(r->info[i].times);
+		free(r->info[i].room);
+	}
+	if (r->file >= 0)
+		H5Fclose(r->file);
+	free(r->info);
+	free(r->dset);
+	free(r);
 }

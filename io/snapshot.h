@@ -1,6 +1,7 @@
 /*
  * snapshot.h - DIR/<source>_snapshots.h5: pressure on planes through the room, one dataset
- * per plane of shape [frames, n1, n2], float32, chunked per frame and compressed.
+ * per plane of shape [frames, n1, n2], float32, chunked per frame and compressed, and each
+ * plane's room cells in rooms/<plane> [n1, n2] (1 room, 0 solid).
  *
  * snap_open() returns a handle the caller closes with snap_close(); each appended frame is
  * flushed to disk, so a run stopped early leaves a readable file of the frames it made.
@@ -18,6 +19,8 @@ struct snap_plane {
 	double at;		/* coordinate of the plane's nodes along axis, m */
 	int n1, n2;		/* frame shape: slower and faster in-plane axis */
 	double origin[3];	/* room coordinates of element [0][0] */
+	const unsigned char *room;	/* n1 * n2: 1 where the element is a room cell (air or
+					 * boundary), 0 where solid; NULL: all room */
 };
 
 struct snap_file;
@@ -30,5 +33,26 @@ int snap_append(struct snap_file *s, int p, const float *frame, double t, struct
 
 /* Write each plane's frame times and close; safe on NULL. */
 int snap_close(struct snap_file *s, struct rs_error *err);
+
+/* Reading a snapshot file back (roomsim render). */
+struct snap_info {
+	char name[32];
+	int axis, n1, n2;
+	long frames;
+	double at, spacing, origin[3];
+	double *times;			/* per frame, s */
+	unsigned char *room;		/* n1 * n2, 1: room cell (all 1 in files without it) */
+};
+
+struct snap_reader;
+
+/* Open path and read its planes' descriptions; NULL and err naming the file on failure. */
+struct snap_reader *snap_ropen(const char *path, struct rs_error *err);
+int snap_rcount(const struct snap_reader *r);
+const struct snap_info *snap_rinfo(const struct snap_reader *r, int i);
+
+/* Frame f of plane i (n1 * n2 floats) into out. */
+int snap_rframe(struct snap_reader *r, int i, long f, float *out, struct rs_error *err);
+void snap_rclose(struct snap_reader *r);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include "helper.h"
 
+#include <cairo.h>
 #include <hdf5.h>
 #include <math.h>
 #include <signal.h>
@@ -391,6 +392,60 @@ static void grids_end_to_end(void **state)
 	free(g);
 }
 
+/* roomsim render: a frame per snapshot, the pillar's solid cells grey, a missing plane
+ * refused with the planes there are. */
+static void render_command(void **state)
+{
+	char path[600];
+	cairo_surface_t *img;
+	hsize_t dims[3];
+	int grey = 0, red = 0;
+
+	(void)state;
+	assert_int_equal(sh("cat > %s/pillar.yaml <<'EOF'\n"
+			    "grid: {fmax: 500}\nduration: 0.02\n"
+			    "geometry:\n  box: [4.0, 3.0, 2.0]\n"
+			    "  shapes: [{remove: box, min: [2.0, 1.0, 0], max: [2.5, 2.0, 2.0]}]\n"
+			    "sources: [{name: S, position: [1.0, 1.5, 1.0], signal: ricker, fc: 250}]\n"
+			    "receivers: [{name: R, position: [3.5, 1.5, 1.0]}]\n"
+			    "output: {snapshots: {every: 25, planes: [{axis: z, at: 1.0}]}}\nEOF\n"
+			    "%s run %s/pillar.yaml --out %s/pillar -q && "
+			    "%s render %s/pillar/S_snapshots.h5 -o %s/frames --no-movie -q",
+			    dir, roomsim, dir, dir, roomsim, dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/pillar/S_snapshots.h5", dir);
+	assert_int_equal(h5_dims(path, "z_1.000", dims), 3);
+	assert_int_equal(sh("[ $(ls %s/frames | grep -c '^z_1.000_[0-9]*.png$') = %d ]", dir,
+			    (int)dims[0]), 0);
+	snprintf(path, sizeof(path), "%s/frames/z_1.000_%05d.png", dir, (int)dims[0] - 1);
+	img = cairo_image_surface_create_from_png(path);
+	assert_int_equal(cairo_surface_status(img), CAIRO_STATUS_SUCCESS);
+	{
+		const unsigned char *px = cairo_image_surface_get_data(img);
+		const int w = cairo_image_surface_get_width(img), h = cairo_image_surface_get_height(img);
+		const int stride = cairo_image_surface_get_stride(img);
+
+		assert_true(w % 2 == 0 && h % 2 == 0);	/* for H.264 */
+		for (int y = 0; y < h; y++)
+			for (int x = 0; x < w; x++) {
+				const uint32_t c = ((const uint32_t *)(px + (size_t)y * stride))[x] &
+						   0xffffff;
+				const int r = c >> 16 & 255, g = c >> 8 & 255, b = c & 255;
+
+				grey += r == g && g == b && r == 107;	/* solid: 0.42 */
+				red += r > 200 && g < 150 && b < 150;
+			}
+	}
+	cairo_surface_destroy(img);
+	/* the pillar: 0.5 x 1 m of a 4 x 3 m plane, at least 4 % of the field's pixels */
+	print_message("# last frame: %d solid pixels, %d strongly positive\n", grey, red);
+	assert_true(grey > 20000);
+	assert_true(red > 100);
+	assert_int_equal(sh("%s render %s/pillar/S_snapshots.h5 --plane z_9 -o %s/f2 -q 2>&1 | "
+			    "grep -q 'valid: z_1.000'", roomsim, dir, dir), 0);
+	assert_int_equal(sh("%s render %s/pillar/rirs.h5 -q 2> /dev/null", roomsim, dir), 2);
+	assert_int_equal(sh("%s render --help | grep -q 'symmetric\\|blue'", roomsim), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -413,6 +468,7 @@ int main(void)
 		cmocka_unit_test(materials_command),
 		cmocka_unit_test(analyze_command),
 		cmocka_unit_test(grids_end_to_end),
+		cmocka_unit_test(render_command),
 		cmocka_unit_test(scheme_command),
 		cmocka_unit_test(fcc_room_runs),
 		cmocka_unit_test(voxelize_rooms),
