@@ -65,6 +65,7 @@ static const char usage_run[] =
 	"  <source>_<receiver>.wav   one impulse response per pair, at output.wav.samplerate\n"
 	"  rirs.h5                   every raw receiver signal at the simulation rate, metadata\n"
 	"  <source>_snapshots.h5     pressure planes, when output.snapshots is given\n"
+	"  <source>_grids.h5         the signals of the receiver grids, when receivers has grids\n"
 	"\n"
 	"  --out DIR        write into DIR instead of output.dir\n"
 	"  --backend NAME   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"

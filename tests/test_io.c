@@ -77,8 +77,8 @@ static void resampling_keeps_time(void **state)
 static void snapshot_file(void **state)
 {
 	struct snap_plane pl[2] = {
-		{ "z_1.000", 2, 1.0, 3, 4, { 0.5, 0.5, 1.0 } },
-		{ "x_0.500", 0, 0.5, 2, 3, { 0.5, 0.25, 0.25 } },
+		{ "z_1.000", 2, 1.0, 3, 4, { 0.5, 0.5, 1.0 }, NULL },
+		{ "x_0.500", 0, 0.5, 2, 3, { 0.5, 0.25, 0.25 }, NULL },
 	};
 	float frame[12];
 	struct rs_error err = { 0 };
@@ -121,6 +121,37 @@ static void snapshot_file(void **state)
 	H5Sclose(sp);
 	H5Dclose(d);
 	H5Fclose(f);
+	/* read back as roomsim render does: the planes, their room cells (all, as none were
+	 * given for the first; the second's as given), times and a frame */
+	{
+		static const unsigned char room[6] = { 1, 0, 1, 1, 1, 0 };
+		struct snap_reader *r;
+		const struct snap_info *p;
+
+		pl[1].room = room;
+		snprintf(path, sizeof(path), "%s/snap2.h5", dir);
+		s = snap_open(path, pl, 2, 0.1, 0.002, &err);
+		assert_non_null(s);
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(snap_append(s, 1, frame, 0.002 * k, &err), 0);
+		assert_int_equal(snap_close(s, &err), 0);
+		assert_non_null(r = snap_ropen(path, &err));
+		assert_int_equal(snap_rcount(r), 2);
+		p = snap_rinfo(r, 0);	/* names in order: x_0.500, z_1.000 */
+		assert_string_equal(p->name, "x_0.500");
+		assert_int_equal(p->frames, 2);
+		assert_int_equal(p->n1 * p->n2, 6);
+		assert_memory_equal(p->room, room, 6);
+		assert_true(fabs(p->times[1] - 0.002) < 1e-15);
+		assert_int_equal(snap_rframe(r, 0, 1, frame, &err), 0);
+		assert_true(frame[5] == 205);
+		p = snap_rinfo(r, 1);
+		assert_int_equal(p->frames, 0);
+		for (int i = 0; i < 12; i++)
+			assert_int_equal(p->room[i], 1);
+		snap_rclose(r);
+		assert_null(snap_ropen(dir, &err));
+	}
 }
 
 static void config_defaults_and_paris(void **state)
