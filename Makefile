@@ -21,7 +21,7 @@ EXAMPLE   ?= examples/shoebox.yaml
 DEPS_BUILD := cmd/pkg-config:pkg-config yaml-0.1:libyaml-dev sndfile:libsndfile1-dev \
               soxr:libsoxr-dev hdf5:libhdf5-dev lapacke:liblapacke-dev \
               assimp:libassimp-dev libpng:libpng-dev fftw3:libfftw3-dev cairo:libcairo2-dev
-DEPS_TEST  := cmocka:libcmocka-dev cmd/h5dump:hdf5-tools cmd/python3:python3
+DEPS_TEST  := cmocka:libcmocka-dev cmd/h5dump:hdf5-tools cmd/python3:python3 cmd/ffmpeg:ffmpeg
 BUILD_MODULES := yaml-0.1 sndfile soxr hdf5 lapacke assimp libpng fftw3 cairo
 
 GIT_HASH := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \

@@ -440,6 +440,14 @@ static void render_command(void **state)
 	print_message("# last frame: %d solid pixels, %d strongly positive\n", grey, red);
 	assert_true(grey > 20000);
 	assert_true(red > 100);
+	/* the movie, where ffmpeg is installed (make deps installs it for the tests) */
+	if (!sh("command -v ffmpeg > /dev/null"))
+		assert_int_equal(sh("%s render %s/pillar/S_snapshots.h5 -o %s/movie -q && "
+				    "[ $(ffprobe -v error -count_frames -show_entries "
+				    "stream=nb_read_frames -of csv=p=0 %s/movie/z_1.000.mp4) = %d ]",
+				    roomsim, dir, dir, dir, (int)dims[0]), 0);
+	else
+		print_message("# no ffmpeg here: the movie is not checked\n");
 	assert_int_equal(sh("%s render %s/pillar/S_snapshots.h5 --plane z_9 -o %s/f2 -q 2>&1 | "
 			    "grep -q 'valid: z_1.000'", roomsim, dir, dir), 0);
 	assert_int_equal(sh("%s render %s/pillar/rirs.h5 -q 2> /dev/null", roomsim, dir), 2);
