@@ -583,8 +583,7 @@ static int bench_gpu(const struct bench_opts *o, struct room *room)
 		if (o->kernel >= 0 && k != o->kernel)
 			continue;
 		if (cuda_kernel_why(e, (enum kernel_id)k, why, sizeof(why))) {
-			if (o->kernel >= 0)	/* asked for by name: say why there is no row */
-				printf("%-17s cannot run here: %s\n", kernel_names[k], why);
+			printf("%-17s cannot run here: %s\n", kernel_names[k], why);	/* its row */
 			continue;
 		}
 		if (k == KERNEL_DIAMOND) {

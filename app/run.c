@@ -713,10 +713,20 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	snprintf(r->engine_name, sizeof(r->engine_name), "%s%s", setup.cuda ? "cuda:" : "cpu",
 		 setup.cuda ? kernel_names[fdtd_kernel(r->engine)] : "");
 	if (setup.cuda && !r->quiet && setup.kernel == KERNEL_AUTO)
-		for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++)
-			if (fdtd_kernel_rates(r->engine)[k] > 0)	/* the kernels that run it */
+		for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
+			char why[256];
+
+			if (fdtd_kernel_rates(r->engine)[k] > 0)	/* the kernels timed */
 				fprintf(stderr, "roomsim: kernel %-17s %8.2f Gvox/s\n",
 					kernel_names[k], fdtd_kernel_rates(r->engine)[k] / 1e9);
+			else if (fdtd_kernel_why(r->engine, (enum kernel_id)k, why, sizeof(why)))
+				fprintf(stderr, "roomsim: kernel %-17s cannot run here: %s\n",
+					kernel_names[k], why);
+			else	/* it could run, and auto left it out (dispatch.cu says why) */
+				fprintf(stderr, "roomsim: kernel %-17s not timed: %s\n", kernel_names[k],
+					k == KERNEL_DIAMOND ? "band materials make it far slower than "
+					"the per-step kernels (docs/performance.md)" : "left out by auto");
+		}
 	if (setup.cuda && !r->quiet)
 		fprintf(stderr, "roomsim: kernel %s%s\n", kernel_names[fdtd_kernel(r->engine)],
 			setup.kernel == KERNEL_AUTO ? " (the fastest on this grid)" : "");

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,6 +256,16 @@ long fdtd_batch(const struct fdtd *f)
 const double *fdtd_kernel_rates(const struct fdtd *f)
 {
 	return f->gpu ? GPU_VALUE(cuda_auto_rates(f->gpu), NULL) : NULL;
+}
+
+int fdtd_kernel_why(const struct fdtd *f, enum kernel_id k, char *why, size_t len)
+{
+	(void)k;
+	if (!f->gpu) {
+		snprintf(why, len, "the CPU engine runs no kernels");
+		return 1;
+	}
+	return GPU_VALUE(cuda_kernel_why(f->gpu, k, why, len), 1);
 }
 
 const char *fdtd_error(const struct fdtd *f)

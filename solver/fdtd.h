@@ -91,6 +91,9 @@ enum kernel_id fdtd_kernel(const struct fdtd *f);
 /* After GPU kernel auto: voxel updates/s of each kernel, indexed by enum kernel_id; else NULL. */
 const double *fdtd_kernel_rates(const struct fdtd *f);
 
+/* On the GPU: 0 when kernel k can run this engine's grid, else 1 and why into why. */
+int fdtd_kernel_why(const struct fdtd *f, enum kernel_id k, char *why, size_t len);
+
 /* The message of the last failure of an action on f ("" when none). */
 const char *fdtd_error(const struct fdtd *f);
 
