@@ -746,6 +746,14 @@ static void summary(const struct run *r, double seconds)
 
 	if (r->quiet && !r->wav_clipped)
 		return;
+	if (!r->quiet && r->backend == ROOM_BACKEND_CUDA) {
+		const char *why;
+		const long g = fdtd_graph_steps(r->engine, &why);
+
+		if (g || *why)
+			fprintf(stderr, "roomsim: %ld of %ld steps as CUDA graphs%s%s\n", g,
+				r->plan.steps * r->nsources_done, *why ? "; capture failed: " : "", why);
+	}
 	if (!r->quiet)
 		fprintf(stderr, "roomsim: %s: %d source(s) x %d receiver(s), %ld steps of %d x %d x %d "
 		"cells in %.1f s (%.0f Mvox/s); WAVs in %s/\n", room->name, r->nsources_done,

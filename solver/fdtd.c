@@ -537,6 +537,12 @@ int fdtd_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 	return rc;
 }
 
+long fdtd_graph_steps(const struct fdtd *f, const char **why)
+{
+	*why = "";
+	return f->gpu ? GPU_VALUE(cuda_graph_steps(f->gpu, why), 0) : 0;
+}
+
 long fdtd_steps(const struct fdtd *f)
 {
 	return f->gpu ? GPU_VALUE(cuda_steps(f->gpu), 0) : f->step;

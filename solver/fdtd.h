@@ -135,6 +135,10 @@ int fdtd_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop);
  * caller that advances in chunks makes them multiples of it. */
 long fdtd_batch(const struct fdtd *f);
 
+/* On the GPU: the steps run as CUDA graphs so far (the per-step kernels replay 32 steps at
+ * a time), and in *why the reason there are none, if a capture failed ("" otherwise). */
+long fdtd_graph_steps(const struct fdtd *f, const char **why);
+
 /* Steps done so far: samples 0..steps of every receiver are valid. */
 long fdtd_steps(const struct fdtd *f);
 

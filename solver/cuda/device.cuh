@@ -51,6 +51,7 @@ static inline int kconst_sync(const struct cuda_engine *e, struct rs_error *err)
 				 : cudaMemcpyToSymbol(k_f64, &c->cd, sizeof(c->cd))))
 		return RS_EDEVICE;
 	kconst_here = c->serial;
+	cuda_graph_serial = 0;	/* some file's constants changed: no graph until a step */
 	return 0;
 }
 

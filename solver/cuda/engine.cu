@@ -30,6 +30,8 @@ int cuda_available(char *name, size_t len, size_t *memory)
 	return 1;
 }
 
+static void graph_drop(struct cuda_engine *e);
+
 size_t cuda_memory(const struct vox_plan *p, int precision, enum kernel_id k, int nrec,
 		   size_t nsamples, size_t nsteps)
 {
@@ -368,6 +370,8 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->gcell);
 	cudaFree(e->gw);
 	cudaFree(e->gbuf);
+	graph_drop(e);
+	cudaFree(e->ctl);
 	cudaFree(e->stage);
 	dt_free(e);
 	cuda_branch_free(e);
@@ -387,11 +391,22 @@ const double *cuda_auto_rates(const struct cuda_engine *e)
 	return e->auto_rate;
 }
 
+/* Forget the captured step loops: what they read (source, receivers, grid) changed. */
+static void graph_drop(struct cuda_engine *e)
+{
+	for (int p = 0; p < 2; p++)
+		if (e->graph[p]) {
+			cudaGraphExecDestroy((cudaGraphExec_t)e->graph[p]);
+			e->graph[p] = NULL;
+		}
+}
+
 int cuda_set_source(struct cuda_engine *e, const size_t cell[8], const double *inj,
 		    size_t nsteps, struct rs_error *err)
 {
 	long long c[8];
 
+	graph_drop(e);
 	for (int i = 0; i < 8; i++)
 		e->h_src[i] = c[i] = (long long)cell[i];
 	e->dt_dirty = 1;
@@ -413,6 +428,7 @@ int cuda_add_receiver(struct cuda_engine *e, const size_t cell[8], const double 
 	long long *c = (long long *)realloc(e->h_rcell, sizeof(long long) * 8 * (e->nrec + 1));
 	double *ww;
 
+	graph_drop(e);
 	if (!c)
 		return rs_fail(err, RS_ENOMEM, "out of memory adding a receiver");
 	e->h_rcell = c;
@@ -448,6 +464,7 @@ int cuda_grid_set(struct cuda_engine *e, const size_t *cell, const double *w,
 		return rs_fail(err, RS_EINPUT, "kernel diamond cannot record a receiver grid (every "
 			       "per-step kernel can: see roomsim kernels)");
 	}
+	graph_drop(e);
 	if (!c)
 		return rs_fail(err, RS_ENOMEM, "out of memory for the receiver grid");
 	for (size_t i = 0; i < 8 * n; i++)
@@ -473,6 +490,7 @@ int cuda_grid_set(struct cuda_engine *e, const size_t *cell, const double *w,
 	e->ngp = n;
 	e->gwin = window;
 	e->gbase = e->step + 1;
+	e->ctl_fresh = 0;
 	return 0;
 }
 
@@ -482,6 +500,7 @@ int cuda_grid_take(struct cuda_engine *e, float *out, long rows, struct rs_error
 				      cudaMemcpyDeviceToHost)))
 		return rs_fail(err, RS_EDEVICE, "copying the receiver grid's samples");
 	e->gbase += rows;
+	e->ctl_fresh = 0;
 	return 0;
 }
 
@@ -489,6 +508,7 @@ int cuda_reserve(struct cuda_engine *e, size_t nsamples, struct rs_error *err)
 {
 	const size_t bytes = sizeof(double) * nsamples * (size_t)(e->nrec ? e->nrec : 1);
 
+	graph_drop(e);
 	cudaFree(e->rec);
 	e->rec = NULL;
 	free(e->h_rec);
@@ -506,6 +526,8 @@ int cuda_reset(struct cuda_engine *e, struct rs_error *err)
 	e->step = 0;
 	e->cur = 0;
 	e->gbase = 1;
+	e->ctl_fresh = 0;
+	graph_drop(e);
 	cudaFree(e->inj);
 	e->inj = NULL;
 	e->inj_steps = 0;
@@ -592,10 +614,124 @@ static int inject_record(struct cuda_engine *e, struct rs_error *err)
 	return 0;
 }
 
+/*
+ * The same as k_inject_record, the step read from ctl[0] instead of the launch, as a graph
+ * replays the launch as captured; the next step written back for the grid's kernel and the
+ * next launch (one block: its threads have read it before thread 0 writes).
+ */
+template <typename R>
+__global__ void k_inject_record_ctl(R *u, const long long *__restrict__ src, const double *inj,
+				    long long inj_steps, const long long *__restrict__ rcell,
+				    const double *__restrict__ rw, double *out, int nrec, size_t cap,
+				    long long *ctl)
+{
+	const long long step = ctl[0], sample = step + 1;
+
+	if (step < inj_steps && threadIdx.x < 8)
+		u[src[threadIdx.x]] += (R)inj[8 * step + threadIdx.x];
+	__syncthreads();
+	for (int r = threadIdx.x; (size_t)sample < cap && r < nrec; r += blockDim.x) {
+		double y = 0;
+
+		for (int c = 0; c < 8; c++)
+			y += rw[8 * r + c] * (double)u[rcell[8 * r + c]];
+		out[(size_t)r * cap + sample] = y;
+	}
+	__syncthreads();
+	if (threadIdx.x == 0)
+		ctl[0] = sample;
+}
+
+/* k_record_grid's graph form: the window's row from ctl (the sample, and the window base). */
+template <typename R>
+__global__ void k_record_grid_ctl(const R *__restrict__ u, const long long *__restrict__ cell,
+				  const double *__restrict__ w, float *out, size_t n, size_t win,
+				  const long long *ctl)
+{
+	const long long row = ctl[0] - ctl[1];
+
+	if (row < 0 || (size_t)row >= win)
+		return;	/* cannot happen: fdtd_advance keeps the window from overrunning */
+	out += (size_t)row * n;
+	for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < n;
+	     q += (size_t)gridDim.x * blockDim.x) {
+		double y = 0;
+
+		for (int c = 0; c < 8; c++)
+			y += w[8 * q + c] * (double)u[cell[8 * q + c]];
+		out[q] = (float)y;
+	}
+}
+
+template <typename R> static void record_ctl(struct cuda_engine *e)
+{
+	R *u = (R *)e->u[e->cur];
+
+	k_inject_record_ctl<R><<<1, 128>>>(u, e->src, e->inj, (long long)e->inj_steps, e->rcell,
+					   e->rw, e->rec, e->nrec, e->cap, e->ctl);
+	if (e->ngp)
+		k_record_grid_ctl<R><<<(unsigned)min((e->ngp + 255) / 256, (size_t)65535), 256>>>(
+			u, e->gcell, e->gw, e->gbuf, e->ngp, e->gwin, e->ctl);
+}
+
+#define GRAPH_STEPS 32	/* steps per graph launch: a whole cycle of cur, about 1 ms at most */
+
+/* engine.h: a copy to constant memory is not allowed while capturing, and a graph reads
+ * the constants as they are when it runs. */
+unsigned long long cuda_graph_serial;
+
+/* Capture GRAPH_STEPS steps of the per-step kernel from the current parity of cur; -1 when
+ * a launch cannot be captured (the run goes on step by step; nothing is reported). */
+static int graph_capture(struct cuda_engine *e)
+{
+	const int p = e->cur;
+	struct rs_error quiet = { 0 }, *err = &quiet;
+	cudaGraph_t g = NULL;
+	cudaGraphExec_t x = NULL;
+	int rc = 0;
+
+	if (!e->ctl && CK(cudaMalloc(&e->ctl, 2 * sizeof(long long))))
+		return -1;
+	if (CK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeRelaxed)))
+		return -1;
+	for (int i = 0; i < GRAPH_STEPS && !rc; i++) {
+		rc = cuda_kernels[e->kernel].launch(e, e->kernel, 1, err) || cuda_branch_step(e, err);
+		if (!rc)
+			e->precision == 4 ? record_ctl<float>(e) : record_ctl<double>(e);
+	}
+	if (cudaStreamEndCapture(cudaStreamPerThread, &g) != cudaSuccess || rc ||
+	    cudaGraphInstantiate(&x, g, 0) != cudaSuccess) {
+		snprintf(e->graph_why, sizeof(e->graph_why), "%s", quiet.msg[0] ? quiet.msg
+			 : cudaGetErrorString(cudaGetLastError()));
+		cudaGetLastError();	/* a failed capture is not the run's error */
+		if (g)
+			cudaGraphDestroy(g);
+		e->cur = p;
+		return -1;
+	}
+	cudaGraphDestroy(g);
+	e->cur = p;	/* an even number of levels: the captured launches ran none */
+	e->graph[p] = x;
+	return 0;
+}
+
+/* One step launched kernel by kernel (it brings the kernel files' constants to e's). */
+static int one_step(struct cuda_engine *e, struct rs_error *err)
+{
+	if (cuda_kernels[e->kernel].launch(e, e->kernel, 1, err) || cuda_branch_step(e, err) ||
+	    inject_record(e, err))
+		return err->code;
+	e->step++;
+	e->ctl_fresh = 0;
+	cuda_graph_serial = e->k.serial;
+	return 0;
+}
+
 int cuda_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop,
 		 struct rs_error *err)
 {
 	const long first = e->step + 1;
+	long i = 0;
 	int rc = 0;
 
 	if (e->kernel == KERNEL_AUTO)
@@ -603,16 +739,47 @@ int cuda_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop
 	if (e->kernel == KERNEL_DIAMOND && (rc = dt_advance(e, nsteps, stop, err)) &&
 	    rc != RS_EINTR)
 		return rc;
-	/* the kernel was checked when the engine was created */
-	for (long i = 0; i < nsteps && e->kernel != KERNEL_DIAMOND; i++) {
+#ifndef ROOMSIM_SYNC_CHECK	/* a debug build syncs after each launch: no capture there */
+	if (!e->graph_off && getenv("ROOMSIM_NO_GRAPHS") && *getenv("ROOMSIM_NO_GRAPHS"))
+		e->graph_off = 1;	/* to compare with the step loop */
+	/* Whole graphs first: no launch overhead per kernel. */
+	while (e->kernel != KERNEL_DIAMOND && !e->graph_off && nsteps - i >= GRAPH_STEPS) {
 		if (stop && *stop) {
 			rc = rs_fail(err, RS_EINTR, "interrupted");
 			break;
 		}
-		if (cuda_kernels[e->kernel].launch(e, e->kernel, 1, err) || cuda_branch_step(e, err) ||
-		    inject_record(e, err))
+		if (cuda_graph_serial != e->k.serial) {	/* another engine's constants are up */
+			if (one_step(e, err))
+				return err->code;
+			i++;
+			continue;
+		}
+		if (!e->graph[e->cur] && graph_capture(e)) {
+			e->graph_off = 1;	/* some launch cannot be captured: step by step */
+			break;
+		}
+		if (!e->ctl_fresh) {	/* after steps one by one, a reset or a take */
+			const long long ctl[2] = { e->step, e->gbase };
+
+			if (CK(cudaMemcpy(e->ctl, ctl, sizeof(ctl), cudaMemcpyHostToDevice)))
+				return RS_EDEVICE;
+			e->ctl_fresh = 1;
+		}
+		if (CK(cudaGraphLaunch((cudaGraphExec_t)e->graph[e->cur], cudaStreamPerThread)))
+			return RS_EDEVICE;
+		e->step += GRAPH_STEPS;
+		e->graph_steps += GRAPH_STEPS;
+		i += GRAPH_STEPS;
+	}
+#endif
+	/* the kernel was checked when the engine was created */
+	for (; !rc && i < nsteps && e->kernel != KERNEL_DIAMOND; i++) {
+		if (stop && *stop) {
+			rc = rs_fail(err, RS_EINTR, "interrupted");
+			break;
+		}
+		if (one_step(e, err))
 			return err->code;
-		e->step++;
 	}
 	/* Copy back the samples of this chunk: one synchronisation per call, none per step. */
 	for (int r = 0; r < e->nrec && (size_t)first < e->cap; r++) {
@@ -624,6 +791,12 @@ int cuda_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop
 			return RS_EDEVICE;
 	}
 	return rc ? rc : CK(cudaDeviceSynchronize()) ? RS_EDEVICE : 0;
+}
+
+long cuda_graph_steps(const struct cuda_engine *e, const char **why)
+{
+	*why = e->graph_why;
+	return e->graph_steps;
 }
 
 long cuda_steps(const struct cuda_engine *e)

@@ -123,6 +123,15 @@ struct cuda_engine {
 	int nrec;
 	double *rec;			/* device samples, nrec x cap */
 	double *h_rec;			/* host samples, nrec x cap */
+	/* the step loop as CUDA graphs of GRAPH_STEPS steps (engine.cu): one per parity of cur
+	 * at its start, captured on first use and dropped when what they read changes; ctl on
+	 * the device holds the step the next update makes and the grid's window base */
+	void *graph[2];			/* cudaGraphExec_t */
+	int graph_off;			/* 1: run step by step (capture failed or turned off) */
+	long long *ctl;			/* [0] step, [1] gbase */
+	int ctl_fresh;			/* 1: ctl holds step and gbase (graphs keep it so) */
+	long graph_steps;		/* steps run by graphs so far */
+	char graph_why[160];		/* why graph_off, when a capture failed */
 	long long *gcell;		/* the receiver grid: 8 cells per point */
 	double *gw;			/* and 8 weights */
 	float *gbuf;			/* its window of samples, [step][point] */
@@ -182,6 +191,11 @@ extern const struct cuda_kernel cuda_kernels[NKERNELS];
 	int family##_levels(const struct cuda_engine *e);
 KERNEL_TABLE(KERNEL_FAMILY_)
 #undef KERNEL_FAMILY_
+
+/* The engine whose constants every kernel file holds after its last step launched kernel
+ * by kernel, 0 when a file's constants changed since (engine.cu's step loop replays CUDA
+ * graphs only for that engine: a graph cannot copy constants). */
+extern unsigned long long cuda_graph_serial;
 
 /* RS_EDEVICE with call, file and line in err unless e is cudaSuccess. */
 int cuda_check(cudaError_t e, const char *call, const char *file, int line,

@@ -98,6 +98,9 @@ int cuda_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop
 		 struct rs_error *err);
 
 long cuda_steps(const struct cuda_engine *e);
+
+/* Steps run as CUDA graphs so far; why, when a capture failed and none will be, or "". */
+long cuda_graph_steps(const struct cuda_engine *e, const char **why);
 const double *cuda_receiver(const struct cuda_engine *e, int r);
 
 /* The newest level (older = 0) or the one before, as doubles over the whole grid. */

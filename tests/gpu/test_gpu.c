@@ -131,6 +131,14 @@ static void run(struct sim *s, struct fdtd_setup *setup, long steps, struct resu
 	for (long done = 0; done < steps; done += CHUNK)
 		if (fdtd_advance(f, steps - done < CHUNK ? steps - done : CHUNK, NULL))
 			fail_msg("advance: %s", fdtd_error(f));
+	if (setup->cuda && fdtd_kernel(f) != KERNEL_DIAMOND && steps >= 2 * CHUNK) {
+		const char *why;
+		const long g = fdtd_graph_steps(f, &why);
+
+		if (g < steps / 2)	/* the graphs ran most steps: this test covers them */
+			fail_msg("%s: %ld of %ld steps as CUDA graphs (%s)",
+				 kernel_names[fdtd_kernel(f)], g, steps, why);
+	}
 	for (int q = 0; q < 2; q++) {
 		out->rec[q] = malloc(((size_t)steps + 1) * sizeof(double));
 		assert_non_null(out->rec[q]);
