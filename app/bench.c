@@ -313,6 +313,7 @@ struct bench_opts {
 	const char *file;
 	double cells;		/* 0: the backend's default */
 	int steps, precision, threads;
+	int precision_given;	/* --precision was given: it overrides FILE's */
 	int backend;		/* enum room_backend */
 	int kernel;		/* -1: all */
 	double padding;		/* fraction of the room turned into padding (a stepped ceiling) */
@@ -418,6 +419,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 				return fprintf(stderr, "roomsim: --precision: valid: float32 | "
 					       "float64\n"), -1;
 			o->precision = strcmp(optarg, "float32") ? 8 : 4;
+			o->precision_given = 1;
 			break;
 		case 't':
 			if ((o->threads = atoi(optarg)) < 1)
@@ -634,6 +636,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (o.band_walls && !o.file)
 		band_walls(room);
+	if (o.file && o.precision_given)
+		room->precision = o.precision;
 	if (!o.file) {
 		room->block[0] = 32;
 		room->block[1] = 8;
