@@ -88,6 +88,9 @@ void app_progress_end(struct app_progress *p, long done);
 double app_cpu_rate(int precision, int threads, double cells, int steps, int runs,
 		    double *air_fraction);
 
+/* The same for room's scheme, precision and kind of walls (app_scheme_choose's candidates). */
+double app_cpu_rate_of(const struct room *room, int threads, double cells, int steps);
+
 /* The GPU engine's speed for room's run (app_gpu_rate). */
 struct app_gpu_rate {
 	double rate;		/* voxel updates per second; 0: no usable device */
@@ -106,6 +109,34 @@ struct app_gpu_rate {
  * rate 0 when no device is usable or this build has no CUDA engine.
  */
 void app_gpu_rate(const struct room *room, double cells, struct app_gpu_rate *out);
+
+/* A scheme scheme.stencil: auto weighs (app_scheme_choose). */
+struct app_candidate {
+	char name[64];		/* the stencil's */
+	enum room_stencil stencil;
+	int order, radius2, variant;
+	double courant, ppw, spacing;
+	double nodes;		/* the scheme's nodes (vox_nodes) */
+	long steps;
+	double memory;		/* bytes on the host, and on the device for the GPU */
+	double rate;		/* voxel updates per second, measured (app_gpu_rate, cached) */
+	char kernel[32];	/* on the GPU: the kernel timed */
+	double seconds;		/* of stepping, every source; HUGE_VAL where it cannot run */
+	char why[128];		/* why it cannot, or "" */
+};
+
+#define APP_MAX_CANDIDATES 12
+
+/*
+ * scheme.stencil: auto: every candidate scheme (the 7-point scheme, leggy order 4, compact
+ * R = 2, 3, 4 with fitted weights, interpolated IWB and IISO, and fcc in box rooms) at the
+ * spacing that meets room->dispersion at fmax, its nodes, steps and memory, and its rate on
+ * this machine (gpu: the CUDA engine's, else the CPU's with threads); the fastest that fits
+ * in memory is applied to room. Returns the chosen index (c[0..*n) filled), or -1 with err
+ * when none can run.
+ */
+int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candidate *c, int *n,
+		      struct rs_error *err);
 
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);

@@ -165,6 +165,38 @@ double app_cpu_rate(int precision, int threads, double cells, int steps, int run
 	return rate;
 }
 
+/* The synthetic box of about cells cells with room's scheme, precision and kind of walls (a
+ * hall's 8 octave bands when any of room's materials is given by band). */
+static struct room *synthetic_of(const struct room *room, double cells)
+{
+	struct room *r = synthetic(cells, room->precision);
+	int bands = 0;
+
+	if (!r)
+		return NULL;
+	r->stencil = room->stencil;
+	r->order = room->order;
+	r->radius2 = room->radius2;
+	memcpy(r->boxq, room->boxq, sizeof(r->boxq));
+	memcpy(r->weights, room->weights, sizeof(r->weights));
+	r->nweights = room->nweights;
+	r->variant = room->variant;
+	for (int m = 0; m < room->nmaterials; m++)
+		bands |= room->materials[m].nbands > 0 || room->materials[m].nbranches > 0;
+	if (bands)
+		band_walls(r);
+	return r;
+}
+
+double app_cpu_rate_of(const struct room *room, int threads, double cells, int steps)
+{
+	struct room *r = synthetic_of(room, cells);
+	double rate = r ? rate_of(r, threads, steps, 1, 0, NULL, NULL) : 0;
+
+	free(r);
+	return rate;
+}
+
 #define GPU_RATE_CELLS 1.2e8	/* the largest box app_gpu_rate times on */
 #define GPU_RATE_STEPS 20
 
@@ -220,22 +252,13 @@ void app_gpu_rate(const struct room *room, double cells, struct app_gpu_rate *ou
 			return;
 	}
 	{
-		struct room *r = synthetic(cells, room->precision);
+		struct room *r = synthetic_of(room, cells);
 		struct vox_grid *g;
 		struct wall_banks *banks = NULL;
 		struct fdtd *e = NULL;
 
 		if (!r)
 			return;
-		r->stencil = room->stencil;
-		r->order = room->order;
-		r->radius2 = room->radius2;
-		memcpy(r->boxq, room->boxq, sizeof(r->boxq));
-		memcpy(r->weights, room->weights, sizeof(r->weights));
-		r->nweights = room->nweights;
-		r->variant = room->variant;
-		if (bands)
-			band_walls(r);
 		if ((g = vox_build(r, NULL)) && !wall_banks_of(r, &banks)) {
 			struct fdtd_setup s = {
 				.grid = g, .stencil = &st, .precision = room->precision, .cuda = 1,

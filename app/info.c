@@ -208,7 +208,31 @@ int cmd_info(int argc, char **argv)
 		fprintf(stderr, "roomsim: %s\n", err.msg);
 		return app_exit_status(err.code);
 	}
-	rc = app_plan(room, &plan, &err);
+	rc = 0;
+	if (room->stencil_auto) {	/* every candidate, then the room with the one chosen */
+		struct app_candidate cand[APP_MAX_CANDIDATES];
+		char mem[32];
+		int n, k = app_scheme_choose(room, fdtd_cuda_available(NULL, 0), threads, cand, &n,
+					     &err);
+
+		printf("scheme     auto: the fastest scheme for %g worst-case phase error at %.1f Hz "
+		       "on this machine's %s\n", room->dispersion, room->fmax,
+		       fdtd_cuda_available(NULL, 0) ? "GPU" : "CPU");
+		for (int i = 0; i < n; i++) {
+			if (cand[i].seconds < HUGE_VAL)
+				printf("  %s %-34s ppw %5.2f  h %6.1f mm  %8.1f M nodes  %6ld steps  "
+				       "%10s  %7.1f Gvox/s  %9.1f s\n", i == k ? "->" : "  ",
+				       cand[i].name, cand[i].ppw, 1e3 * cand[i].spacing,
+				       cand[i].nodes / 1e6, cand[i].steps, app_bytes(cand[i].memory, mem),
+				       cand[i].rate / 1e9, cand[i].seconds);
+			else
+				printf("     %-34s %s\n", cand[i].name[0] ? cand[i].name : "-",
+				       cand[i].why);
+		}
+		rc = k < 0 ? err.code : 0;
+	}
+	if (!rc)
+		rc = app_plan(room, &plan, &err);
 	if (rc) {
 		fprintf(stderr, "roomsim: %s\n", err.msg);
 	} else {

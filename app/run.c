@@ -660,7 +660,22 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	if (!r->out)
 		r->out = room->out_dir;
 	r->backend = backend;
-	if (app_plan(room, &r->plan, err) || choose_backend(r, err))
+	if (choose_backend(r, err))
+		return err->code;
+	if (room->stencil_auto) {	/* the fastest scheme for the dispersion asked */
+		struct app_candidate c[APP_MAX_CANDIDATES];
+		int n, k = app_scheme_choose(room, r->backend == ROOM_BACKEND_CUDA, r->threads, c,
+					     &n, err);
+
+		if (k < 0)
+			return err->code;
+		if (!r->quiet)
+			fprintf(stderr, "roomsim: scheme auto: %s, %.2f points per wavelength for %g "
+				"at fmax: %.1f s of stepping predicted (%.1f Gvox/s), the least of "
+				"%d schemes (roomsim info lists them)\n", c[k].name, c[k].ppw,
+				room->dispersion, c[k].seconds, c[k].rate / 1e9, n);
+	}
+	if (app_plan(room, &r->plan, err))
 		return err->code;
 	{	/* the outputs must fit on the disk (all of them, the HDF5 files uncompressed) */
 		struct app_disk d;

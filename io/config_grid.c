@@ -31,6 +31,7 @@ static int dispersion_spacing(struct yp *p, yaml_node_t *g, yaml_node_t *n)
 	if (yp_num(p, n, "grid.dispersion", 0, 1, 0.5, 0, &tol) ||
 	    scheme_limit(p, n, "grid.dispersion", &limit))
 		return RS_EINPUT;
+	r->dispersion = tol;
 	if (limit <= 0 || r->courant > 1)
 		return yp_bad(p, n, "grid.dispersion", "the scheme is not stable at grid.courant %g, so "
 			      "it has no dispersion to meet (see roomsim scheme)", r->courant);
@@ -82,6 +83,7 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 		if (yp_num(p, n, "grid.courant", 0, 1, 100, 0, &r->courant))
 			return RS_EINPUT;
 		r->courant_at = yp_mark(n);
+		r->courant_given = 1;
 	} else if (r->stencil == ROOM_STENCIL_INTERPOLATED || r->stencil == ROOM_STENCIL_FCC) {
 		double limit = 0;
 
@@ -90,6 +92,25 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 			return RS_EINPUT;
 		if (limit > 0)
 			r->courant = fmin(1, stencil.courant / limit);
+	}
+	if (r->stencil_auto) {	/* the tolerance every candidate meets; the 7-point grid for now */
+		if (!f)
+			return yp_bad(p, h, "grid.spacing", "scheme.stencil: auto chooses the spacing "
+				      "for each scheme from grid.fmax and grid.dispersion (give fmax "
+				      "instead of spacing)");
+		if (yp_get(p, g, "ppw"))
+			return yp_bad(p, yp_get(p, g, "ppw"), "grid.ppw", "scheme.stencil: auto meets "
+				      "grid.dispersion (default 0.01), not a ppw (remove ppw)");
+		if (!(n = yp_get(p, g, "dispersion"))) {
+			double limit = 0;
+
+			r->dispersion = AUTO_DISPERSION;
+			if (scheme_limit(p, g, "grid", &limit))
+				return RS_EINPUT;
+			r->ppw = stn_ppw_for(&stencil, r->courant * limit, r->dispersion);
+			r->spacing = r->c / (r->fmax * r->ppw);
+			return 0;
+		}
 	}
 	return (n = yp_get(p, g, "dispersion")) ? dispersion_spacing(p, g, n) : 0;
 }
@@ -211,7 +232,7 @@ int cfg_parse_scheme(struct yp *p, yaml_node_t *root)
 					    "variant", "precision", "kernel", "block", "dts", "nt",
 					    NULL };
 	static const char *const stencils[] = { "leggy", "compact", "box", "interpolated", "fcc",
-						NULL };
+						"auto", NULL };
 	static const char *const precisions[] = { "float32", "float64", NULL };
 	struct room *r = p->room;
 	yaml_node_t *s = yp_get(p, root, "scheme"), *n;
@@ -232,6 +253,22 @@ int cfg_parse_scheme(struct yp *p, yaml_node_t *root)
 	if ((n = yp_get(p, s, "stencil"))) {
 		if (yp_choice(p, n, "scheme.stencil", stencils, &idx))
 			return RS_EINPUT;
+		if (idx == ROOM_NSTENCILS) {	/* auto: the 7-point scheme until chosen */
+			static const char *const params[] = { "order", "radius2", "q", "weights",
+							      "variant", "dts", "nt" };
+
+			for (int i = 0; i < 7; i++)
+				if (yp_get(p, s, params[i])) {
+					char k[32];
+
+					snprintf(k, sizeof(k), "scheme.%s", params[i]);
+					return yp_bad(p, yp_get(p, s, params[i]), k, "scheme.stencil: auto "
+						      "chooses the stencil and its parameters (give a "
+						      "stencil to set them)");
+				}
+			r->stencil_auto = 1;
+			idx = ROOM_STENCIL_LEGGY;
+		}
 		r->stencil = (enum room_stencil)idx;
 	}
 	if (parse_stencil_params(p, s, r))

@@ -31,6 +31,7 @@
 #define DEFAULT_PPW 10.5
 #define DEFAULT_COURANT 1.0
 #define DEFAULT_WAV_RATE 48000
+#define AUTO_DISPERSION 0.01	/* scheme.stencil: auto without grid.dispersion: 1 % */
 #define DEFAULT_HIGHPASS 10.0	/* Hz: below every room's first mode, above DC drift */
 
 /* Limits of what we accept, each with its reason. */

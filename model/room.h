@@ -42,7 +42,7 @@ enum room_wavfmt { ROOM_WAV_FLOAT32, ROOM_WAV_PCM24, ROOM_WAV_PCM16 };
 enum room_backend { ROOM_BACKEND_AUTO, ROOM_BACKEND_CPU, ROOM_BACKEND_CUDA };
 
 enum room_stencil { ROOM_STENCIL_LEGGY, ROOM_STENCIL_COMPACT, ROOM_STENCIL_BOX,
-		   ROOM_STENCIL_INTERPOLATED, ROOM_STENCIL_FCC };
+		   ROOM_STENCIL_INTERPOLATED, ROOM_STENCIL_FCC, ROOM_NSTENCILS };
 
 #define ROOM_MAX_WEIGHTS 64	/* shell weights of a compact or box stencil */
 #define ROOM_MAX_DTS 4		/* diamond tile sizes the kernel is built for (docs/kernels.md) */
@@ -191,6 +191,11 @@ struct room {
 	struct room_mark grid_at;	/* of the key that set the spacing */
 
 	enum room_stencil stencil;	/* docs/stencils.md */
+	int stencil_auto;	/* scheme.stencil: auto: app_scheme_choose() picks the stencil,
+				 * its spacing and Courant number for `dispersion` (until then
+				 * the 7-point scheme's are set) */
+	double dispersion;	/* grid.dispersion, the tolerance met; 0 when not given */
+	int courant_given;	/* grid.courant was given */
 	int order;		/* leggy: 2M, 2..16 (2 = the 7-point scheme) */
 	int radius2;		/* compact: R, |q|^2 <= R */
 	int boxq[3];		/* box: shells up to (q1, q2, q3) */

@@ -454,6 +454,28 @@ static void render_command(void **state)
 	assert_int_equal(sh("%s render --help | grep -q 'symmetric\\|blue'", roomsim), 0);
 }
 
+/* scheme.stencil: auto: info weighs every candidate and marks one, fcc only in a box; run
+ * takes it and rirs.h5 names it. */
+static void scheme_auto(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("sed -e 's/^grid: .*/grid: {fmax: 500, dispersion: 0.02}\\nscheme: "
+			    "{stencil: auto}/' -e '/snapshots/d' tests/small.yaml > %s/auto.yaml && "
+			    "%s info %s/auto.yaml > %s/auto.txt && [ $(grep -c ' Gvox/s ' %s/auto.txt) "
+			    "= 8 ] && [ $(grep -c '^  -> ' %s/auto.txt) = 1 ]", dir, roomsim, dir, dir,
+			    dir, dir), 0);
+	assert_int_equal(sh("chosen=$(sed -n 's/^  -> \\(.*)\\) *ppw.*/\\1/p' %s/auto.txt) && "
+			    "%s run %s/auto.yaml --out %s/auto 2> %s/auto.err && "
+			    "grep -q \"scheme auto: $chosen\" %s/auto.err && "
+			    "h5dump -a /scheme %s/auto/rirs.h5 | grep -qF \"$chosen\"", dir, roomsim, dir,
+			    dir, dir, dir, dir), 0);
+	/* a room of shapes: no fcc */
+	assert_int_equal(sh("sed -e 's/^geometry: .*/geometry: {box: [2.0, 1.6, 1.2], shapes: "
+			    "[{remove: box, min: [0, 0, 0], max: [0.3, 0.3, 1.2]}]}/' %s/auto.yaml > "
+			    "%s/auto2.yaml && %s info %s/auto2.yaml | grep -q 'fcc runs box rooms only'",
+			    dir, dir, roomsim, dir), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -477,6 +499,7 @@ int main(void)
 		cmocka_unit_test(analyze_command),
 		cmocka_unit_test(grids_end_to_end),
 		cmocka_unit_test(render_command),
+		cmocka_unit_test(scheme_auto),
 		cmocka_unit_test(scheme_command),
 		cmocka_unit_test(fcc_room_runs),
 		cmocka_unit_test(voxelize_rooms),
