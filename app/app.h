@@ -98,6 +98,7 @@ struct app_gpu_rate {
 	char kernel[32];	/* the kernel it ran: room's, or the one auto chose */
 	double cells;		/* of the box it was measured on */
 	int cached;		/* 1: read from the cache (app_gpu_rate's file), not measured now */
+	char why[160];		/* rate 0 with a device: why the engine could not be made */
 };
 
 /*

@@ -181,6 +181,7 @@ static struct room *synthetic_of(const struct room *room, double cells)
 	memcpy(r->weights, room->weights, sizeof(r->weights));
 	r->nweights = room->nweights;
 	r->variant = room->variant;
+	r->courant = room->courant;
 	for (int m = 0; m < room->nmaterials; m++)
 		bands |= room->materials[m].nbands > 0 || room->materials[m].nbranches > 0;
 	if (bands)
@@ -191,7 +192,8 @@ static struct room *synthetic_of(const struct room *room, double cells)
 double app_cpu_rate_of(const struct room *room, int threads, double cells, int steps)
 {
 	struct room *r = synthetic_of(room, cells);
-	double rate = r ? rate_of(r, threads, steps, 1, 0, NULL, NULL) : 0;
+	/* a carved room's box is carved too: larger stencils then fall back near its walls */
+	double rate = r ? rate_of(r, threads, steps, 1, room->shaped ? 0.2 : 0, NULL, NULL) : 0;
 
 	free(r);
 	return rate;
@@ -229,10 +231,12 @@ void app_gpu_rate(const struct room *room, double cells, struct app_gpu_rate *ou
 	if (stn_from_config(room, &st))
 		return;
 	cells = fmin(cells, GPU_RATE_CELLS);
-	/* what decides the rate: the device, scheme, precision, kernel, walls, grids, size */
-	snprintf(key, sizeof(key), "%s|%s|%s|%s|%s|%s|%.2g", out->device, st.name,
+	/* what decides the rate: the device, scheme, precision, kernel, walls, grids, carving,
+	 * size */
+	snprintf(key, sizeof(key), "%s|%s|%s|%s|%s|%s|%s|%.2g", out->device, st.name,
 		 room->precision == 4 ? "float32" : "float64", kernel_names[room->kernel],
-		 bands ? "band walls" : "scalar walls", room->ngrids ? "grids" : "no grids", cells);
+		 bands ? "band walls" : "scalar walls", room->ngrids ? "grids" : "no grids",
+		 room->shaped ? "carved" : "box", cells);
 	if (!cache_path(path, sizeof(path), 0) && (f = fopen(path, "r"))) {
 		while (fgets(line, sizeof(line), f)) {
 			char *bar = strrchr(line, '|'), *k2;
@@ -259,17 +263,28 @@ void app_gpu_rate(const struct room *room, double cells, struct app_gpu_rate *ou
 
 		if (!r)
 			return;
-		if ((g = vox_build(r, NULL)) && !wall_banks_of(r, &banks)) {
+		/* a carved room: so is the box, so that the kernels that can run it are timed */
+		if ((g = vox_build(r, NULL)) && room->shaped && pad_room(g, r, 0.2)) {
+			vox_free(g);
+			g = NULL;
+		}
+		if (!g)
+			snprintf(out->why, sizeof(out->why), "its timing box cannot be built");
+		if (g && !wall_banks_of(r, &banks)) {
+			struct rs_error e2 = { 0 };
 			struct fdtd_setup s = {
 				.grid = g, .stencil = &st, .precision = room->precision, .cuda = 1,
-				.lambda = stn_courant_limit(&st), .kernel = (enum kernel_id)room->kernel,
+				.lambda = room->courant * stn_courant_limit(&st),
+				.kernel = (enum kernel_id)room->kernel,
 				.block = { room->block[0], room->block[1] }, .dts = room->dts,
 				.nt = room->nt, .banks = banks->bank, .nbanks = r->nmaterials,
 				.grid_receivers = room->ngrids > 0,
 			};
 
 			s.dt = s.lambda * r->spacing / r->c;
-			if ((e = fdtd_create(&s, NULL))) {
+			if (!(e = fdtd_create(&s, &e2))) {
+				snprintf(out->why, sizeof(out->why), "%.150s", e2.msg);
+			} else {
 				const long batch = fdtd_batch(e);
 				const int steps = (int)((GPU_RATE_STEPS + batch - 1) / batch * batch);
 

@@ -3,7 +3,8 @@
  * room's dispersion tolerance at fmax in the least time on this machine. Each candidate's
  * spacing follows from its worst-case phase error (docs/stencils.md), its nodes, steps and
  * memory from app_plan(), and its time from a rate measured on a box of its size
- * (app_gpu_rate, cached per device; app_cpu_rate_of).
+ * (app_gpu_rate, cached per device; app_cpu_rate_of). In a room that is not a box a larger
+ * stencil runs at a Courant number of at most 1/sqrt(3) (its fallback cells', fdtd.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #endif
 
 #define CPU_RATE_CELLS 2e6	/* the CPU's timing box, as roomsim info's calibration */
+#define CPU_RATE_MIN 2e5
 #define CPU_RATE_STEPS 4
 
 static const struct {
@@ -59,6 +61,13 @@ static int candidate(const struct room *room, int k, struct room *r, struct app_
 	if (!room->courant_given)
 		r->courant = r->stencil == ROOM_STENCIL_INTERPOLATED || r->stencil == ROOM_STENCIL_FCC
 				     ? fmin(1, st.courant / limit) : 1;
+	/* a carved room's fallback cells take the 7-point update: stable to 1/sqrt(3) only */
+	if (room->shaped && r->stencil != ROOM_STENCIL_FCC && r->courant * limit > 1 / sqrt(3.0)) {
+		if (room->courant_given)
+			return snprintf(c->why, sizeof(c->why), "grid.courant %g is past 1/sqrt(3) "
+					"in a room that is not a box", r->courant), -1;
+		r->courant = 1 / sqrt(3.0) / limit;
+	}
 	r->ppw = stn_ppw_for(&st, r->courant * limit, room->dispersion);
 	if (!isfinite(r->ppw))
 		return snprintf(c->why, sizeof(c->why), "cannot reach %g", room->dispersion), -1;
@@ -124,11 +133,16 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 			}
 			app_gpu_rate(&r, x->nodes, &g);
 			x->rate = g.rate;
+			if (!(g.rate > 0) && g.why[0]) {
+				snprintf(x->why, sizeof(x->why), "%.120s", g.why);
+				continue;
+			}
 			snprintf(x->kernel, sizeof(x->kernel), "%s", g.kernel);
 		}
 #endif
 		if (!gpu)
-			x->rate = app_cpu_rate_of(&r, threads, fmin(x->nodes, CPU_RATE_CELLS),
+			x->rate = app_cpu_rate_of(&r, threads,	/* not so few that threads idle */
+						  fmin(fmax(x->nodes, CPU_RATE_MIN), CPU_RATE_CELLS),
 						  CPU_RATE_STEPS);
 		if (!(x->rate > 0)) {
 			snprintf(x->why, sizeof(x->why), "no engine here runs it");
