@@ -681,7 +681,8 @@ template <typename R> static void record_ctl(struct cuda_engine *e)
 unsigned long long cuda_graph_serial;
 
 /* Capture GRAPH_STEPS steps of the per-step kernel from the current parity of cur; -1 when
- * a launch cannot be captured (the run goes on step by step; nothing is reported). */
+ * a launch cannot be captured (the run goes on step by step; graph_why says why, and run
+ * reports it). */
 static int graph_capture(struct cuda_engine *e)
 {
 	const int p = e->cur;
