@@ -25,9 +25,13 @@
 #include "../solver/fdtd.h"
 #include "../solver/signal.h"
 
-/* Steps per progress update at most, so Ctrl-C and progress stay responsive (rounded up to
- * a multiple of the engine's batch, fdtd_batch()). */
+/* Steps per call of the engine: 64, or in a small room as many as about CHUNK_NODES node
+ * updates (a few milliseconds on a GPU), at most 1024, so that the call's synchronisation
+ * and copies do not idle the device while Ctrl-C and progress stay responsive; rounded up
+ * to a multiple of the engine's batch, fdtd_batch(). */
 #define CHUNK_STEPS 64
+#define CHUNK_MAX 1024
+#define CHUNK_NODES 2e9
 
 static volatile sig_atomic_t stop_requested;
 
@@ -528,7 +532,9 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			goto out;
 	}
 	batch = fdtd_batch(r->engine);
-	chunk = (CHUNK_STEPS + batch - 1) / batch * batch;	/* whole towers of diamond */
+	chunk = (long)fmin(CHUNK_MAX, fmax(CHUNK_STEPS, CHUNK_NODES /
+					   (double)vox_nodes(&r->plan.grid))) / CHUNK_STEPS * CHUNK_STEPS;
+	chunk = (chunk + batch - 1) / batch * batch;	/* whole towers of diamond */
 	app_progress_begin(&prog, src->name, steps, (double)vox_nodes(&r->plan.grid), r->quiet);
 	while (fdtd_steps(r->engine) < steps) {
 		long done = fdtd_steps(r->engine), n = steps - done;
