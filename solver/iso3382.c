@@ -131,8 +131,10 @@ double iso_decay(const double *edc, size_t n, double fs, double hi, double lo, d
 /*
  * The energy past the end of e (h^2 from onset, n values): the envelope's level in 10 ms
  * windows, its straight line over the last 20 dB it falls (at least the last third of the
- * response), continued past the end. 0 when it does not fall.
+ * response), continued past the end. 0 when the line falls less than TAIL_MIN_FALL dB over
+ * its span.
  */
+#define TAIL_MIN_FALL 10.0
 static double tail_energy(const double *e, size_t n, double fs)
 {
 	const size_t w = (size_t)fmax(1, round(0.01 * fs)), nw = n / w;
@@ -168,7 +170,9 @@ static double tail_energy(const double *e, size_t n, double fs)
 	slope = (m * sxy - sx * sy) / (m * sxx - sx * sx);	/* dB/s */
 	at = (sy - slope * sx) / m + slope * (double)n / fs;	/* the line at the end */
 	free(lv);
-	if (!(slope < 0))
+	/* a line that falls less than TAIL_MIN_FALL over its span gives no rate to continue
+	 * (a band whose last third does not decay: a mode, or the end of a truncated response) */
+	if (!(slope < 0) || -slope * (double)(m * w) / fs < TAIL_MIN_FALL)
 		return 0;
 	/* the integral of 10^((at + slope t) / 10) per sample from the end on */
 	return pow(10, at / 10) * fs / (-slope * log(10) / 10);
