@@ -27,18 +27,11 @@ static herr_t put_points(hid_t loc, const struct grid_desc *g)
 {
 	const struct grid_points *p = g->pts;
 	const hsize_t d3[2] = { p->n, 3 }, d2[2] = { p->n, 2 };
-	hid_t s3 = H5Screate_simple(2, d3, NULL), s2 = H5Screate_simple(2, d2, NULL), d;
+	hid_t s2 = H5Screate_simple(2, d2, NULL), d;
 	const char axes[3] = { (char)('x' + p->axes[0]), (char)('x' + p->axes[1]), 0 };
 	const double dims[2] = { p->dims[0], p->dims[1] };
 	const double extent[4] = { p->lo[0], p->hi[0], p->lo[1], p->hi[1] };
-	herr_t rc = -1;
-
-	d = H5Dcreate2(loc, "positions", H5T_NATIVE_DOUBLE, s3, H5P_DEFAULT, H5P_DEFAULT,
-		       H5P_DEFAULT);
-	if (d >= 0) {
-		rc = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, p->pos);
-		H5Dclose(d);
-	}
+	herr_t rc = h5_put_doubles(loc, "positions", 2, d3, NULL, p->pos[0]);
 	d = H5Dcreate2(loc, "lattice", H5T_NATIVE_INT, s2, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	if (d >= 0) {
 		rc |= H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, p->ij);
@@ -53,7 +46,6 @@ static herr_t put_points(hid_t loc, const struct grid_desc *g)
 	rc |= h5a_doubles(loc, "extent", extent, 4);
 	rc |= h5a_double(loc, "spacing", p->spacing);
 	rc |= h5a_long(loc, "wavs", g->wavs);
-	H5Sclose(s3);
 	H5Sclose(s2);
 	return rc;
 }
@@ -438,38 +430,22 @@ int gridf_write_maps(const char *path, const struct grid_map *m, int n, struct r
 		}
 		{
 			const hsize_t nb = (hsize_t)m[i].nbands, d2[2] = { nb, np };
-			hid_t sp = H5Screate_simple(1, &nb, NULL), d;
 
-			d = H5Dcreate2(sg, "band_centres", H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT,
-				       H5P_DEFAULT, H5P_DEFAULT);
-			rc |= d < 0 ? -1 : H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
-						    H5P_DEFAULT, m[i].fm);
-			if (d >= 0)
-				H5Dclose(d);
-			H5Sclose(sp);
-			sp = H5Screate_simple(2, d2, NULL);
+			rc |= h5_put_doubles(sg, "band_centres", 1, &nb, NULL, m[i].fm);
 			for (int k = 0; k < m[i].nparams && rc >= 0; k++) {
-				d = H5Dcreate2(sg, m[i].param[k], H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT,
-					       H5P_DEFAULT, H5P_DEFAULT);
-				rc |= d < 0 ? -1 : H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
-							    H5P_DEFAULT, m[i].v + (size_t)k * nb * np);
-				if (d >= 0) {
-					rc |= h5a_string(d, "unit", m[i].unit[k]);
-					H5Dclose(d);
+				hid_t d;
+
+				rc |= h5_put_doubles(sg, m[i].param[k], 2, d2, NULL,
+						     m[i].v + (size_t)k * nb * np);
+				if ((d = H5Dopen2(sg, m[i].param[k], H5P_DEFAULT)) < 0) {
+					rc = -1;
+					break;
 				}
+				rc |= h5a_string(d, "unit", m[i].unit[k]);
+				H5Dclose(d);
 			}
-			H5Sclose(sp);
 		}
 		H5Gclose(sg);
 	}
-	if (H5Fclose(f) < 0 || rc < 0) {
-		remove(tmp);
-		return rs_fail(err, RS_EIO, "%s: writing the HDF5 file failed", tmp);
-	}
-	if (rename(tmp, path)) {
-		remove(tmp);
-		return rs_fail(err, RS_EIO, "%s: cannot rename into place: %s", path,
-			       strerror(errno));
-	}
-	return 0;
+	return h5_finish(f, rc, tmp, path, err);
 }

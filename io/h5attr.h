@@ -1,9 +1,14 @@
-/* h5attr.h - attribute helpers shared by io/rirs.c and io/snapshot.c (internal to io/). */
+/* h5attr.h - HDF5 helpers shared by io/rirs.c, io/gridfile.c and io/snapshot.c (internal to
+ * io/): attributes, datasets of doubles, and a file finished into place. */
 #ifndef IO_H5ATTR_H
 #define IO_H5ATTR_H
 
+#include <errno.h>
 #include <hdf5.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "../common/rs_error.h"
 
 /* Attribute name = n doubles on obj; returns a negative value on failure. */
 static inline herr_t h5a_doubles(hid_t obj, const char *name, const double *v, hsize_t n)
@@ -86,6 +91,46 @@ static inline hid_t h5a_fapl(void)
 
 	H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
 	return fapl;
+}
+
+/* Dataset name of doubles with the given dims under loc, chunked and compressed when chunk
+ * is not NULL; a negative value on failure. */
+static inline herr_t h5_put_doubles(hid_t file, const char *name, int rank, const hsize_t *dims,
+					    const hsize_t *chunk, const double *v)
+{
+	hid_t sp = H5Screate_simple(rank, dims, NULL), pl = H5Pcreate(H5P_DATASET_CREATE), d;
+	herr_t rc = -1;
+
+	if (chunk) {
+		H5Pset_chunk(pl, rank, chunk);
+		H5Pset_shuffle(pl);
+		H5Pset_deflate(pl, 4);
+	}
+	d = H5Dcreate2(file, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+	if (d >= 0) {
+		rc = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+		H5Dclose(d);
+	}
+	H5Pclose(pl);
+	H5Sclose(sp);
+	return rc;
+}
+
+/* Close f, written as tmp with rc the writes' result, and rename it onto path; tmp is removed
+ * on failure. 0, or RS_EIO naming the file. */
+static inline int h5_finish(hid_t f, herr_t rc, const char *tmp, const char *path,
+			    struct rs_error *err)
+{
+	if (H5Fclose(f) < 0 || rc < 0) {
+		remove(tmp);
+		return rs_fail(err, RS_EIO, "%s: writing the HDF5 file failed", tmp);
+	}
+	if (rename(tmp, path)) {
+		remove(tmp);
+		return rs_fail(err, RS_EIO, "%s: cannot rename into place: %s", path,
+			       strerror(errno));
+	}
+	return 0;
 }
 
 #endif

@@ -1,7 +1,6 @@
 /* rirs.c - write rirs.h5 with HDF5, and read it back. */
 #include "rirs.h"
 
-#include <errno.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,28 +12,6 @@
 #ifndef ROOMSIM_VERSION
 #define ROOMSIM_VERSION "unknown"
 #endif
-
-/* A chunked, compressed dataset of doubles with the given dims. */
-static herr_t put(hid_t file, const char *name, int rank, const hsize_t *dims,
-		  const hsize_t *chunk, const double *v)
-{
-	hid_t sp = H5Screate_simple(rank, dims, NULL), pl = H5Pcreate(H5P_DATASET_CREATE), d;
-	herr_t rc = -1;
-
-	if (chunk) {
-		H5Pset_chunk(pl, rank, chunk);
-		H5Pset_shuffle(pl);
-		H5Pset_deflate(pl, 4);
-	}
-	d = H5Dcreate2(file, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
-	if (d >= 0) {
-		rc = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
-		H5Dclose(d);
-	}
-	H5Pclose(pl);
-	H5Sclose(sp);
-	return rc;
-}
 
 static herr_t put_meta(hid_t f, const struct rirs_run *run)
 {
@@ -90,10 +67,10 @@ static herr_t put_points(hid_t f, const struct rirs_run *run)
 	d2[1] = 3;
 	d2[0] = (hsize_t)ns;
 	rc = h5_names(f, "source_names", names, (hsize_t)ns);
-	rc |= put(f, "source_positions", 2, d2, NULL, pos);
+	rc |= h5_put_doubles(f, "source_positions", 2, d2, NULL, pos);
 	d2[0] = (hsize_t)nr;
 	rc |= h5_names(f, "receiver_names", names + ns, (hsize_t)nr);
-	rc |= put(f, "receiver_positions", 2, d2, NULL, pos + 3 * ns);
+	rc |= h5_put_doubles(f, "receiver_positions", 2, d2, NULL, pos + 3 * ns);
 	for (int i = 0; i < nm; i++) {
 		names[ns + nr + i] = r->materials[i].name;
 		pos[3 * (ns + nr) + i] = r->materials[i].beta;
@@ -101,8 +78,8 @@ static herr_t put_points(hid_t f, const struct rirs_run *run)
 	}
 	rc |= h5_names(f, "material_names", names + ns + nr, (hsize_t)nm);
 	d2[0] = (hsize_t)nm;
-	rc |= put(f, "material_admittance", 1, d2, NULL, pos + 3 * (ns + nr));
-	rc |= put(f, "material_absorption", 1, d2, NULL, pos + 3 * (ns + nr) + nm);
+	rc |= h5_put_doubles(f, "material_admittance", 1, d2, NULL, pos + 3 * (ns + nr));
+	rc |= h5_put_doubles(f, "material_absorption", 1, d2, NULL, pos + 3 * (ns + nr) + nm);
 	if (r->geo.has_box) {	/* the box's faces; a mesh's parts are in the voxel file */
 		for (int i = 0; i < ROOM_NFACES; i++)
 			names[ns + nr + nm + i] = r->materials[r->face_material[i]].name;
@@ -139,13 +116,13 @@ int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *er
 		return rs_fail(err, RS_EIO, "%s: cannot create the HDF5 file", tmp);
 	}
 	rc = put_meta(f, run);
-	rc |= put(f, "rir", 3, dims, chunk, run->signals);
+	rc |= h5_put_doubles(f, "rir", 3, dims, chunk, run->signals);
 	if (run->air)
-		rc |= put(f, "rir_air", 3, dims, chunk, run->air);
+		rc |= h5_put_doubles(f, "rir_air", 3, dims, chunk, run->air);
 	if (run->source) {
 		const hsize_t d2[2] = { dims[0], dims[2] }, c2[2] = { 1, chunk[2] };
 
-		rc |= put(f, "source_signal", 2, d2, c2, run->source);
+		rc |= h5_put_doubles(f, "source_signal", 2, d2, c2, run->source);
 	}
 	if (run->volume > 0 && run->area && run->band_alpha) {
 		const hsize_t nm = (hsize_t)r->nmaterials, d2[2] = { nm, RIRS_BANDS };
@@ -155,11 +132,11 @@ int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *er
 		for (int k = 0; k < RIRS_BANDS; k++)
 			fm[k] = 1000 * pow(10, 0.1 * (k - 13));
 		rc |= h5a_double(f, "air_volume", run->volume);
-		rc |= put(f, "material_area", 1, &nm, NULL, run->area);
-		rc |= put(f, "absorption_bands", 1, &nb, NULL, fm);
-		rc |= put(f, "material_band_absorption", 2, d2, NULL, run->band_alpha);
+		rc |= h5_put_doubles(f, "material_area", 1, &nm, NULL, run->area);
+		rc |= h5_put_doubles(f, "absorption_bands", 1, &nb, NULL, fm);
+		rc |= h5_put_doubles(f, "material_band_absorption", 2, d2, NULL, run->band_alpha);
 	}
-	rc |= put(f, "completed_steps", 1, &ns, NULL, done);
+	rc |= h5_put_doubles(f, "completed_steps", 1, &ns, NULL, done);
 	rc |= put_points(f, run);
 	if (run->ngrids) {
 		const char *src[ROOM_MAX_POINTS];
@@ -171,16 +148,7 @@ int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *er
 		rc |= gridf_describe(f, run->grids, run->ngrids, src, n);
 	}
 	free(done);
-	if (H5Fclose(f) < 0 || rc < 0) {
-		remove(tmp);
-		return rs_fail(err, RS_EIO, "%s: writing the HDF5 file failed", tmp);
-	}
-	if (rename(tmp, path)) {
-		remove(tmp);
-		return rs_fail(err, RS_EIO, "%s: cannot rename into place: %s", path,
-			       strerror(errno));
-	}
-	return 0;
+	return h5_finish(f, rc, tmp, path, err);
 }
 
 /* ---- reading ------------------------------------------------------------------------- */

@@ -540,6 +540,19 @@ int cuda_reset(struct cuda_engine *e, struct rs_error *err)
 	       cuda_branch_reset(e, err) || CK(cudaDeviceSynchronize()) ? RS_EDEVICE : 0;
 }
 
+/* Point r's sample: the sum over its eight cells of weight times value, in that order (the
+ * CPU engine's record()), as receivers and grid points alike read it. */
+template <typename R>
+__device__ __forceinline__ double point_value(const R *u, const long long *cell, const double *w,
+					      size_t r)
+{
+	double y = 0;
+
+	for (int c = 0; c < 8; c++)
+		y += w[8 * r + c] * (double)u[cell[8 * r + c]];
+	return y;
+}
+
 /* After the update of a step: add the source's values, then record every receiver. */
 template <typename R>
 __global__ void k_inject_record(R *u, const long long *__restrict__ src, const double *inj,
@@ -550,11 +563,7 @@ __global__ void k_inject_record(R *u, const long long *__restrict__ src, const d
 		u[src[threadIdx.x]] += (R)inj[threadIdx.x];
 	__syncthreads();
 	for (int r = threadIdx.x; r < nrec; r += blockDim.x) {
-		double y = 0;
-
-		for (int c = 0; c < 8; c++)
-			y += rw[8 * r + c] * (double)u[rcell[8 * r + c]];
-		out[(size_t)r * cap + sample] = y;
+		out[(size_t)r * cap + sample] = point_value(u, rcell, rw, (size_t)r);
 	}
 }
 
@@ -566,11 +575,7 @@ __global__ void k_record_grid(const R *__restrict__ u, const long long *__restri
 {
 	for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < n;
 	     q += (size_t)gridDim.x * blockDim.x) {
-		double y = 0;
-
-		for (int c = 0; c < 8; c++)
-			y += w[8 * q + c] * (double)u[cell[8 * q + c]];
-		out[q] = (float)y;
+		out[q] = (float)point_value(u, cell, w, q);
 	}
 }
 
@@ -631,11 +636,7 @@ __global__ void k_inject_record_ctl(R *u, const long long *__restrict__ src, con
 		u[src[threadIdx.x]] += (R)inj[8 * step + threadIdx.x];
 	__syncthreads();
 	for (int r = threadIdx.x; (size_t)sample < cap && r < nrec; r += blockDim.x) {
-		double y = 0;
-
-		for (int c = 0; c < 8; c++)
-			y += rw[8 * r + c] * (double)u[rcell[8 * r + c]];
-		out[(size_t)r * cap + sample] = y;
+		out[(size_t)r * cap + sample] = point_value(u, rcell, rw, (size_t)r);
 	}
 	__syncthreads();
 	if (threadIdx.x == 0)
@@ -655,11 +656,7 @@ __global__ void k_record_grid_ctl(const R *__restrict__ u, const long long *__re
 	out += (size_t)row * n;
 	for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < n;
 	     q += (size_t)gridDim.x * blockDim.x) {
-		double y = 0;
-
-		for (int c = 0; c < 8; c++)
-			y += w[8 * q + c] * (double)u[cell[8 * q + c]];
-		out[q] = (float)y;
+		out[q] = (float)point_value(u, cell, w, q);
 	}
 }
 
