@@ -24,7 +24,8 @@
 static const char usage_bench[] =
 	"usage: roomsim bench [FILE.yaml] [--backend cpu|cuda|auto] [--kernel NAME|all]\n"
 	"                     [--cells N] [--steps N] [--precision float32|float64] [--threads N]\n"
-	"                     [--padding F] [--block XxY] [--dts LIST] [--nt LIST] [--band-walls]\n"
+	"                     [--padding F] [--block XxY] [--dts LIST] [--nt LIST] [--split LIST]\n"
+	"                     [--band-walls]\n"
 	"\n"
 	"Measure the streaming bandwidth (copy and add: read 2, write 1) of the CPU or GPU,\n"
 	"then the engine's voxel updates per second: all grid cells x steps / time of the step\n"
@@ -35,9 +36,10 @@ static const char usage_bench[] =
 	"lowers the ceiling over most of the box so that a fraction F of it is padding.\n"
 	"--band-walls gives the box's walls absorption in 8 octave bands (63 Hz to 8 kHz, all\n"
 	"fitted): the engines then also update the walls' branches (solver/branch.h).\n"
-	"--dts and --nt (comma-separated lists) time the diamond kernel at each tile size and\n"
-	"tower height, with steps rounded up to whole towers, each next to the prediction of\n"
-	"seed 002's locality model (docs/performance.md, \"DiamondTorre\").\n";
+	"--dts, --nt and --split (comma-separated lists) time the diamond kernel at each tile\n"
+	"size, tower height and number of blocks a tower is split over in z, with steps rounded\n"
+	"up to whole towers, each next to the prediction of seed 002's locality model\n"
+	"(docs/performance.md, \"DiamondTorre\").\n";
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -277,7 +279,7 @@ void app_gpu_rate(const struct room *room, double cells, struct app_gpu_rate *ou
 				.lambda = room->courant * stn_courant_limit(&st),
 				.kernel = (enum kernel_id)room->kernel,
 				.block = { room->block[0], room->block[1] }, .dts = room->dts,
-				.nt = room->nt, .banks = banks->bank, .nbanks = r->nmaterials,
+				.nt = room->nt, .split = room->split, .banks = banks->bank, .nbanks = r->nmaterials,
 				.grid_receivers = room->ngrids > 0,
 			};
 
@@ -358,6 +360,7 @@ struct bench_opts {
 	int block[2];		/* GPU threads per block; 0: the room's (default 32 x 8) */
 	int dts[8], ndts;	/* diamond tile sizes to time; none: the default */
 	int nt[16], nnt;	/* diamond tower heights to time; none: the default */
+	int split[8], nsplit;	/* diamond blocks per tower to time; none: the default */
 	int band_walls;		/* the synthetic box's walls given in 8 octave bands */
 };
 
@@ -397,6 +400,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "block", required_argument, NULL, 'B' },
 		{ "dts", required_argument, NULL, 'D' },
 		{ "nt", required_argument, NULL, 'T' },
+		{ "split", required_argument, NULL, 'S' },
 		{ "band-walls", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -407,7 +411,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 	*o = (struct bench_opts){ .steps = 20, .precision = 4, .backend = ROOM_BACKEND_AUTO,
 				  .kernel = -1 };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:s:p:t:b:k:P:B:D:T:Wh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:p:t:b:k:P:B:D:T:S:Wh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'W':
 			o->band_walls = 1;
@@ -421,6 +425,11 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 			if ((o->nnt = int_list(optarg, o->nt, 16, 1, ROOM_MAX_NT)) < 0)
 				return fprintf(stderr, "roomsim: --nt: valid: up to 16 tower heights of "
 					       "1 to %d, comma-separated\n", ROOM_MAX_NT), -1;
+			break;
+		case 'S':
+			if ((o->nsplit = int_list(optarg, o->split, 8, 1, ROOM_MAX_SPLIT)) < 0)
+				return fprintf(stderr, "roomsim: --split: valid: up to 8 block counts "
+					       "of 1 to %d, comma-separated\n", ROOM_MAX_SPLIT), -1;
 			break;
 		case 'B':
 			if (sscanf(optarg, "%dx%d", &o->block[0], &o->block[1]) != 2 ||
@@ -531,30 +540,35 @@ static int bench_diamond(const struct bench_opts *o, struct cuda_engine *e, doub
 			 double air, double add, int precision, struct rs_error *err)
 {
 	const int nd = o->ndts ? o->ndts : 1, nn = o->nnt ? o->nnt : 1;
+	const int ns = o->nsplit ? o->nsplit : 1;
 
-	for (int a = 0; a < nd; a++)
-		for (int b = 0; b < nn; b++) {
-			char name[32];
-			int dts, nt, regs, steps;
-			size_t smem;
-			double t;
+	for (int i = 0; i < nd * nn * ns; i++) {
+		const int a = i / (nn * ns), b = i / ns % nn, q = i % ns;
+		char name[48];
+		int dts, nt, split, regs, steps;
+		size_t smem;
+		double t;
 
-			if (cuda_set_diamond(e, o->ndts ? o->dts[a] : 0, o->nnt ? o->nt[b] : 0, err)) {
-				printf("%-17s %s\n", "diamond", err->msg);
-				continue;
-			}
-			cuda_diamond(e, &dts, &nt);
-			steps = (o->steps + nt - 1) / nt * nt;
-			if (cuda_time_kernel(e, KERNEL_DIAMOND, steps, BENCH_RUNS, &t, err))
-				return -1;
-			cuda_kernel_resources(e, KERNEL_DIAMOND, &regs, &smem);
-			snprintf(name, sizeof(name), "diamond d%d t%d", dts, nt);
-			table_row(name, precision, cells, steps, cells * steps / t, air, add, regs, smem);
-			printf("%-17s model %.2f Gvox/s (seed 002 locality %.3f)\n", "",
-			       diamond_model(dts, nt, add, precision) / 1e9,
-			       diamond_model(dts, nt, add, precision) * precision / add);
-			fflush(stdout);
+		if (cuda_set_diamond(e, o->ndts ? o->dts[a] : 0, o->nnt ? o->nt[b] : 0,
+				     o->nsplit ? o->split[q] : 0, err)) {
+			printf("%-17s %s\n", "diamond", err->msg);
+			continue;
 		}
+		cuda_diamond(e, &dts, &nt, &split);
+		steps = (o->steps + nt - 1) / nt * nt;
+		if (cuda_time_kernel(e, KERNEL_DIAMOND, steps, BENCH_RUNS, &t, err))
+			return -1;
+		cuda_kernel_resources(e, KERNEL_DIAMOND, &regs, &smem);
+		if (split > 1)
+			snprintf(name, sizeof(name), "diamond d%d t%d s%d", dts, nt, split);
+		else
+			snprintf(name, sizeof(name), "diamond d%d t%d", dts, nt);
+		table_row(name, precision, cells, steps, cells * steps / t, air, add, regs, smem);
+		printf("%-17s model %.2f Gvox/s (seed 002 locality %.3f)\n", "",
+		       diamond_model(dts, nt, add, precision) / 1e9,
+		       diamond_model(dts, nt, add, precision) * precision / add);
+		fflush(stdout);
+	}
 	return 0;
 }
 
@@ -600,7 +614,7 @@ static int bench_gpu(const struct bench_opts *o, struct room *room)
 					 : stn_is_seven_point(&st) ? KERNEL_NAIVE3D
 								   : KERNEL_GENERAL,
 					 { room->block[0], room->block[1] }, 0, &st, NULL, NULL,
-					 room->dts, room->nt, bw, 0 };
+					 room->dts, room->nt, room->split, bw, 0 };
 
 		if (!(e = cuda_create(&cs, &err)) ||
 		    ((o->kernel < 0 || o->kernel == KERNEL_DIAMOND) &&

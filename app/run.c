@@ -722,6 +722,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.block[1] = room->block[1];
 	setup.dts = room->dts;
 	setup.nt = room->nt;
+	setup.split = room->split;
 	if (app_banks(room, &r->banks, err))
 		return err->code;
 	setup.banks = r->banks->bank;
@@ -748,9 +749,20 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 					k == KERNEL_DIAMOND ? "band materials make it far slower than "
 					"the per-step kernels (docs/performance.md)" : "left out by auto");
 		}
-	if (setup.cuda && !r->quiet)
-		fprintf(stderr, "roomsim: kernel %s%s\n", kernel_names[fdtd_kernel(r->engine)],
-			setup.kernel == KERNEL_AUTO ? " (the fastest on this grid)" : "");
+	if (setup.cuda && !r->quiet) {
+		int dts, nt, split;
+		char how[128] = "";
+
+		if (fdtd_diamond(r->engine, &dts, &nt, &split)) {
+			const int n = snprintf(how, sizeof(how), ", tile size %d, towers of %d levels",
+					       dts, nt);
+
+			if (split > 1)
+				snprintf(how + n, sizeof(how) - n, " split over %d blocks in z", split);
+		}
+		fprintf(stderr, "roomsim: kernel %s%s%s\n", kernel_names[fdtd_kernel(r->engine)],
+			how, setup.kernel == KERNEL_AUTO ? " (the fastest on this grid)" : "");
+	}
 	for (int q = 0; q < room->nreceivers; q++)
 		if (fdtd_add_receiver(r->engine, room->receivers[q].pos) < 0)
 			return rs_fail(err, RS_ENOMEM, "cannot add receiver %s: %s",

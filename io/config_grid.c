@@ -230,7 +230,7 @@ int cfg_parse_scheme(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "stencil", "order", "radius2", "q", "weights",
 					    "variant", "precision", "kernel", "block", "dts", "nt",
-					    NULL };
+					    "split", NULL };
 	static const char *const stencils[] = { "leggy", "compact", "box", "interpolated", "fcc",
 						"auto", NULL };
 	static const char *const precisions[] = { "float32", "float64", NULL };
@@ -255,9 +255,9 @@ int cfg_parse_scheme(struct yp *p, yaml_node_t *root)
 			return RS_EINPUT;
 		if (idx == ROOM_NSTENCILS) {	/* auto: the 7-point scheme until chosen */
 			static const char *const params[] = { "order", "radius2", "q", "weights",
-							      "variant", "dts", "nt" };
+							      "variant", "dts", "nt", "split" };
 
-			for (int i = 0; i < 7; i++)
+			for (int i = 0; i < 8; i++)
 				if (yp_get(p, s, params[i])) {
 					char k[32];
 
@@ -292,6 +292,11 @@ int cfg_parse_scheme(struct yp *p, yaml_node_t *root)
 		if (yp_integer(p, n, "scheme.nt", 1, ROOM_MAX_NT, &v))
 			return RS_EINPUT;
 		r->nt = (int)v;
+	}
+	if ((n = yp_get(p, s, "split"))) {
+		if (yp_integer(p, n, "scheme.split", 1, ROOM_MAX_SPLIT, &v))
+			return RS_EINPUT;
+		r->split = (int)v;
 	}
 	return (n = yp_get(p, s, "block")) ? parse_block(p, n, r->block) : 0;
 }

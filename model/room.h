@@ -47,6 +47,7 @@ enum room_stencil { ROOM_STENCIL_LEGGY, ROOM_STENCIL_COMPACT, ROOM_STENCIL_BOX,
 #define ROOM_MAX_WEIGHTS 64	/* shell weights of a compact or box stencil */
 #define ROOM_MAX_DTS 4		/* diamond tile sizes the kernel is built for (docs/kernels.md) */
 #define ROOM_MAX_NT 1024		/* diamond levels per tower: bounds its receiver buffer */
+#define ROOM_MAX_SPLIT 8		/* diamond: blocks of a tower, a portable cluster at most */
 
 #define ROOM_MAX_BANDS 32	/* third octaves from 20 Hz to 20 kHz are 31 */
 #define ROOM_MAX_BRANCHES 32	/* branches of a material given directly */
@@ -210,6 +211,7 @@ struct room {
 	int block[2];		/* CUDA thread block, x by y (seed 003: 32 x 8) */
 	int dts;		/* diamond kernel: tile size in stencil reaches; 0 = default */
 	int nt;			/* diamond kernel: levels per tower; 0 = default */
+	int split;		/* diamond kernel: blocks a tower is split over in z; 0 = default */
 
 	double duration;	/* seconds of impulse response */
 	double box[3];		/* room extent in metres: the box, or the bounds of the shape */

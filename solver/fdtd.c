@@ -219,7 +219,7 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
 				 s->tex_limit, f->stencil, f->fallback, f->touch, s->dts, s->nt,
-				 f->branch, s->grid_receivers };
+				 s->split, f->branch, s->grid_receivers };
 
 	f->gpu = cuda_create(&cs, err);
 	return f->gpu ? 0 : err ? err->code : RS_EDEVICE;
@@ -239,18 +239,23 @@ enum kernel_id fdtd_kernel(const struct fdtd *f)
 	return f->gpu ? GPU_VALUE(cuda_kernel(f->gpu), KERNEL_AUTO) : KERNEL_AUTO;
 }
 
-long fdtd_batch(const struct fdtd *f)
+int fdtd_diamond(const struct fdtd *f, int *dts, int *nt, int *split)
 {
 #ifdef ROOMSIM_CUDA
-	int dts, nt;
-
 	if (f->gpu && cuda_kernel(f->gpu) == KERNEL_DIAMOND) {
-		cuda_diamond(f->gpu, &dts, &nt);
-		return nt;
+		cuda_diamond(f->gpu, dts, nt, split);
+		return 1;
 	}
 #endif
-	(void)f;
-	return 1;
+	(void)f, (void)dts, (void)nt, (void)split;
+	return 0;
+}
+
+long fdtd_batch(const struct fdtd *f)
+{
+	int dts, nt, split;
+
+	return fdtd_diamond(f, &dts, &nt, &split) ? nt : 1;
 }
 
 const double *fdtd_kernel_rates(const struct fdtd *f)

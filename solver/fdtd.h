@@ -46,7 +46,8 @@ struct fdtd_setup {
 	enum kernel_id kernel;		/* GPU kernel; KERNEL_AUTO picks the fastest */
 	int block[2];			/* GPU threads per block; 0 = [32, 8] */
 	size_t tex_limit;		/* GPU texels per texture; 0 = the device's limit */
-	int dts, nt;			/* GPU diamond kernel: tile size, tower height; 0 = default */
+	int dts, nt, split;		/* GPU diamond kernel: tile size, tower height, blocks a
+					 * tower is split over in z; 0 = default */
 	/* frequency-dependent walls (solver/branch.h): banks[m] is room material m's bank of
 	 * branches, NULL for a scalar wall (already in the grid's kinds); dt the time step, s */
 	const struct wall_model *const *banks;
@@ -134,6 +135,10 @@ int fdtd_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop);
 /* Steps the engine advances best at once (the diamond kernel's tower height, else 1): a
  * caller that advances in chunks makes them multiples of it. */
 long fdtd_batch(const struct fdtd *f);
+
+/* 1 when the engine runs the GPU diamond kernel, with its tile size, tower height and the
+ * blocks a tower is split over in z; else 0. */
+int fdtd_diamond(const struct fdtd *f, int *dts, int *nt, int *split);
 
 /* On the GPU: the steps run as CUDA graphs so far (the per-step kernels replay 32 steps at
  * a time), and in *why the reason there are none, if a capture failed ("" otherwise). */

@@ -19,15 +19,27 @@ static int floor_div(int a, int b)
 	return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
-/* The kernel of reach M and tile size dts, with branch walls (br) or without; NULL where
- * none is built. */
-template <typename R> static const void *dt_instance(int M, int dts, bool br)
+/* The 7-point towers of tile size DTS, with branch walls (br) or without, split over a
+ * cluster (cl) or in one block. */
+template <typename R, int DTS> static const void *dt7_instance(bool br, bool cl)
 {
+	return cl ? (br ? (const void *)k_dt7<R, DTS, true, true>
+			: (const void *)k_dt7<R, DTS, false, true>)
+		  : (br ? (const void *)k_dt7<R, DTS, true, false>
+			: (const void *)k_dt7<R, DTS, false, false>);
+}
+
+/* The kernel of reach M and tile size dts, with branch walls (br) or without, split over a
+ * cluster (cl) or not; NULL where none is built. */
+template <typename R> static const void *dt_instance(int M, int dts, bool br, bool cl)
+{
+	if (M > 1 && cl)
+		return NULL;
 	switch (M * 8 + dts) {
-	case 9: return br ? (const void *)k_dt7<R, 1, true> : (const void *)k_dt7<R, 1, false>;
-	case 10: return br ? (const void *)k_dt7<R, 2, true> : (const void *)k_dt7<R, 2, false>;
-	case 11: return br ? (const void *)k_dt7<R, 3, true> : (const void *)k_dt7<R, 3, false>;
-	case 12: return br ? (const void *)k_dt7<R, 4, true> : (const void *)k_dt7<R, 4, false>;
+	case 9: return dt7_instance<R, 1>(br, cl);
+	case 10: return dt7_instance<R, 2>(br, cl);
+	case 11: return dt7_instance<R, 3>(br, cl);
+	case 12: return dt7_instance<R, 4>(br, cl);
 	case 17: return (const void *)k_diamond<R, 2, 1>;
 	case 18: return (const void *)k_diamond<R, 2, 2>;
 	case 25: return (const void *)k_diamond<R, 3, 1>;
@@ -36,10 +48,11 @@ template <typename R> static const void *dt_instance(int M, int dts, bool br)
 	}
 }
 
-static const void *dt_kernel(const struct cuda_engine *e, int dts)
+static const void *dt_kernel(const struct cuda_engine *e, int dts, int split)
 {
-	return e->precision == 4 ? dt_instance<float>(e->leggy_m, dts, e->branch != NULL)
-				 : dt_instance<double>(e->leggy_m, dts, e->branch != NULL);
+	return e->precision == 4
+		? dt_instance<float>(e->leggy_m, dts, e->branch != NULL, split > 1)
+		: dt_instance<double>(e->leggy_m, dts, e->branch != NULL, split > 1);
 }
 
 /* A tile size and tower height as asked (0: the default). */
@@ -73,50 +86,90 @@ static int dt_towers(const struct cuda_engine *e, int dts)
 	return n;
 }
 
+/* The room's height in cells. */
+static int dt_height(const struct cuda_engine *e)
+{
+	return e->dt_cls ? e->dt_zhi - e->dt_zlo + 1 : 0;
+}
+
+/* The fewest blocks that hold a tower of tile size dts: one thread per z cell, at most the
+ * threads the kernel's instance is built for. */
+static int dt_split_min(const struct cuda_engine *e, int dts)
+{
+	const int most = dt_shape_threads(e->precision, e->leggy_m, dts);
+
+	return max(1, (dt_height(e) + most - 1) / most);
+}
+
+/* One thread per z cell of a tower's part, in whole warps. */
+static int dt_threads(const struct cuda_engine *e, int split)
+{
+	return ((dt_height(e) + split - 1) / split + 31) / 32 * 32;
+}
+
+/* Whether split blocks can hold a tower of tile size dts: no more than the room's height
+ * needs, no fewer than it takes, and none of them without cells. */
+static bool dt_split_fits(const struct cuda_engine *e, int dts, int split)
+{
+	return split >= dt_split_min(e, dts) && split <= ROOM_MAX_SPLIT &&
+	       (split - 1) * dt_threads(e, split) < dt_height(e);
+}
+
+/*
+ * The blocks a tower is split over, as asked (0: the default, the fewest that hold the
+ * room's height). A split tower pays a cluster barrier a level and starts later (its blocks
+ * meet before and after it), so more blocks than the height needs were slower wherever
+ * measured, narrow rooms included (docs/performance.md, "Towers split in z").
+ */
+static int dt_split_of(const struct cuda_engine *e, int dts, int split)
+{
+	return split ? split : dt_split_min(e, dts);
+}
+
+static int dt_split(const struct cuda_engine *e)
+{
+	return dt_split_of(e, dt_dts(e), e->split);
+}
+
 /*
  * The default tower height of the 7-point scheme: tall where every multiprocessor has a
  * tower of the stage to run, since a tower's start costs a wait and a load of its window;
  * short where the stages are narrower, since the sweep then waits on the chain of towers
  * from stage to stage, whose length grows with nt (docs/performance.md measures both).
  */
-static int dt_nt_of(const struct cuda_engine *e, int dts, int nt)
+static int dt_nt_of(const struct cuda_engine *e, int dts, int nt, int split)
 {
 	if (nt)
 		return nt;
 	if (e->leggy_m != 1)
 		return DT_NT;
-	return dt_towers(e, dt_dts_of(e, dts)) >= e->nsm ? DT_NT_WIDE : DT_NT_NARROW;
+	return dt_towers(e, dt_dts_of(e, dts)) * split >= e->nsm ? DT_NT_WIDE : DT_NT_NARROW;
 }
 
 static int dt_nt(const struct cuda_engine *e)
 {
-	return dt_nt_of(e, e->dts, e->nt);
-}
-
-/* One thread per z cell of the room, in whole warps. */
-static int dt_threads(const struct cuda_engine *e)
-{
-	return (e->dt_zhi - e->dt_zlo + 32) / 32 * 32;
+	return dt_nt_of(e, e->dts, e->nt, dt_split(e));
 }
 
 /* The z exchange: one value per tile column and thread, with M ghosts at each end; k_dt7
  * keeps two, at an odd stride. */
-static size_t dt_smem(const struct cuda_engine *e, int dts)
+static size_t dt_smem(const struct cuda_engine *e, int dts, int split)
 {
-	const int N = e->leggy_m * dts;
+	const int N = e->leggy_m * dts, th = dt_threads(e, split);
 
 	if (e->leggy_m == 1)	/* and the staging of the edge */
-		return (size_t)2 * (dt7_stride(N) * (dt_threads(e) + 2) +
-				    dt7_estride(N) * dt_threads(e)) * e->precision;
-	return (size_t)2 * N * N * (dt_threads(e) + 2 * e->leggy_m) * e->precision;
+		return (size_t)2 * (dt7_stride(N) * (th + 2) + dt7_estride(N) * th) *
+		       e->precision;
+	return (size_t)2 * N * N * (th + 2 * e->leggy_m) * e->precision;
 }
 
-/* 0 when the diamond kernel can run tile size dts and towers of nt levels here; else 1 and
- * why, with what would be valid, in why. */
-static int dt_check(const struct cuda_engine *e, int dts, int nt, char *why, size_t len)
+/* 0 when the diamond kernel can run tile size dts, towers of nt levels and split blocks a
+ * tower here; else 1 and why, with what would be valid, in why. */
+static int dt_check(const struct cuda_engine *e, int dts, int nt, int split, char *why,
+		    size_t len)
 {
 	struct cudaFuncAttributes a;
-	int optin = 0;
+	int optin = 0, cl = 0;
 	const void *fn;
 
 	if (e->fcc || e->leggy_m < 1 || e->leggy_m > 4 || (e->leggy_m > 1 && e->fallback))
@@ -124,23 +177,53 @@ static int dt_check(const struct cuda_engine *e, int dts, int nt, char *why, siz
 				"stencils of order 4, 6 and 8 in a box"), 1;
 	if (!e->dt_cls)
 		return snprintf(why, len, "the room has no cells"), 1;
-	if (!(fn = dt_kernel(e, dts)))
+	if (!dt_kernel(e, dts, 1))
 		return snprintf(why, len, "no tile size %d for order %d (valid dts: 1 to 4 for "
 				"order 2, 1 or 2 for order 4, 1 for orders 6 and 8)", dts,
 				2 * e->leggy_m), 1;
+	if (e->leggy_m > 1 && split > 1)
+		return snprintf(why, len, "the room is %d cells tall, and a leggy tower of tile "
+				"size %d runs in one block of at most %d threads (one per z cell; "
+				"valid: a coarser grid, or the 7-point scheme, whose towers split "
+				"in z)", dt_height(e), dts,
+				dt_shape_threads(e->precision, e->leggy_m, dts)), 1;
 	if (nt < 1 || nt > DT_MAX_NT)
 		return snprintf(why, len, "nt %d (valid: 1 to %d)", nt, DT_MAX_NT), 1;
+	if (!dt_split_fits(e, dts, split)) {
+		char ok[64] = "";
+		size_t n = 0;
+
+		if (dt_split_min(e, dts) > ROOM_MAX_SPLIT)
+			return snprintf(why, len, "the room is %d cells tall, and %d blocks of tile "
+					"size %d hold %d (one thread per z cell; valid: a smaller "
+					"dts, or a coarser grid)", dt_height(e), ROOM_MAX_SPLIT, dts,
+					ROOM_MAX_SPLIT * dt_shape_threads(e->precision, 1, dts)), 1;
+		for (int s = 1; s <= ROOM_MAX_SPLIT && n < sizeof(ok); s++)
+			if (dt_split_fits(e, dts, s))
+				n += snprintf(ok + n, sizeof(ok) - n, "%s%d", n ? ", " : "", s);
+		return snprintf(why, len, "split %d (valid here: %s blocks a tower, for a room %d "
+				"cells tall at tile size %d: each block holds whole warps of cells, "
+				"and the last some)", split, ok, dt_height(e), dts), 1;
+	}
+	fn = dt_kernel(e, dts, split);
 	if (cudaFuncGetAttributes(&a, fn) != cudaSuccess ||
 	    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) !=
-		    cudaSuccess)
+		    cudaSuccess ||
+	    cudaDeviceGetAttribute(&cl, cudaDevAttrClusterLaunch, 0) != cudaSuccess)
 		return snprintf(why, len, "the device does not report the kernel's resources"), 1;
-	if (dt_threads(e) > a.maxThreadsPerBlock)
-		return snprintf(why, len, "the room is %d cells tall, and a block of tile size %d "
-				"holds %d (one thread per z cell; valid: a smaller dts, or a coarser "
-				"grid)", e->dt_zhi - e->dt_zlo + 1, dts, a.maxThreadsPerBlock), 1;
-	if (dt_smem(e, dts) > (size_t)optin)
+	if (split > 1 && !cl)
+		return snprintf(why, len, "a tower split over %d blocks needs thread block clusters "
+				"(compute capability 9.0 on), and this device has none (valid: "
+				"a coarser grid)", split), 1;
+	if (dt_threads(e, split) > a.maxThreadsPerBlock)
+		return snprintf(why, len, "the room is %d cells tall, and %d blocks of tile size %d "
+				"hold %d (one thread per z cell; valid: split %d or more)",
+				dt_height(e), split, dts, split * a.maxThreadsPerBlock,
+				dt_split_min(e, dts)), 1;
+	if (dt_smem(e, dts, split) > (size_t)optin)
 		return snprintf(why, len, "tile size %d needs %zu bytes of shared memory, the "
-				"device has %d (valid: a smaller dts)", dts, dt_smem(e, dts), optin), 1;
+				"device has %d (valid: a smaller dts)", dts, dt_smem(e, dts, split),
+				optin), 1;
 	return 0;
 }
 
@@ -268,13 +351,14 @@ out:
 /*
  * k_dt7's launch for stages s_hi down to s_lo: a ticket per tower slot of every stage, flags
  * for as many (grown and zeroed when short; each sweep raises them to a new epoch), and as
- * many persistent blocks as fit on the device at once.
+ * many persistent blocks as fit on the device at once; for towers split in z, as many
+ * clusters of split blocks.
  */
 template <typename R>
 static int dt7_launch(struct cuda_engine *e, DtArgs<R> &g, const void *fn, int s_hi, int s_lo,
 		      size_t smem, struct rs_error *err)
 {
-	const int N = dt_dts(e);
+	const int N = dt_dts(e), split = dt_split(e), th = dt_threads(e, split);
 	void *args[] = { &g };
 	int per = 0;
 	size_t need;
@@ -308,13 +392,33 @@ static int dt7_launch(struct cuda_engine *e, DtArgs<R> &g, const void *fn, int s
 	g.flags = e->dt_flags;
 	g.ticket = e->dt_ticket;
 	g.epoch = ++e->dt_epoch;
-	if (CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, dt_threads(e), smem)) ||
-	    CK(cudaMemsetAsync(e->dt_ticket, 0, sizeof(int))))
+	if (CK(cudaMemsetAsync(e->dt_ticket, 0, sizeof(int))))
+		return RS_EDEVICE;
+	if (split > 1) {
+		cudaLaunchConfig_t cfg = {};
+		cudaLaunchAttribute at;
+
+		at.id = cudaLaunchAttributeClusterDimension;
+		at.val.clusterDim.x = split;
+		at.val.clusterDim.y = at.val.clusterDim.z = 1;
+		cfg.blockDim = dim3(th);
+		cfg.dynamicSmemBytes = smem;
+		cfg.attrs = &at;
+		cfg.numAttrs = 1;
+		cfg.gridDim = dim3(split * e->nsm);
+		if (CK(cudaOccupancyMaxActiveClusters(&per, fn, &cfg)))
+			return RS_EDEVICE;
+		if (per < 1)
+			return rs_fail(err, RS_EDEVICE, "a cluster of %d diamond blocks does not fit "
+				       "on the device", split);
+		cfg.gridDim = dim3(split * min(g.ntow, per));
+		return CK(cudaLaunchKernelExC(&cfg, fn, args));
+	}
+	if (CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, th, smem)))
 		return RS_EDEVICE;
 	if (per < 1)
 		return rs_fail(err, RS_EDEVICE, "the diamond kernel does not fit on a multiprocessor");
-	return CK(cudaLaunchKernel(fn, dim3(min(g.ntow, e->nsm * per)), dim3(dt_threads(e)), args, smem,
-				   0));
+	return CK(cudaLaunchKernel(fn, dim3(min(g.ntow, e->nsm * per)), dim3(th), args, smem, 0));
 }
 
 /*
@@ -325,11 +429,11 @@ static int dt7_launch(struct cuda_engine *e, DtArgs<R> &g, const void *fn, int s
 template <typename R>
 static int dt_sweep(struct cuda_engine *e, int nlev, int probes, struct rs_error *err)
 {
-	const int M = e->leggy_m, dts = dt_dts(e), N = M * dts;
+	const int M = e->leggy_m, dts = dt_dts(e), N = M * dts, split = dt_split(e);
 	const int s_hi = floor_div(e->k.dims.hi[0] + N - 1, N);
 	const int s_lo = floor_div(e->plan.halo - N - M * (nlev - 1), N);
-	const size_t smem = dt_smem(e, dts);
-	const void *fn = dt_kernel(e, dts);
+	const size_t smem = dt_smem(e, dts, split);
+	const void *fn = dt_kernel(e, dts, split);
 	DtArgs<R> g;
 	void *args[] = { &g };
 
@@ -366,7 +470,8 @@ static int dt_sweep(struct cuda_engine *e, int nlev, int probes, struct rs_error
 
 		g.s = st;
 		g.t0 = t_lo;
-		if (CK(cudaLaunchKernel(fn, dim3(t_hi - t_lo + 1), dim3(dt_threads(e)), args, smem, 0)))
+		if (CK(cudaLaunchKernel(fn, dim3(t_hi - t_lo + 1), dim3(dt_threads(e, 1)), args, smem,
+				       0)))
 			return RS_EDEVICE;
 	}
 	if (probes && e->nrec) {
@@ -409,22 +514,25 @@ int cuda_diamond_tables(struct cuda_engine *e, const struct vox_grid *g, struct 
 	return e->dt_cls || e->fcc ? 0 : dt_prepare(e, g, err);
 }
 
-int cuda_set_diamond(struct cuda_engine *e, int dts, int nt, struct rs_error *err)
+int cuda_set_diamond(struct cuda_engine *e, int dts, int nt, int split, struct rs_error *err)
 {
-	char why[256];
+	const int d = dt_dts_of(e, dts), sp = dt_split_of(e, d, split);
+	char why[320];
 
-	if (dt_check(e, dt_dts_of(e, dts), dt_nt_of(e, dts, nt), why, sizeof(why)))
+	if (dt_check(e, d, dt_nt_of(e, dts, nt, sp), sp, why, sizeof(why)))
 		return rs_fail(err, RS_EINPUT, "kernel diamond cannot run here: %s", why);
 	e->dts = dts;
 	e->nt = nt;
+	e->split = split;
 	e->dt_dirty = 1;	/* the receiver buffer holds nt levels */
 	return 0;
 }
 
-void cuda_diamond(const struct cuda_engine *e, int *dts, int *nt)
+void cuda_diamond(const struct cuda_engine *e, int *dts, int *nt, int *split)
 {
 	*dts = dt_dts(e);
 	*nt = dt_nt(e);
+	*split = dt_split(e);
 }
 
 void dt_free(struct cuda_engine *e)
@@ -451,14 +559,14 @@ int diamond_launch(struct cuda_engine *e, enum kernel_id k, int nlev, struct rs_
 int diamond_check(const struct cuda_engine *e, enum kernel_id k, char *why, size_t len)
 {
 	(void)k;
-	return dt_check(e, dt_dts(e), dt_nt(e), why, len);
+	return dt_check(e, dt_dts(e), dt_nt(e), dt_split(e), why, len);
 }
 
 const void *diamond_fn(const struct cuda_engine *e, enum kernel_id k, size_t *smem)
 {
 	(void)k;
-	*smem = dt_smem(e, dt_dts(e));
-	return dt_kernel(e, dt_dts(e));
+	*smem = dt_smem(e, dt_dts(e), dt_split(e));
+	return dt_kernel(e, dt_dts(e), dt_split(e));
 }
 
 int diamond_levels(const struct cuda_engine *e)

@@ -81,6 +81,51 @@ __device__ __forceinline__ void dt_bar_wait(unsigned long long *bar, unsigned pa
 	while (!done);
 }
 
+/* The cluster's level barrier (sm_90 on): every thread of every block of the cluster arrives,
+ * its shared-memory stores released, then waits, acquiring those of the others. */
+__device__ __forceinline__ void dt_cl_arrive()
+{
+	asm volatile("barrier.cluster.arrive.release;" ::: "memory");
+}
+
+__device__ __forceinline__ void dt_cl_wait()
+{
+	asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
+}
+
+__device__ __forceinline__ void dt_cl_sync()
+{
+	dt_cl_arrive();
+	dt_cl_wait();
+}
+
+/* This block's rank in its cluster, and the cluster's blocks. */
+__device__ __forceinline__ unsigned dt_cl_rank()
+{
+	unsigned r;
+
+	asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+	return r;
+}
+
+__device__ __forceinline__ unsigned dt_cl_size()
+{
+	unsigned n;
+
+	asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+	return n;
+}
+
+/* The address of p, a variable of this block's shared memory, in block rank's of the
+ * cluster (a generic address, so that stores through it reach that block). */
+template <typename T> __device__ __forceinline__ T *dt_cl_map(T *p, unsigned rank)
+{
+	unsigned long long a;
+
+	asm volatile("mapa.u64 %0, %1, %2;" : "=l"(a) : "l"(p), "r"(rank));
+	return reinterpret_cast<T *>(a);
+}
+
 /* The bits of the tile's columns in a thread's masks. */
 __host__ __device__ constexpr unsigned long long dt_tile(int N)
 {
@@ -375,9 +420,12 @@ __device__ __forceinline__ void dt7_level(const DtArgs<R> &g, R (&P)[2 * N + 1][
 /*
  * Tower (s, t) through levels la to lb of the sweep, those whose tile holds room columns
  * (dt_levels). xch: the two z exchanges, their ghost rows zero; stage: the two staging areas
- * of the edge (level parity), a row of dt7_estride(N) a thread.
+ * of the edge (level parity), a row of dt7_estride(N) a thread. CL: the tower is split in z
+ * over the blocks of a cluster, block r holding the blockDim.x cells from zlo + r blockDim.x
+ * up; a block's end threads also write their cells into the ghost row of the block beside
+ * (distributed shared memory), and the level barrier is the cluster's.
  */
-template <typename R, int N, bool BR>
+template <typename R, int N, bool BR, bool CL>
 __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int la, int lb,
 					  R *xch, R *stage, unsigned long long *bar, unsigned &phase)
 {
@@ -396,11 +444,21 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 	 * on the general path; the other warps hold the cells between in order, the padding
 	 * threads last. (Warps go to schedulers by index mod 4: of 14 warps, warp 2 shares its
 	 * scheduler with 2 others, warp 0 with 3.) Rooms under 128 cells tall keep z = zlo + tz. */
-	const int off = nzr < 128 ? tz
+	const int off = CL ? (int)(dt_cl_rank() * blockDim.x) + tz
+			: nzr < 128 ? tz
 			: tz < 64 ? tz + 16
 			: tz < 80 ? nzr - 80 + tz
 			: tz < 96 ? tz - 80
 			: tz < nzr ? tz - 16 : tz;
+	const int row = CL ? tz : off;	/* the thread's row of the z exchange, less one */
+	/* CL: where the block's bottom and top threads also write (the ghost rows of the blocks
+	 * below and above), NULL at the cluster's ends */
+	R *xnb = NULL;
+
+	if (CL && tz == 0 && dt_cl_rank() > 0)
+		xnb = dt_cl_map(xch, dt_cl_rank() - 1) + (blockDim.x + 1) * SS;
+	if (CL && tz == (int)blockDim.x - 1 && dt_cl_rank() + 1 < dt_cl_size())
+		xnb = dt_cl_map(xch, dt_cl_rank() + 1);
 	const int z = g.zlo + off;
 	const bool live = off < nzr;
 	const unsigned long long dead = live ? 0 : ~0ull;
@@ -444,8 +502,21 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 #pragma unroll
 			for (int ix = 0; ix < SX; ix++)
 				if (m.d[iy][ix])
-					x0[(off + 1) * SS + m.slot[iy][ix]] = P[iy][ix];
-		dt_bar_arrive(bar);
+					x0[(row + 1) * SS + m.slot[iy][ix]] = P[iy][ix];
+		if (CL && xnb) {
+			R *const xr = xnb + (L & 1) * half;
+
+#pragma unroll
+			for (int iy = 0; iy < SY; iy++)
+#pragma unroll
+				for (int ix = 0; ix < SX; ix++)
+					if (m.d[iy][ix])
+						xr[m.slot[iy][ix]] = P[iy][ix];
+		}
+		if (CL)
+			dt_cl_arrive();
+		else
+			dt_bar_arrive(bar);
 		/* while the other warps write theirs: the bits of the columns entering the tile
 		 * next level (their bytes loaded a level ago), and the edge of the level after */
 		if (EARLY && more)
@@ -453,10 +524,14 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 		if (EARLY && ahead)
 			dt7_fetch<R, N>(g, g.lev[(L + 1) & 1], Xf + 2, Y0, z, live,
 					erow + ((L + 1) & 1) * ehalf, CB, PZ);
-		dt_bar_wait(bar, phase);
-		phase ^= 1;
+		if (CL) {
+			dt_cl_wait();
+		} else {
+			dt_bar_wait(bar, phase);
+			phase ^= 1;
+		}
 		if (__any_sync(0xffffffffu, room != 0)) {
-			const R *xz = x0 + off * SS;
+			const R *xz = x0 + row * SS;
 			R *ob = g.lev[L & 1] + n0;
 			const bool top = L >= g.nlev - 1;
 
@@ -514,8 +589,12 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
  * epoch. Thread 0 takes a block's next ticket as its tower starts, so that the atomic's
  * latency hides behind the tower. The acquire loads invalidate L1 and the release store
  * fences (ld.acquire and st.release at gpu scope), so no other fence is needed.
+ * CL: a cluster runs each tower, split in z; block 0's thread 0 takes the tickets and
+ * raises the flags, and the other blocks read the ticket from its shared memory. Their
+ * stores reach the flag's release through the cluster barrier (release, then acquire by
+ * block 0) and a fence.
  */
-template <typename R, int DTS, bool BR>
+template <typename R, int DTS, bool BR, bool CL>
 __global__ void __launch_bounds__(DtShape<R, 1, DTS>::threads, 1) k_dt7(DtArgs<R> g)
 {
 	constexpr int N = DTS, SS = dt7_stride(N), ES = dt7_estride(N);
@@ -525,6 +604,8 @@ __global__ void __launch_bounds__(DtShape<R, 1, DTS>::threads, 1) k_dt7(DtArgs<R
 	R *xch = reinterpret_cast<R *>(smem);
 	const int rows = blockDim.x + 2;
 	R *stage = xch + 2 * rows * SS;
+	const bool lead = threadIdx.x == 0 && (!CL || dt_cl_rank() == 0);
+	const int *tkr = CL ? dt_cl_map(tk, 0) : tk;	/* the ticket's block */
 	int next = 0;
 	unsigned phase = 0;	/* of the level barrier: its waits so far, mod 2 */
 
@@ -532,12 +613,14 @@ __global__ void __launch_bounds__(DtShape<R, 1, DTS>::threads, 1) k_dt7(DtArgs<R
 		xch[(i / (2 * SS)) * rows * SS + (i / SS % 2 ? rows - 1 : 0) * SS + i % SS] = R(0);
 	for (int i = threadIdx.x; i < 2 * (int)blockDim.x * ES; i += blockDim.x)
 		stage[i] = R(0);	/* what the padding threads read as their edge */
-	if (threadIdx.x == 0) {
+	if (!CL && threadIdx.x == 0)
 		dt_bar_init(&bar, blockDim.x);
+	if (lead)
 		next = atomicAdd(g.ticket, 1);
-	}
+	if (CL)	/* every block's ghost rows are zero before a block beside writes them */
+		dt_cl_sync();
 	for (;;) {
-		if (threadIdx.x == 0) {
+		if (lead) {
 			const int k = next, i = k / g.ntw, s = g.s_hi - i;
 			const int t = g.tlo[s & 1] + k % g.ntw;
 			int la = 1, lb = 0;
@@ -572,15 +655,26 @@ __global__ void __launch_bounds__(DtShape<R, 1, DTS>::threads, 1) k_dt7(DtArgs<R
 			tk[3] = la;
 			tk[4] = lb;
 		}
-		__syncthreads();
-		const int k = tk[0], s = tk[1], t = tk[2], la = tk[3], lb = tk[4];
+		if (CL)
+			dt_cl_sync();
+		else
+			__syncthreads();
+		const int k = tkr[0], s = tkr[1], t = tkr[2], la = tkr[3], lb = tkr[4];
 
-		if (k >= g.ntow)
+		if (k >= g.ntow) {
+			if (CL)	/* block 0's ticket is read before it exits */
+				dt_cl_sync();
 			return;
+		}
 		if (la <= lb)
-			dt7_tower<R, N, BR>(g, s, t, la, lb, xch, stage, &bar, phase);
-		__syncthreads();	/* the tower's stores are made, tk is read */
-		if (threadIdx.x == 0)
+			dt7_tower<R, N, BR, CL>(g, s, t, la, lb, xch, stage, &bar, phase);
+		if (CL) {	/* the towers' stores are made and the ticket is read */
+			__threadfence();
+			dt_cl_sync();
+		} else {
+			__syncthreads();	/* the tower's stores are made, tk is read */
+		}
+		if (lead)
 			dt_release(g.flags + k, g.epoch);
 	}
 }

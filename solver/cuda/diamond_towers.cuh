@@ -113,11 +113,15 @@ __host__ __device__ constexpr unsigned long long dt_keep(int M, int N)
  * order-6 and order-8 windows (72 and 128 columns) do not fit in registers and live in local
  * memory.
  */
+__host__ __device__ constexpr int dt_shape_threads(int bytes, int M, int DTS)
+{
+	return bytes == 4 ? (M == 1 ? (DTS == 1 ? 1024 : DTS <= 3 ? 512 : 448)
+				    : M == 2 && DTS == 1 ? 512 : 256)
+			  : (M == 1 ? (DTS == 1 ? 512 : DTS == 2 ? 384 : 256) : 256);
+}
+
 template <typename R, int M, int DTS> struct DtShape {
-	static constexpr int threads = sizeof(R) == 4
-		? (M == 1 ? (DTS == 1 ? 1024 : DTS <= 3 ? 512 : 448)
-			  : M == 2 && DTS == 1 ? 512 : 256)
-		: (M == 1 ? (DTS == 1 ? 512 : DTS == 2 ? 384 : 256) : 256);
+	static constexpr int threads = dt_shape_threads(sizeof(R), M, DTS);
 };
 
 template <typename R> struct DtArgs {

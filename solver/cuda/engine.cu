@@ -273,6 +273,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->grid_receivers = s->grid_receivers;
 	e->dts = s->dts;
 	e->nt = s->nt;
+	e->split = s->split;
 	e->block[0] = s->block[0];
 	e->block[1] = s->block[1];
 	e->plan = *p;

@@ -146,7 +146,7 @@ struct cuda_engine {
 	int nsm;			/* the device's multiprocessors */
 	/* the diamond kernel (diamond.cu) */
 	int zfast;			/* 1: the fields are laid out z fastest (diamond runs) */
-	int dts, nt;			/* its tile size and tower height; 0 = default */
+	int dts, nt, split;		/* its tile size, tower height and blocks per tower; 0 = default */
 	int dt_zlo, dt_zhi;		/* z range of the room's cells */
 	uint8_t *dt_cls;		/* class bytes, z fastest; NULL: diamond cannot run */
 	int2 *dt_probez;		/* per column: z range of its source and receiver cells */

@@ -37,7 +37,8 @@ struct cuda_setup {
 	const uint32_t *fallback;	/* a carved room's cells taking the 7-point rule (1 bit
 					 * each; NULL in a box): only `general` runs it */
 	const uint32_t *touch;		/* and the cells with edges to them (fdtd.c) */
-	int dts, nt;			/* diamond kernel: tile size and tower height; 0 = default */
+	int dts, nt, split;		/* diamond kernel: tile size, tower height, blocks a tower
+					 * is split over in z; 0 = default */
 	const struct branch_walls *branch;	/* the frequency-dependent walls, or NULL: read at
 						 * creation (branch.cu) */
 	int grid_receivers;		/* 1: a receiver grid will be set (diamond cannot run) */
@@ -135,13 +136,15 @@ int cuda_time_kernel(struct cuda_engine *e, enum kernel_id kernel, int steps, in
 int cuda_diamond_tables(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err);
 
 /*
- * The diamond kernel's tile size and tower height (0: the defaults), for the next advance or
- * timing; RS_EINPUT with the valid values when the engine cannot run them.
+ * The diamond kernel's tile size, tower height and blocks per tower (0: the defaults), for
+ * the next advance or timing; RS_EINPUT with the valid values when the engine cannot run
+ * them.
  */
-int cuda_set_diamond(struct cuda_engine *e, int dts, int nt, struct rs_error *err);
+int cuda_set_diamond(struct cuda_engine *e, int dts, int nt, int split, struct rs_error *err);
 
-/* The diamond kernel's tile size and tower height in use (the defaults resolved). */
-void cuda_diamond(const struct cuda_engine *e, int *dts, int *nt);
+/* The diamond kernel's tile size, tower height and blocks per tower in use (the defaults
+ * resolved). */
+void cuda_diamond(const struct cuda_engine *e, int *dts, int *nt, int *split);
 
 /* Registers per thread and static + dynamic shared memory per block of a kernel. */
 void cuda_kernel_resources(const struct cuda_engine *e, enum kernel_id kernel, int *regs,

@@ -89,8 +89,18 @@ static const char *const rooms[] = {
 	"sources: [{name: S, position: [0.42, 0.34, 3.86]}]\n"
 	"receivers: [{name: A, position: [0.52, 0.4, 3.6]}, {name: B, position: [0.24, 0.6, 6.92]},\n"
 	"  {name: C, position: [0.62, 0.44, 0.08]}]\n",
+	/* a tower 600 cells high, more than a block of the diamond kernel holds in either
+	 * precision at tile size 2 (512 and 384 threads), so its towers split in z; the source
+	 * and receiver A sit either side of the split (cell 320 of 2 blocks of 320 threads) */
+	"grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
+	"geometry: {box: [0.6, 0.5, 30.0]}\n"
+	"materials: {w: {absorption: 0.3}, f: {admittance: 0.02}}\n"
+	"surfaces: {default: w, floor: f}\n"
+	"sources: [{name: S, position: [0.32, 0.21, 15.62]}]\n"
+	"receivers: [{name: A, position: [0.27, 0.3, 16.41]}, {name: B, position: [0.4, 0.2, 15.1]}]\n",
 };
-static const char *const room_names[] = { "rigid", "absorbing", "L-shaped", "shapes", "tall" };
+static const char *const room_names[] = { "rigid", "absorbing", "L-shaped", "shapes", "tall",
+					  "tower" };
 
 /* The L: no cells with x > 1.6 and y > 0.9; a lowered ceiling (z > 0.8) where x < 1.0. */
 static void carve(struct sim *s)
@@ -213,7 +223,7 @@ static void box_yaml(char *yaml, size_t len, int prec, const char *scheme, const
 
 /* Compare every kernel (or only `only`) with the CPU on room r in one precision. */
 static void compare_room(int r, int precision, int only, size_t tex_limit, int bx, int by,
-			 int dts, int nt)
+			 int dts, int nt, int split)
 {
 	struct sim *s = sim_open(rooms[r]);
 	struct fdtd_setup cpu = { .grid = s->grid, .lambda = s->lambda, .precision = precision };
@@ -235,14 +245,15 @@ static void compare_room(int r, int precision, int only, size_t tex_limit, int b
 		gpu.cuda = 1;
 		gpu.dts = dts;
 		gpu.nt = nt;
+		gpu.split = split;
 		gpu.kernel = (enum kernel_id)k;
 		gpu.tex_limit = tex_limit;
 		gpu.block[0] = bx;
 		gpu.block[1] = by;
 		run(s, &gpu, steps, &got);
 		if (k == KERNEL_DIAMOND)
-			judge(&got, &ref, steps, cells, tol, "%-9s %s diamond dts %d nt %-3d",
-			      room_names[r], precision == 4 ? "f32" : "f64", dts, nt);
+			judge(&got, &ref, steps, cells, tol, "%-9s %s diamond dts %d nt %-3d split %d",
+			      room_names[r], precision == 4 ? "f32" : "f64", dts, nt, split);
 		else
 			judge(&got, &ref, steps, cells, tol, "%-9s %s %-16s block %dx%d%s",
 			      room_names[r], precision == 4 ? "f32" : "f64", kernel_names[k], bx,
@@ -257,7 +268,7 @@ static void compare_room(int r, int precision, int only, size_t tex_limit, int b
 	static void name(void **state)                        \
 	{                                                     \
 		(void)state;                                  \
-		compare_room(r, prec, -1, 0, 32, 8, 0, 0);    \
+		compare_room(r, prec, -1, 0, 32, 8, 0, 0, 0); \
 	}
 CASE(rigid_f32, 0, 4)
 CASE(rigid_f64, 0, 8)
@@ -615,8 +626,8 @@ static void texture_subvolumes(void **state)
 
 	(void)state;
 	for (int prec = 4; prec <= 8; prec += 4) {
-		compare_room(2, prec, KERNEL_SLICE_TEXTURE, 6 * slab + 1024, 32, 8, 0, 0);
-		compare_room(2, prec, KERNEL_SLICE_SHARED_TEX, 6 * slab + 1024, 32, 8, 0, 0);
+		compare_room(2, prec, KERNEL_SLICE_TEXTURE, 6 * slab + 1024, 32, 8, 0, 0, 0);
+		compare_room(2, prec, KERNEL_SLICE_SHARED_TEX, 6 * slab + 1024, 32, 8, 0, 0, 0);
 	}
 }
 
@@ -624,7 +635,7 @@ static void texture_subvolumes(void **state)
 static void other_block_shape(void **state)
 {
 	(void)state;
-	compare_room(2, 4, -1, 0, 64, 2, 0, 0);
+	compare_room(2, 4, -1, 0, 64, 2, 0, 0, 0);
 }
 
 /* Kernel auto picks one of the kernels and gives the same result. */
@@ -644,17 +655,23 @@ static void auto_kernel(void **state)
 	assert_true(fdtd_kernel(f) > KERNEL_AUTO && fdtd_kernel(f) < NKERNELS);
 	fdtd_destroy(f);
 	sim_close(s);
-	compare_room(1, 4, -1, 0, 32, 8, 0, 0);
+	compare_room(1, 4, -1, 0, 32, 8, 0, 0, 0);
 }
 
 /*
  * The DiamondTorre kernel (diamond.cu) on the five rooms in both precisions, with the default
  * tile and tower and with others whose height divides neither the 64-step chunks nor the 600
- * steps; then the leggy stencils of order 4, 6 and 8 in rigid and absorbing boxes.
+ * steps; towers split in z over clusters of blocks, in the shaft (140 cells) and the
+ * 600-cell tower, which no block holds (its default split); a split that would leave a block
+ * without cells refused; then the leggy stencils of order 4, 6 and 8 in rigid and absorbing
+ * boxes.
  */
 static void diamond_kernel(void **state)
 {
 	static const int shapes[][2] = { { 0, 0 }, { 1, 7 }, { 3, 16 }, { 4, 5 }, { 2, 1 } };
+	/* room, dts, nt, split */
+	static const int splits[][4] = { { 4, 2, 0, 2 }, { 4, 1, 7, 3 }, { 4, 2, 16, 5 },
+					 { 5, 0, 0, 0 }, { 5, 2, 9, 3 }, { 5, 1, 32, 2 } };
 	static const struct {
 		const char *yaml;
 		int dts;
@@ -674,8 +691,29 @@ static void diamond_kernel(void **state)
 				if (quick && (prec == 8 || v > 1 || r != 2))
 					continue;
 				compare_room(r, prec, KERNEL_DIAMOND, 0, 32, 8, shapes[v][0],
-					     shapes[v][1]);
+					     shapes[v][1], 0);
 			}
+	for (size_t v = 0; v < sizeof(splits) / sizeof(splits[0]); v++)
+		for (int prec = 4; prec <= 8; prec += 4) {
+			if (quick && (prec == 8 || splits[v][0] != 5))
+				continue;	/* the shaft's far receiver is silent in 40 steps */
+			compare_room(splits[v][0], prec, KERNEL_DIAMOND, 0, 32, 8, splits[v][1],
+				     splits[v][2], splits[v][3]);
+		}
+	{
+		struct sim *s = sim_open(rooms[4]);
+		struct fdtd_setup gpu = { .grid = s->grid, .lambda = s->lambda, .precision = 4,
+					  .cuda = 1, .kernel = KERNEL_DIAMOND, .split = 4 };
+		struct rs_error err = { 0 };
+		struct fdtd *f = fdtd_create(&gpu, &err);
+
+		if (f)
+			fail_msg("split 4 of a 140-cell room (blocks of 64: the last without cells) "
+				 "ran");
+		print_message("# diamond split 4 in the shaft refused: %s\n", err.msg);
+		assert_non_null(strstr(err.msg, "valid here: 1, 2, 3, 5 blocks"));
+		sim_close(s);
+	}
 	for (size_t sc = 0; sc < sizeof(leggy) / sizeof(leggy[0]); sc++)
 		for (int wl = 0; wl < 2; wl++)
 			for (int prec = 4; prec <= 8; prec += 4) {
