@@ -233,9 +233,10 @@ void app_gpu_rate(const struct room *room, double cells, struct app_gpu_rate *ou
 	if (stn_from_config(room, &st))
 		return;
 	cells = fmin(cells, GPU_RATE_CELLS);
-	/* what decides the rate: the device, scheme, precision, kernel, walls, grids, carving,
-	 * size */
-	snprintf(key, sizeof(key), "%s|%s|%s|%s|%s|%s|%s|%.2g", out->device, st.name,
+	/* what decides the rate: the build (its kernels), the device, scheme, precision,
+	 * kernel, walls, grids, carving, size */
+	snprintf(key, sizeof(key), "%s %s|%s|%s|%s|%s|%s|%s|%s|%.2g", ROOMSIM_VERSION,
+		 ROOMSIM_GIT, out->device, st.name,
 		 room->precision == 4 ? "float32" : "float64", kernel_names[room->kernel],
 		 bands ? "band walls" : "scalar walls", room->ngrids ? "grids" : "no grids",
 		 room->shaped ? "carved" : "box", cells);

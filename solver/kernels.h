@@ -61,9 +61,9 @@ enum {
 	  "leggy stencils, x-y tile in shared memory, z in registers (seeds 001, 004)")           \
 	K(LEGGY_SHARED2, "leggy-shared2", general, KR_LEGGY,                                      \
 	  "the same with two cells per thread")                                                   \
-	K(SHELL_SHARED, "shell-shared", shell, KR_SHELL,                                          \
+	K(SHELL_SHARED, "shell-shared", shell, KR_SHELL | KR_CARVED,                              \
 	  "whole shells of reach 1 to 3: a shared slab read as plane sums")                       \
-	K(SHELL_VEC, "shell-vec", shell, KR_SHELL1,                                               \
+	K(SHELL_VEC, "shell-vec", shell, KR_SHELL1 | KR_CARVED,                                   \
 	  "whole shells of reach 1: slice-vec's front with plane sums")                           \
 	K(FCC, "fcc", fcc, KR_FCC,                                                                \
 	  "the fcc scheme on its folded lattice, one node per thread")                            \

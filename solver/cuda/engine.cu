@@ -255,6 +255,42 @@ static int check_kernel(const struct cuda_engine *e, const struct cuda_setup *s,
 		       s->stencil ? s->stencil->name : "the 7-point stencil", why, valid);
 }
 
+/* A carved room's fallback and touch cells as one bitmap (skip) and as a list (special), for
+ * the shell kernels and general_special(). */
+static int upload_special(struct cuda_engine *e, const struct cuda_setup *s,
+			  struct rs_error *err)
+{
+	const size_t words = e->plan.cells / 32 + 1;
+	unsigned *skip = (unsigned *)malloc(words * sizeof(unsigned));
+	long long *list = NULL, n = 0;
+	int rc = RS_EDEVICE;
+
+	if (!skip)
+		return rs_fail(err, RS_ENOMEM, "out of host memory for the fallback cells");
+	for (size_t w = 0; w < words; w++) {
+		skip[w] = s->fallback[w] | s->touch[w];
+		n += __builtin_popcount(skip[w]);
+	}
+	if (n && !(list = (long long *)malloc(n * sizeof(long long)))) {
+		free(skip);
+		return rs_fail(err, RS_ENOMEM, "out of host memory for the fallback cells");
+	}
+	n = 0;
+	for (size_t w = 0; w < words; w++)
+		for (unsigned b = skip[w]; b; b &= b - 1)
+			list[n++] = (long long)(32 * w + __builtin_ctz(b));
+	e->nspecial = n;
+	if (!CK(cudaMalloc(&e->skip, words * sizeof(unsigned))) &&
+	    !CK(cudaMemcpy(e->skip, skip, words * sizeof(unsigned), cudaMemcpyHostToDevice)) &&
+	    (!n || (!CK(cudaMalloc(&e->special, n * sizeof(long long))) &&
+		    !CK(cudaMemcpy(e->special, list, n * sizeof(long long),
+				   cudaMemcpyHostToDevice)))))
+		rc = 0;
+	free(skip);
+	free(list);
+	return rc;
+}
+
 struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err)
 {
 	static unsigned long long serial;	/* the engines' kconst.serial */
@@ -329,7 +365,8 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	     CK(cudaMemcpy(e->fallback, s->fallback, (p->cells / 32 + 1) * sizeof(unsigned),
 			   cudaMemcpyHostToDevice)) ||
 	     CK(cudaMemcpy(e->touch, s->touch, (p->cells / 32 + 1) * sizeof(unsigned),
-			   cudaMemcpyHostToDevice))))
+			   cudaMemcpyHostToDevice)) ||
+	     upload_special(e, s, err)))
 		goto out_free;
 	e->grid3.z = (p->n[2] + bz - 1) / bz;
 	e->grid2.z = e->gridv.z = (p->n[2] - 2 + KCHUNK - 1) / KCHUNK;
@@ -359,6 +396,8 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->cls);
 	cudaFree(e->fallback);
 	cudaFree(e->touch);
+	cudaFree(e->skip);
+	cudaFree(e->special);
 	cudaFree(e->colk);
 	cudaFree(e->blockk);
 	cudaFree(e->blockk3);

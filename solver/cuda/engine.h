@@ -106,6 +106,9 @@ struct cuda_engine {
 	uint8_t *cls;			/* class byte per cell */
 	unsigned *fallback;		/* carved rooms: cells taking the 7-point rule, or NULL */
 	unsigned *touch;		/* carved rooms: cells with edges to fallback cells */
+	unsigned *skip;			/* the two together: cells the shell kernels leave */
+	long long *special;		/* those cells' indices, for general_special() */
+	long long nspecial;
 	int2 *colk;			/* per column (kstart, kstop) */
 	int2 *blockk;			/* per (bx, by) block of columns: min kstart, max kstop */
 	int2 *blockk3;			/* the same for naive3d's block footprint */
@@ -226,6 +229,10 @@ int dt_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop,
 	       struct rs_error *err);
 long long dt_index(const struct cuda_engine *e, long long n, int *col, int *z);
 void dt_free(struct cuda_engine *e);
+
+/* A step of a carved room's fallback and touch cells as the general kernel takes them, after a
+ * shell kernel stepped the others (general.cu). */
+int general_special(struct cuda_engine *e, struct rs_error *err);
 
 #ifdef __cplusplus
 }

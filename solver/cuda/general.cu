@@ -8,24 +8,21 @@
 #define LEGGY_MAX_M 8	/* leggy and leggy-shared are built for orders 2M up to 16 */
 
 /*
- * Seed 000's KernelA: one thread per cell (blocks of bx x by x 1 over x, y and z), any
- * stencil, offsets and weights from constant memory (every thread of a warp reads the same
- * entry: a broadcast), summed in stencil order as the CPU engine sums them.
+ * Seed 000's KernelA for cell (i, j, k) inside the room's box: any stencil, offsets and
+ * weights from constant memory (every thread of a warp reads the same entry: a broadcast),
+ * summed in stencil order as the CPU engine sums them; a carved room's fallback cells take
+ * the 7-point rule and its touch cells their mixed stencil, as on the CPU.
  */
 template <typename R>
-__global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
-			  const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
-			  const unsigned *__restrict__ fallback, const unsigned *__restrict__ touch)
+__device__ __forceinline__ void general_cell(const R *__restrict__ a, R *__restrict__ b,
+					     const unsigned *__restrict__ mask,
+					     const uint8_t *__restrict__ cls,
+					     const unsigned *__restrict__ fallback,
+					     const unsigned *__restrict__ touch, int i, int j, int k)
 {
-	const KDims d = k_dims;
-	const int i = blockIdx.x * blockDim.x + threadIdx.x;
-	const int j = blockIdx.y * blockDim.y + threadIdx.y;
-	const int k = blockIdx.z;
+	const KDims &d = k_dims;
 	const int K = k_st.K;
 	double s = 0;
-
-	if (i < d.halo || i > d.hi[0] || j < d.halo || j > d.hi[1] || k < d.halo || k > d.hi[2])
-		return;
 	const long long n = i + d.sy * j + d.sz * k;
 	const R u = __ldg(a + n);
 
@@ -78,6 +75,60 @@ __global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
 						     d.sz * k_st.off[q][2]), u);
 	}
 	update_general(b, mask, cls, n, u, s);
+}
+
+/* KernelA: one thread per cell (blocks of bx x by x 1 over x, y and z). */
+template <typename R>
+__global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
+			  const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
+			  const unsigned *__restrict__ fallback, const unsigned *__restrict__ touch)
+{
+	const KDims &d = k_dims;
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	const int j = blockIdx.y * blockDim.y + threadIdx.y;
+	const int k = blockIdx.z;
+
+	if (i < d.halo || i > d.hi[0] || j < d.halo || j > d.hi[1] || k < d.halo || k > d.hi[2])
+		return;
+	general_cell(a, b, mask, cls, fallback, touch, i, j, k);
+}
+
+/* KernelA on a list of cells (a carved room's fallback and touch cells, which the shell
+ * kernels leave to it), one thread per cell. */
+template <typename R>
+__global__ void k_general_list(const R *__restrict__ a, R *__restrict__ b,
+			       const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
+			       const unsigned *__restrict__ fallback,
+			       const unsigned *__restrict__ touch,
+			       const long long *__restrict__ cells, long long ncells)
+{
+	const KDims &d = k_dims;
+	const long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+
+	if (c >= ncells)
+		return;
+	const long long n = cells[c], k = n / d.sz, j = n % d.sz / d.sy;
+
+	general_cell(a, b, mask, cls, fallback, touch, (int)(n % d.sy), (int)j, (int)k);
+}
+
+int general_special(struct cuda_engine *e, struct rs_error *err)
+{
+	const unsigned blocks = (unsigned)((e->nspecial + 255) / 256);
+
+	if (!e->nspecial)
+		return 0;
+	if (e->precision == 4)
+		k_general_list<float><<<blocks, 256>>>((const float *)e->u[e->cur],
+						       (float *)e->u[1 - e->cur], e->mask, e->cls,
+						       e->fallback, e->touch, e->special,
+						       e->nspecial);
+	else
+		k_general_list<double><<<blocks, 256>>>((const double *)e->u[e->cur],
+							(double *)e->u[1 - e->cur], e->mask, e->cls,
+							e->fallback, e->touch, e->special,
+							e->nspecial);
+	return CK_LAUNCH() ? RS_EDEVICE : 0;
 }
 
 /*

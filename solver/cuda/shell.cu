@@ -151,7 +151,7 @@ __host__ __device__ constexpr int shell_blocks(int r)
 template <typename R, int RR, int L>
 __global__ void __launch_bounds__(SH_THREADS, shell_blocks<R>(RR))
 k_shell_shared(const R *__restrict__ a, R *__restrict__ b, const unsigned *__restrict__ mask,
-	       const uint8_t *__restrict__ cls)
+	       const uint8_t *__restrict__ cls, const unsigned *__restrict__ skip)
 {
 	extern __shared__ unsigned char smem[];
 	R *tile = reinterpret_cast<R *>(smem);	/* two of (bx + 2r) x (by + 2r), alternating */
@@ -191,6 +191,8 @@ k_shell_shared(const R *__restrict__ a, R *__restrict__ b, const unsigned *__res
 		if (mine && z - RR >= k0) {
 			old = b[n];
 			cl = ((__ldg(mask + (n >> 5)) >> (n & 31)) & 1u) ? VOX_AIR : __ldg(cls + n);
+			if (skip && ((__ldg(skip + (n >> 5)) >> (n & 31)) & 1u))
+				cl = VOX_PAD;	/* general_special's cell */
 		}
 	};
 	fetch(k0 - RR);
@@ -281,7 +283,8 @@ __device__ __forceinline__ void row_sides(const R *__restrict__ row, const T &v,
 template <typename R, typename A>
 __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict__ b,
 					  const unsigned *__restrict__ mask,
-					  const uint8_t *__restrict__ cls, int chunk)
+					  const uint8_t *__restrict__ cls,
+					  const unsigned *__restrict__ skip, int chunk)
 {
 	typedef Vec8<R> VT;
 	typedef typename VT::T T;
@@ -302,7 +305,7 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 	R t00[V][3];		/* per cell: centre, then plane sums (1, 0) and (1, 1), slabs -1..1 */
 	A t10[V][3], t11[V][3];
 	T ym, yc, yp, old = zero;
-	unsigned word = 0;
+	unsigned word = 0, sword = 0;	/* the air bits and skip bits of the cells updated */
 
 	if (j > d.hi[1])	/* uniform over each warp: blocks are whole warps in x */
 		return;
@@ -318,7 +321,7 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 		const long long sn = d.sz * (long long)kfold(2, min(z + 1, k1 + 1));
 		const long long n = i0 + rc + d.sz * (long long)(z - 1);	/* the cell updated */
 		T nm = zero, nc = zero, np = zero, nold = zero;
-		unsigned nword = 0;
+		unsigned nword = 0, nsword = 0;
 		R lm, rm_, lc, rc_, lp, rp_;
 
 		/* the next slab's rows, and the next update's u^(n-1) and air bits, ahead of use */
@@ -330,6 +333,8 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 		if (in && z >= k0 && z <= k1) {
 			nold = *(const T *)(b + n + d.sz);
 			nword = __ldg(mask + ((n + d.sz) >> 5));
+			if (skip)
+				nsword = __ldg(skip + ((n + d.sz) >> 5));
 		}
 		row_sides<R, VT>(a + sl + rm, ym, i0, lane, lm, rm_);
 		row_sides<R, VT>(a + sl + rc, yc, i0, lane, lc, rc_);
@@ -399,7 +404,8 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 					const unsigned t = ((word >> ((n + q) & 31)) & 1u) ? VOX_AIR
 											 : cls[n + q];
 
-					if (t != VOX_PAD)
+					/* a skipped cell keeps u^(n-1) for general_special */
+					if (t != VOX_PAD && !((sword >> ((n + q) & 31)) & 1u))
 						elem<R>(out, q) = inc_update(c, t, u, elem<R>(old, q),
 									     (R)sum);
 				}
@@ -411,6 +417,7 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 		yp = np;
 		old = nold;
 		word = nword;
+		sword = nsword;
 	}
 }
 
@@ -419,28 +426,29 @@ __device__ __forceinline__ void shell_vec(const R *__restrict__ a, R *__restrict
 #define SV_THREADS 256	/* threads per block at most of shell-vec in float32 */
 __global__ void __launch_bounds__(SV_THREADS, 4)
 k_shell_vec32(const float *__restrict__ a, float *__restrict__ b, const unsigned *__restrict__ mask,
-	      const uint8_t *__restrict__ cls, int chunk)
+	      const uint8_t *__restrict__ cls, const unsigned *__restrict__ skip, int chunk)
 {
-	shell_vec<float, float>(a, b, mask, cls, chunk);
+	shell_vec<float, float>(a, b, mask, cls, skip, chunk);
 }
 
 __global__ void k_shell_vec64(const double *__restrict__ a, double *__restrict__ b,
 			      const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
-			      int chunk)
+			      const unsigned *__restrict__ skip, int chunk)
 {
-	shell_vec<double, double>(a, b, mask, cls, chunk);
+	shell_vec<double, double>(a, b, mask, cls, skip, chunk);
 }
 
 static void shell_vec_launch(dim3 g, dim3 blk, const float *a, float *b, const unsigned *mask,
-			     const uint8_t *cls, int chunk)
+			     const uint8_t *cls, const unsigned *skip, int chunk)
 {
-	k_shell_vec32<<<g, blk>>>(a, b, mask, cls, chunk);
+	k_shell_vec32<<<g, blk>>>(a, b, mask, cls, skip, chunk);
 }
 
 static void shell_vec_launch(dim3 g, dim3 blk, const double *a, double *b,
-			     const unsigned *mask, const uint8_t *cls, int chunk)
+			     const unsigned *mask, const uint8_t *cls, const unsigned *skip,
+			     int chunk)
 {
-	k_shell_vec64<<<g, blk>>>(a, b, mask, cls, chunk);
+	k_shell_vec64<<<g, blk>>>(a, b, mask, cls, skip, chunk);
 }
 
 /* ---- the launcher ---------------------------------------------------------------------- */
@@ -477,21 +485,22 @@ template <typename R> static int shell_run(struct cuda_engine *e, enum kernel_id
 		const dim3 g((e->plan.n[0] + span - 1) / span, (e->plan.room[1] + blk.y - 1) / blk.y,
 			     (e->plan.room[2] + chunk - 1) / chunk);
 
-		shell_vec_launch(g, blk, a, b, e->mask, e->cls, chunk);
+		shell_vec_launch(g, blk, a, b, e->mask, e->cls, e->skip, chunk);
 	} else {
 		const int r = e->shell_r;
 		const dim3 g((e->plan.room[0] + blk.x - 1) / blk.x,
 			     (e->plan.room[1] + blk.y - 1) / blk.y,
 			     (e->plan.room[2] + SH_CHUNK - 1) / SH_CHUNK);
 		const size_t smem = 2 * sizeof(R) * (blk.x + 2 * r) * (blk.y + 2 * r);
-		const unsigned *mask = e->mask;
+		const unsigned *mask = e->mask, *skip = e->skip;
 		const uint8_t *cls = e->cls;
-		void *args[] = { &a, &b, &mask, &cls };
+		void *args[] = { &a, &b, &mask, &cls, &skip };
 
 		/* CK_LAUNCH sees its error */
 		(void)cudaLaunchKernel(shell_instance(e, r), g, blk, args, smem, 0);
 	}
-	return CK_LAUNCH() ? RS_EDEVICE : 0;
+	/* a carved room: its fallback and touch cells, which the kernel left, as general does */
+	return CK_LAUNCH() || general_special(e, err) ? RS_EDEVICE : 0;
 }
 
 ONE_LEVEL_FAMILY(shell, shell_run)

@@ -455,28 +455,42 @@ static void larger_stencils(void **state)
 
 /*
  * Larger stencils in the carved L-shaped room: fallback cells near the carved walls (fdtd.c,
- * set_fallback) through the general kernel, and auto, which may choose only it.
+ * set_fallback) through the general kernel, through the shell kernels (which leave those
+ * cells and their touch cells to general's list kernel), and auto. The Courant numbers keep
+ * lambda at most 1/sqrt(3), the fallback cells' limit.
  */
 static void carved_larger_stencils(void **state)
 {
-	static const char *const schemes[] = { "stencil: leggy, order: 4",
-					       "stencil: compact, radius2: 3" };
+	static const struct {
+		const char *scheme, *courant;
+		int reach;
+	} schemes[] = {
+		{ "stencil: leggy, order: 4", "0.999", 2 },
+		{ "stencil: compact, radius2: 3", "0.69", 1 },
+		{ "stencil: box, q: [2, 2, 2]", "0.43", 2 },
+		{ "stencil: interpolated, variant: IWB", "0.577", 1 },
+	};
+	static const enum kernel_id kerns[] = { KERNEL_GENERAL, KERNEL_SHELL_SHARED,
+						KERNEL_SHELL_VEC, KERNEL_AUTO };
 	char yaml[1024];
 
 	(void)state;
-	if (only_kernels && strncmp("general", only_kernels, strlen(only_kernels)))
+	if (only_kernels && strncmp("general", only_kernels, strlen(only_kernels)) &&
+	    strncmp("shell", only_kernels, strlen(only_kernels)))
 		skip();
-	for (int sc = 0; sc < 2; sc++)
+	for (size_t sc = 0; sc < sizeof(schemes) / sizeof(schemes[0]); sc++)
 		for (int prec = 4; prec <= 8; prec += 4)
-			for (int kern = 0; kern < 2; kern++) {
+			for (int kern = 0; kern < 4; kern++) {
 				struct sim *s;
 				struct fdtd_setup cpu, gpu;
 				struct result ref, got;
 				const long steps = quick ? 100 : STEPS;
 				const double tol = prec == 4 ? TOL_F32 : TOL_F64;
 
-				if (quick && (prec == 8 || kern))
+				if (quick && (prec == 8 || kerns[kern] == KERNEL_AUTO || sc > 1))
 					continue;
+				if (kerns[kern] == KERNEL_SHELL_VEC && schemes[sc].reach > 1)
+					continue;	/* it runs reach 1 */
 				snprintf(yaml, sizeof(yaml),
 					 "grid: {spacing: 0.05, courant: %s}\nduration: 1\n"
 					 "scheme: {precision: %s, %s}\n"
@@ -485,19 +499,19 @@ static void carved_larger_stencils(void **state)
 					 "sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
 					 "receivers: [{name: A, position: [2.41, 0.43, 0.37]}, "
 					 "{name: B, position: [0.3, 1.5, 0.6]}]\n",
-					 sc ? "0.69" : "0.999", prec == 4 ? "float32" : "float64",
-					 schemes[sc]);
+					 schemes[sc].courant, prec == 4 ? "float32" : "float64",
+					 schemes[sc].scheme);
 				s = sim_open(yaml);
 				carve(s);
 				cpu = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
 							   .lambda = s->lambda, .precision = prec };
 				gpu = cpu;
 				gpu.cuda = 1;
-				gpu.kernel = kern ? KERNEL_AUTO : KERNEL_GENERAL;
+				gpu.kernel = kerns[kern];
 				run(s, &cpu, steps, &ref);
 				run(s, &gpu, steps, &got);
-				judge(&got, &ref, steps, s->grid->plan.cells, tol, "%-30s L-shaped %s %-8s",
-				      s->stencil.name, prec == 4 ? "f32" : "f64", kern ? "auto" : "general");
+				judge(&got, &ref, steps, s->grid->plan.cells, tol, "%-30s L-shaped %s %-12s",
+				      s->stencil.name, prec == 4 ? "f32" : "f64", kernel_names[kerns[kern]]);
 				result_free(&ref);
 				result_free(&got);
 				sim_close(s);
