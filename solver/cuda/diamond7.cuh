@@ -617,8 +617,10 @@ __global__ void __launch_bounds__(DtShape<R, 1, DTS>::threads, 1) k_dt7(DtArgs<R
 		dt_bar_init(&bar, blockDim.x);
 	if (lead)
 		next = atomicAdd(g.ticket, 1);
-	if (CL)	/* every block's ghost rows are zero before a block beside writes them */
+	if (CL) {	/* every block's ghost rows are zero before a block beside writes them */
+		__syncthreads();	/* the cluster's barrier orders this too; racecheck sees this one */
 		dt_cl_sync();
+	}
 	for (;;) {
 		if (lead) {
 			const int k = next, i = k / g.ntw, s = g.s_hi - i;

@@ -1340,8 +1340,8 @@ int main(void)
 	const struct CMUnitTest few[] = {
 		cmocka_unit_test(lshaped_f32), cmocka_unit_test(texture_subvolumes),
 		cmocka_unit_test(diamond_kernel),
-		cmocka_unit_test(larger_stencils), cmocka_unit_test(fcc_lattice),
-		cmocka_unit_test(uniform_field_on_gpu),
+		cmocka_unit_test(larger_stencils), cmocka_unit_test(carved_larger_stencils),
+		cmocka_unit_test(fcc_lattice), cmocka_unit_test(uniform_field_on_gpu),
 	};
 
 	if (!fdtd_cuda_available(NULL, 0)) {
