@@ -274,18 +274,6 @@ static int read_attr_string(hid_t loc, const char *name, char *out, size_t len)
 	return rc;
 }
 
-static int read_attr_doubles(hid_t loc, const char *name, double *v)
-{
-	hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-	herr_t rc;
-
-	if (a < 0)
-		return -1;
-	rc = H5Aread(a, H5T_NATIVE_DOUBLE, v);
-	H5Aclose(a);
-	return rc < 0 ? -1 : 0;
-}
-
 /* One grid group of rirs.h5 into m. */
 static int read_grid(hid_t grp, struct grid_meta *m)
 {
@@ -297,10 +285,10 @@ static int read_grid(hid_t grp, struct grid_meta *m)
 
 	if (read_attr_string(grp, "kind", m->kind, sizeof(m->kind)) ||
 	    read_attr_string(grp, "lattice_axes", axes, sizeof(axes)) || strlen(axes) != 2 ||
-	    read_attr_doubles(grp, "lattice_first", m->pts.first) ||
-	    read_attr_doubles(grp, "lattice_dims", dims) ||
-	    read_attr_doubles(grp, "spacing", &m->pts.spacing) ||
-	    read_attr_doubles(grp, "extent", extent))
+	    h5a_get(grp, "lattice_first", H5T_NATIVE_DOUBLE, m->pts.first) ||
+	    h5a_get(grp, "lattice_dims", H5T_NATIVE_DOUBLE, dims) ||
+	    h5a_get(grp, "spacing", H5T_NATIVE_DOUBLE, &m->pts.spacing) ||
+	    h5a_get(grp, "extent", H5T_NATIVE_DOUBLE, extent))
 		return -1;
 	for (int a = 0; a < 2; a++) {
 		m->pts.lo[a] = extent[2 * a];

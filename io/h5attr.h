@@ -48,6 +48,20 @@ static inline herr_t h5a_long(hid_t obj, const char *name, long long v)
 	return rc;
 }
 
+/* Attribute name of obj read as type (a native type) into v, sized for it; 0, or -1 when
+ * absent or unreadable. */
+static inline int h5a_get(hid_t obj, const char *name, hid_t type, void *v)
+{
+	hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+	herr_t rc;
+
+	if (a < 0)
+		return -1;
+	rc = H5Aread(a, type, v);
+	H5Aclose(a);
+	return rc < 0 ? -1 : 0;
+}
+
 /* A variable-length UTF-8 string attribute, read by h5py as str. */
 static inline herr_t h5a_string(hid_t obj, const char *name, const char *s)
 {

@@ -153,18 +153,6 @@ int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *er
 
 /* ---- reading ------------------------------------------------------------------------- */
 
-static int read_attr(hid_t f, const char *name, double *v)
-{
-	hid_t a = H5Aopen(f, name, H5P_DEFAULT);
-	herr_t rc;
-
-	if (a < 0)
-		return -1;
-	rc = H5Aread(a, H5T_NATIVE_DOUBLE, v);
-	H5Aclose(a);
-	return rc < 0 ? -1 : 0;
-}
-
 /* Dataset name's values as doubles into a new array of *n (its element count). */
 static double *read_doubles(hid_t f, const char *name, hsize_t *dims, int rank)
 {
@@ -233,7 +221,8 @@ int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err)
 			       "roomsim run wrote)", path);
 	d->air = H5Lexists(f, "rir_air", H5P_DEFAULT) > 0;
 	d->signals = read_doubles(f, d->air ? "rir_air" : "rir", dims, 3);
-	if (!d->signals || read_attr(f, "sample_rate", &d->fs) || read_attr(f, "fmax", &d->fmax)) {
+	if (!d->signals || h5a_get(f, "sample_rate", H5T_NATIVE_DOUBLE, &d->fs) ||
+	    h5a_get(f, "fmax", H5T_NATIVE_DOUBLE, &d->fmax)) {
 		H5Fclose(f);
 		rirs_free(d);
 		return rs_fail(err, RS_EINPUT, "%s: no rir dataset with its sample_rate and fmax "
@@ -260,11 +249,11 @@ int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err)
 		for (int s = 0; s < d->nsources; s++)
 			d->completed[s] = (long)d->nsamples - 1;
 	free(done);
-	read_attr(f, "c", &d->c);
-	read_attr(f, "temperature", &d->medium[0]);
-	read_attr(f, "humidity", &d->medium[1]);
-	read_attr(f, "pressure", &d->medium[2]);
-	if (!read_attr(f, "air_volume", &d->volume)) {
+	h5a_get(f, "c", H5T_NATIVE_DOUBLE, &d->c);
+	h5a_get(f, "temperature", H5T_NATIVE_DOUBLE, &d->medium[0]);
+	h5a_get(f, "humidity", H5T_NATIVE_DOUBLE, &d->medium[1]);
+	h5a_get(f, "pressure", H5T_NATIVE_DOUBLE, &d->medium[2]);
+	if (!h5a_get(f, "air_volume", H5T_NATIVE_DOUBLE, &d->volume)) {
 		hsize_t na[1], nb[2];
 
 		d->area = read_doubles(f, "material_area", na, 1);

@@ -256,18 +256,6 @@ struct snap_reader {
 	char path[1024];
 };
 
-static int read_attr(hid_t d, const char *name, hid_t type, void *v)
-{
-	hid_t a = H5Aopen(d, name, H5P_DEFAULT);
-	herr_t rc;
-
-	if (a < 0)
-		return -1;
-	rc = H5Aread(a, type, v);
-	H5Aclose(a);
-	return rc < 0 ? -1 : 0;
-}
-
 /* Dataset d as a plane: its shape and attributes into p. */
 static int describe(hid_t file, hid_t d, const char *name, struct snap_info *p)
 {
@@ -277,9 +265,9 @@ static int describe(hid_t file, hid_t d, const char *name, struct snap_info *p)
 	int ok = H5Sget_simple_extent_ndims(sp) == 3 && H5Sget_simple_extent_dims(sp, dims, NULL) >= 0;
 
 	H5Sclose(sp);
-	if (!ok || read_attr(d, "spacing", H5T_NATIVE_DOUBLE, &p->spacing) ||
-	    read_attr(d, "origin", H5T_NATIVE_DOUBLE, p->origin) ||
-	    read_attr(d, "at", H5T_NATIVE_DOUBLE, &p->at))
+	if (!ok || h5a_get(d, "spacing", H5T_NATIVE_DOUBLE, &p->spacing) ||
+	    h5a_get(d, "origin", H5T_NATIVE_DOUBLE, p->origin) ||
+	    h5a_get(d, "at", H5T_NATIVE_DOUBLE, &p->at))
 		return -1;
 	snprintf(p->name, sizeof(p->name), "%.31s", name);
 	p->axis = name[0] - 'x';
