@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "../io/plot.h"
+#include "../io/wav.h"
 #include "../io/rirs.h"
 #include "../solver/air.h"
 #include "../solver/iso3382.h"
@@ -29,7 +30,8 @@ static const char usage_analyze[] =
 	"Ts (ms) and G (dB, the strength against the source's free-field level 10 m away),\n"
 	"and beside them Sabine's and Eyring's reverberation times from the run's room.\n"
 	"PATH is a run's output directory or its rirs.h5 (every source and receiver; the\n"
-	"signals with the air's absorption when the run has them), or WAV files (every\n"
+	"signals with the air's absorption when the run has them, low-passed at fmax as the\n"
+	"WAVs are), or WAV files (every\n"
 	"channel, bands up to 0.45 times the sample rate; no G, since a WAV's level is not\n"
 	"calibrated). Writes a table to stdout, and analysis.csv, analysis.json and a figure\n"
 	"per response (analysis_<pair>.png and .svg: waveform, decay curves, T30 and EDT\n"
@@ -484,7 +486,11 @@ int cmd_analyze(int argc, char **argv)
 				break;
 			}
 			q = more;
-			for (int s = 0; s < e->nsources; s++)
+			for (int s = 0; s < e->nsources; s++) {
+				/* the source's free-field pressure low-passed as the responses */
+				if (e->source)
+					wav_condition(e->source + (size_t)s * e->nsamples, e->nsamples,
+						      e->fs, e->fmax, 0);
 				for (int k = 0; k < e->nreceivers; k++) {
 					struct pair *p = &q[n++];
 					const size_t len = (size_t)e->completed[s] + 1 < e->nsamples
@@ -496,12 +502,17 @@ int cmd_analyze(int argc, char **argv)
 						 e->receiver_names[k], e->air ? "" : " (no air)");
 					p->h = e->signals + ((size_t)s * e->nreceivers + k) * e->nsamples;
 					p->n = len;
+					/* low-passed at fmax as the WAVs are: above it a scheme's
+					 * cut-off rings (docs/physics.md, "Band limits") */
+					wav_condition(e->signals + ((size_t)s * e->nreceivers + k) *
+							      e->nsamples, len, e->fs, e->fmax, 0);
 					p->fs = e->fs;
 					p->fmax = e->fmax;
 					p->src = e->source ? e->source + (size_t)s * e->nsamples : NULL;
 					p->nsrc = e->nsamples;
 					p->room = e;
 				}
+			}
 		} else {
 			memset(&d[nbufs], 0, sizeof(d[nbufs]));
 			if ((rc = read_wav(paths[i], &q, &n, &bufs[nbufs], &err)))

@@ -267,7 +267,6 @@ static int write_rirs(struct run *r, struct rs_error *err)
 		sig_source(&r->room->sources[s], r->plan.dt, ns, src + (size_t)s * ns);
 	/* and what Sabine and Eyring need: the air, each material's walls and absorption */
 	if (area && alpha && r->grid && r->banks) {
-		const double h2 = r->plan.grid.h * r->plan.grid.h;
 		double area_all;
 
 		vox_measure(r->grid, &meta.volume, &area_all);
@@ -275,7 +274,7 @@ static int write_rirs(struct run *r, struct rs_error *err)
 			for (int f = 0; f < 6; f++)
 				if (r->grid->walls[w].material[f] < nm)
 					area[r->grid->walls[w].material[f]] +=
-						r->grid->walls[w].area[f] * h2;
+						vox_wall_area(r->grid, &r->grid->walls[w], f);
 		for (int m = 0; m < nm; m++)
 			for (int k = 0; k < RIRS_BANDS; k++)
 				alpha[(size_t)m * RIRS_BANDS + k] =
@@ -683,6 +682,10 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	}
 	if (app_plan(room, &r->plan, err))
 		return err->code;
+	if (r->plan.stencil.fcc && room->shaped && r->backend == ROOM_BACKEND_CUDA)
+		return room_at(err, room, room->scheme_at, "scheme.stencil", "the fcc scheme runs "
+			       "rooms that are not boxes on the CPU only (valid: --backend cpu, or "
+			       "another stencil on the GPU)");
 	{	/* the outputs must fit on the disk (all of them, the HDF5 files uncompressed) */
 		struct app_disk d;
 		const double avail = app_disk_free(r->out);

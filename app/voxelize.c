@@ -22,6 +22,8 @@ static const char usage_voxelize[] =
 	"output.dir), which geometry.voxels reads back, and GRID_x.png, GRID_y.png, GRID_z.png:\n"
 	"slices through the room, padding grey, air white, walls coloured by material. Prints\n"
 	"the air volume and the wall area (corrected, docs/physics.md) against the mesh's own.\n"
+	"With scheme.stencil fcc it measures the fcc lattice and writes the slices only: a\n"
+	"voxel file holds cubic cells.\n"
 	"\n"
 	"  --out GRID.h5    the voxel file to write\n"
 	"  --at X,Y,Z      where the slices cut, in metres (default: the room's centre)\n"
@@ -91,6 +93,8 @@ static int write_slice(const struct vox_grid *g, int a, int m, const char *path,
 			at[a] = m + p->halo;
 			at[u] = x + p->halo;
 			at[v] = y + p->halo;
+			if (g->carved && p->fcc && (at[0] + at[1] + at[2]) % 2)	/* no node: */
+				at[u] += at[u] > p->halo ? -1 : 1;	/* show the one beside */
 			n = vox_index(p, at[0], at[1], at[2]);
 			colour(g, n, find_wall(g, n, &slot), c);
 			for (int dy = 0; dy < s; dy++)
@@ -115,8 +119,12 @@ static void report(const struct room *room, const struct vox_grid *g, double sec
 
 	vox_measure(g, &volume, &area);
 	for (size_t w = 0; w < g->nwalls; w++)
-		for (int f = 0; f < 6; f++)
+		for (int f = 0; f < 6 && !(p->fcc && g->carved); f++)
 			faces += g->walls[w].material[f] != VOX_NO_WALL;
+	for (size_t w = 0; p->fcc && g->carved && w < g->nwalls; w++)	/* a link's face: */
+		faces += (12 - g->walls[w].links) / M_SQRT2;		/* h^2 / sqrt 2 */
+	if (p->fcc && !g->carved)
+		faces = area / (p->h * p->h);
 	if (room->geo.mesh.ntri && !room->geo.nshapes)
 		vox_mesh_measure(&room->geo.mesh, &mv, &ma);
 	else if (room->geo.has_box && !room->geo.nshapes) {
@@ -127,13 +135,18 @@ static void report(const struct room *room, const struct vox_grid *g, double sec
 	printf("grid       %d x %d x %d room cells of %.2f mm, %.3f G cells in all (%.0f Mcells/s "
 	       "in %.2f s)\n", p->room[0], p->room[1], p->room[2], p->h * 1e3, p->cells / 1e9,
 	       p->cells / seconds / 1e6, seconds);
-	printf("cells      air %zu, boundary %zu, padding %zu\n", p->air, p->boundary, p->padding);
+	if (p->fcc)
+		printf("nodes      air %zu, boundary %zu, padding %zu (the fcc lattice, i + j + k "
+		       "even)\n", p->air, p->boundary, p->padding);
+	else
+		printf("cells      air %zu, boundary %zu, padding %zu\n", p->air, p->boundary,
+		       p->padding);
 	printf("volume     %.4f m^3 of air", volume);
 	if (isfinite(mv))
 		printf("; the %s's own %.4f m^3 (%+.2f %%)", room->geo.mesh.ntri ? "mesh" : "box",
 		       mv, 100 * (volume / mv - 1));
-	printf("\narea       %.4f m^2 of walls (%.4f m^2 of cell faces, before the correction)",
-	       area, faces * p->h * p->h);
+	printf("\narea       %.4f m^2 of walls (%.4f m^2 of %s faces, before the correction)",
+	       area, faces * p->h * p->h, p->fcc ? "dual-cell" : "cell");
 	if (isfinite(ma))
 		printf("; the %s's own %.4f m^2 (%+.2f %%)", room->geo.mesh.ntri ? "mesh" : "box",
 		       ma, 100 * (area / ma - 1));
@@ -183,11 +196,6 @@ int cmd_voxelize(int argc, char **argv)
 	if (!(room = cfg_load(argv[optind], &err)))
 		goto out;
 	vox_plan(room, &plan.grid);
-	if (plan.grid.fcc) {
-		rc = rs_fail(&err, RS_EINPUT, "%s: the fcc scheme's grid is a box's; voxelize the "
-			     "room with a cubic-grid scheme", room->file);
-		goto out;
-	}
 	/* one class byte a cell, its columns, and the walls: refuse before allocating */
 	if (app_memory_available() && plan.grid.cells * 1.2 > app_memory_available()) {
 		rc = room_at(&err, room, room->grid_at, "grid", "voxelising needs about %s (%zu "
@@ -211,7 +219,7 @@ int cmd_voxelize(int argc, char **argv)
 		if (folder[0])
 			rc = app_mkdirs(folder, &err);
 	}
-	if (!rc)
+	if (!rc && !plan.grid.fcc)	/* a voxel file holds cubic cells, not the fcc lattice */
 		rc = voxf_write(out, g, room, &err);
 	for (int a = 0; a < 3 && !rc; a++) {
 		double x = has_at ? at[a] : room->origin[a] + 0.5 * room->box[a];
@@ -223,7 +231,10 @@ int cmd_voxelize(int argc, char **argv)
 		snprintf(png, sizeof(png), "%.*s_%c.png", (int)stem, out, "xyz"[a]);
 		rc = write_slice(g, a, (int)m, png, &err);
 	}
-	if (!rc && !quiet)
+	if (!rc && !quiet && plan.grid.fcc)
+		printf("wrote      the slices %.*s_{x,y,z}.png (a voxel file holds cubic cells: "
+		       "voxelize with a cubic scheme to write one)\n", (int)(strlen(out) - 3), out);
+	else if (!rc && !quiet)
 		printf("wrote      %s and its slices %.*s_{x,y,z}.png\n", out,
 		       (int)(strlen(out) - 3), out);
 out:

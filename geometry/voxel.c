@@ -42,18 +42,19 @@ void vox_plan(const struct room *room, struct vox_plan *p)
 	p->cells = 1;
 	p->halo = room_stencil_reach(room);	/* padding cells each side: the stencil's reach */
 	p->fcc = room->stencil == ROOM_STENCIL_FCC;
+	p->on_nodes = p->fcc && !room->shaped;
 	for (int d = 0; d < 3; d++) {
 		const int align = p->fcc ? 2 * ROW_ALIGN : ROW_ALIGN;
 
 		/* a shaped room's bounds are covered whole: cells beyond them are padding */
 		p->room[d] = room->shaped ? (int)ceil(room->box[d] / room->spacing - 1e-9)
-					  : (int)lround(room->box[d] / room->spacing) + p->fcc;
-		if (p->room[d] < 2 + p->fcc)
-			p->room[d] = 2 + p->fcc;
+					  : (int)lround(room->box[d] / room->spacing) + p->on_nodes;
+		if (p->room[d] < 2 + p->on_nodes)
+			p->room[d] = 2 + p->on_nodes;
 		p->n[d] = p->room[d] + 2 * p->halo;
 		if (d == 0)	/* the extra cells at the +x end are padding */
 			p->n[d] = (p->n[d] + align - 1) / align * align;
-		p->size[d] = (p->room[d] - p->fcc) * p->h;
+		p->size[d] = (p->room[d] - p->on_nodes) * p->h;
 		p->cells *= (size_t)p->n[d];
 		nonpad *= (size_t)p->room[d];
 		in[d] = p->room[d] - 2;
@@ -203,13 +204,15 @@ static int assign_kinds(struct vox_grid *g, const struct room *room, double q)
 			int K = 6;
 			uint64_t s;
 
-			if (kind_diff(wl) != diff)
+			if ((g->plan.fcc ? 0 : kind_diff(wl)) != diff)
 				continue;
 			for (int f = 0; f < 6; f++)
 				if (wl->material[f] != VOX_NO_WALL) {
 					b += room->materials[wl->material[f]].beta * wl->area[f];
 					K--;
 				}
+			if (g->plan.fcc)	/* a carved room's node: its links left */
+				K = wl->links;
 			bq = quantise(b, q);
 			if (b > 0)
 				g->kind_error = fmax(g->kind_error, fabs(bq - b) / b);
@@ -362,7 +365,7 @@ struct vox_grid *vox_alloc(const struct room *room, struct rs_error *err)
 		goto out_nomem;
 	for (int d = 0; d < 3; d++)	/* the first room node: at h / 2, or on the wall */
 		g->origin[d] = room->origin[d] +
-			       ((g->plan.fcc ? 0 : 0.5) - g->plan.halo) * g->plan.h;
+			       ((g->plan.on_nodes ? 0 : 0.5) - g->plan.halo) * g->plan.h;
 	g->kinds[VOX_PAD] = (struct vox_kind){ 0, 0, 0 };
 	g->kinds[VOX_AIR] = (struct vox_kind){ g->plan.fcc ? 12 : 6, 0, 0 };
 	g->nkinds = 2;
@@ -399,8 +402,8 @@ int vox_carve(struct vox_grid *g, const struct room *room, const double lo[3],
 	const struct vox_plan *p = &g->plan;
 
 	if (p->fcc)
-		return rs_fail(err, RS_EINPUT, "the fcc scheme runs box rooms only: walls that are "
-			       "not the box's need the voxel walls of the geometry issue");
+		return rs_fail(err, RS_EINPUT, "the fcc scheme's box grid has its walls through its "
+			       "nodes and cannot be carved: give the room as shapes (docs/input.md)");
 	for (int k = 0; k < p->n[2]; k++)
 		for (int j = 0; j < p->n[1]; j++)
 			for (int i = 0; i < p->n[0]; i++) {
@@ -443,7 +446,7 @@ static int vox_point_fcc(const struct vox_grid *g, const double pos[3], int node
 {
 	const struct vox_plan *p = &g->plan;
 	double x[3], c[3], t[3], out = 0;
-	int b[3];
+	int b[3], padded = 0;
 
 	for (int d = 0; d < 3; d++)
 		x[d] = (pos[d] - g->origin[d]) / p->h;
@@ -473,10 +476,14 @@ static int vox_point_fcc(const struct vox_grid *g, const double pos[3], int node
 			if (node[q][d] > hi)
 				out = fmax(out, (node[q][d] - hi) * p->h);
 		}
+		/* in a carved room a node inside the bounds may be solid */
+		if (out == 0 && g->carved &&
+		    g->cls[vox_index(p, node[q][0], node[q][1], node[q][2])] == VOX_PAD)
+			padded = 1;
 	}
 	if (distance)
 		*distance = out;
-	return out > 0 ? -1 : 0;
+	return out > 0 || padded ? -1 : 0;
 }
 
 int vox_point(const struct vox_grid *g, const double pos[3], int node[8][3], double w[8],
@@ -534,16 +541,46 @@ int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], doubl
 	return ok ? 0 : -1;
 }
 
+/* The walls an fcc node of a box lies on (its share of its dual cell is 2^-walls). */
+static int node_walls(const struct vox_wall *w)
+{
+	int n = 0;
+
+	for (int f = 0; f < 6; f++)
+		n += w->material[f] != VOX_NO_WALL;
+	return n;
+}
+
+double vox_wall_area(const struct vox_grid *g, const struct vox_wall *w, int f)
+{
+	const double h2 = g->plan.h * g->plan.h;
+
+	if (w->material[f] == VOX_NO_WALL)
+		return 0;
+	if (!g->plan.fcc)
+		return w->area[f] * h2;
+	if (!g->plan.on_nodes)	/* 4 h^2 per unit of a link's weight (voxel.h) */
+		return 4 * w->area[f] * h2;
+	/* a box's node on one wall has a face of 2 h^2 there, on an edge h^2 on each */
+	return ldexp(2 * h2, 1 - node_walls(w));
+}
+
 void vox_measure(const struct vox_grid *g, double *volume, double *area)
 {
 	const struct vox_plan *p = &g->plan;
-	double a = 0;
+	const double h3 = p->h * p->h * p->h;
+	double a = 0, v = (double)(p->air + p->boundary) * h3;
 
 	for (size_t w = 0; w < g->nwalls; w++)
 		for (int f = 0; f < 6; f++)
-			a += g->walls[w].material[f] == VOX_NO_WALL ? 0 : g->walls[w].area[f];
-	*volume = (double)(p->air + p->boundary) * p->h * p->h * p->h;
-	*area = a * p->h * p->h;
+			a += vox_wall_area(g, &g->walls[w], f);
+	if (p->fcc) {	/* a node holds 2 h^3, on a box's walls 2^-walls of it */
+		v *= 2;
+		for (size_t w = 0; p->on_nodes && w < g->nwalls; w++)
+			v -= 2 * h3 * (1 - ldexp(1, -node_walls(&g->walls[w])));
+	}
+	*volume = v;
+	*area = a;
 }
 
 int vox_nearest_point(const struct vox_grid *g, const double pos[3], double reach,
@@ -556,9 +593,32 @@ int vox_nearest_point(const struct vox_grid *g, const double pos[3], double reac
 
 	for (int d = 0; d < 3; d++)
 		c[d] = (int)floor((pos[d] - g->origin[d]) / p->h);
+	/* on the fcc lattice: the nearest node (a node's interpolation is the node alone) */
+	for (int k = c[2] - r; p->fcc && k <= c[2] + r; k++)
+		for (int j = c[1] - r; j <= c[1] + r; j++)
+			for (int i = c[0] - r; i <= c[0] + r; i++) {
+				const int b[3] = { i, j, k };
+				double d2 = 0;
+				int ok = (i + j + k) % 2 == 0;
+
+				for (int d = 0; d < 3; d++)
+					ok &= b[d] >= 0 && b[d] < p->n[d];
+				if (!ok || g->cls[vox_index(p, i, j, k)] == VOX_PAD)
+					continue;
+				for (int d = 0; d < 3; d++) {
+					const double x = g->origin[d] + b[d] * p->h;
+
+					d2 += (x - pos[d]) * (x - pos[d]);
+				}
+				if (d2 < best) {
+					best = d2;
+					for (int d = 0; d < 3; d++)
+						near[d] = g->origin[d] + b[d] * p->h;
+				}
+			}
 	/* every base cell b near pos whose eight cells are room nodes: the nearest point of
 	 * the cube between its nodes */
-	for (int k = c[2] - r; k <= c[2] + r; k++)
+	for (int k = c[2] - r; !p->fcc && k <= c[2] + r; k++)
 		for (int j = c[1] - r; j <= c[1] + r; j++)
 			for (int i = c[0] - r; i <= c[0] + r; i++) {
 				const int b[3] = { i, j, k };

@@ -50,8 +50,10 @@ struct vox_plan {
 	double size[3];		/* effective room extent room[d] * h, m */
 	size_t cells;		/* n[0] * n[1] * n[2] */
 	size_t air, boundary, padding;	/* the scheme's nodes: with fcc, those of its lattice */
-	int fcc;		/* 1: the fcc scheme (see vox_folded): nodes on the walls,
-				 * fields folded to n[0] / 2 values per row */
+	int fcc;		/* 1: the fcc scheme (see vox_folded): fields folded to
+				 * n[0] / 2 values per row */
+	int on_nodes;		/* 1: the walls pass through the outermost nodes (the fcc
+				 * scheme in a box); 0: half a cell beyond them */
 };
 
 #define VOX_NO_WALL 255	/* vox_wall.material of a face whose neighbour is not padding */
@@ -61,11 +63,26 @@ struct vox_plan {
  * behind the face and the surface-area correction of docs/physics.md, "Staircase walls":
  * the real surface's area per h^2 of face, 1 / (|nx| + |ny| + |nz|) for a surface of unit
  * normal n (1 on walls aligned with the grid).
+ *
+ * On the fcc lattice in a carved room a node's walls replace its missing links (up to
+ * twelve), and its slots hold one material each with the sum of its links' loss weights
+ * (docs/physics.md, "FCC walls in carved rooms": 1 / (4 M(n)) per link, a real area of
+ * 4 h^2 per unit of weight); links counts the node's present neighbours. In a box the fcc
+ * grid's slots are the box's faces the node lies on, weight 1 each.
  */
 struct vox_wall {
 	size_t cell;		/* index of the cell in the grid */
 	uint8_t material[6];	/* index into the room's materials, or VOX_NO_WALL */
-	float area[6];		/* the correction; 0 where there is no wall */
+	uint8_t links;		/* fcc in a carved room: the node's links to room nodes */
+	float area[6];		/* the correction (fcc: the weight); 0 where there is no wall */
+};
+
+/* The fcc lattice's twelve links, in the order the engines sum them (cpu_fcc.inc): four in
+ * rows j -+ 1, four in rows k -+ 1, four diagonal in y and z. */
+static const int vox_fcc_link[12][3] = {
+	{ -1, -1, 0 }, { 1, -1, 0 }, { -1, 1, 0 }, { 1, 1, 0 },
+	{ -1, 0, -1 }, { 1, 0, -1 }, { -1, 0, 1 }, { 1, 0, 1 },
+	{ 0, -1, -1 }, { 0, 1, 1 },  { 0, -1, 1 }, { 0, 1, -1 },
 };
 
 struct vox_grid {
@@ -95,13 +112,17 @@ static inline size_t vox_nodes(const struct vox_plan *p)
 }
 
 /*
- * The fcc scheme's grid (docs/physics.md, "FCC walls"): the walls pass through the outermost
- * nodes, so a box of N h along an axis has N + 1 nodes there (room[d] = N + 1, size[d] = N h)
- * and node (i, j, k) lies at origin + (i, j, k) h as before. Its nodes are the cells with
+ * The fcc scheme's grid (docs/physics.md, "FCC walls"). Its nodes are the cells with
  * i + j + k even; row (j, k) keeps them folded at i / 2 (n[0] is a multiple of 16, so a
- * folded row of n[0] / 2 values stays 32-byte aligned). Cells with i + j + k odd belong to
- * no node: the class bytes of the room's cells (both parities) still say which walls they
- * lie on, and kinds[t].K is 12, the mirrored neighbours every node reads.
+ * folded row of n[0] / 2 values stays 32-byte aligned).
+ * - In a box (on_nodes) the walls pass through the outermost nodes, so a box of N h along an
+ *   axis has N + 1 nodes there (room[d] = N + 1, size[d] = N h) and node (i, j, k) lies at
+ *   origin + (i, j, k) h. Cells with i + j + k odd belong to no node: the class bytes of the
+ *   room's cells (both parities) still say which walls they lie on, and kinds[t].K is 12,
+ *   the mirrored neighbours every node reads.
+ * - In a carved room (carved) the nodes lie at the cells' centres as on the cubic grid, a
+ *   node is air when it is inside, and each link to a node that is not becomes a wall:
+ *   kinds[t].K counts the links left. The cells with i + j + k odd are padding.
  */
 static inline size_t vox_folded(const struct vox_plan *p, int i, int j, int k)
 {
@@ -117,6 +138,9 @@ struct vox_grid *vox_build(const struct room *room, struct rs_error *err);
 
 /* The air volume (m^3) and the corrected wall area (m^2) of a grid. */
 void vox_measure(const struct vox_grid *g, double *volume, double *area);
+
+/* The real area (m^2) of slot f of wall w of grid g (vox_measure's terms). */
+double vox_wall_area(const struct vox_grid *g, const struct vox_wall *w, int f);
 
 /*
  * A mesh's own volume (m^3, the solid components nested inside others subtracted; NAN when

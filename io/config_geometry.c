@@ -485,9 +485,5 @@ int cfg_set_bounds(struct yp *p, yaml_node_t *root)
 				      "spacings (%g m); valid: at least %g m", r->box[d], "xyz"[d],
 				      r->spacing, 2 * r->spacing);
 	}
-	if (r->shaped && r->stencil == ROOM_STENCIL_FCC)
-		return yp_bad(p, g, "geometry", "the fcc scheme runs box rooms only: walls that are "
-			      "not a box's need the cubic grid (valid: geometry.box alone, or another "
-			      "scheme.stencil)");
 	return 0;
 }

@@ -92,7 +92,7 @@ static void walk(const struct vox_grid *g, const struct wall_model *const *banks
 
 			b->at[b->nodes] = c;
 			b->ew[b->nodes] = 1;
-			for (int f = 0; f < 6 && p->fcc; f++)
+			for (int f = 0; f < 6 && p->on_nodes; f++)
 				if (wl->material[f] != VOX_NO_WALL)
 					b->ew[b->nodes] *= 0.5;
 			b->cell[b->nodes] = p->fcc ? vox_folded(p, (int)(c % nx), (int)(c / nx % ny),

@@ -8,9 +8,10 @@
  * bilinear (trapezoidal) discretisation of r w + m w' + k integral(w) = p between steps n and
  * n + 1, and the node's scheme update takes the wall term gamma (W^(n+1) - W^(n-1)), W the
  * branches' velocity sum and gamma the term's weight (lambda / 2 times the wall's area per
- * h^2 on the cubic grid; on the fcc grid, whose walls pass through the nodes, lambda times
- * the number of walls the node lies on). With one real branch (m = k = 0) this is exactly
- * the scheme's own update of a wall of admittance 1 / r. The scheme's energy plus the branches' stays within
+ * h^2 on the cubic grid; on the fcc grid in a box, whose walls pass through the nodes, lambda
+ * times the number of walls the node lies on; in a carved room lambda times its links'
+ * weights, voxel.h). With one real branch (m = k = 0) this is exactly the scheme's own
+ * update of a wall of admittance 1 / r. The scheme's energy plus the branches' stays within
  * rounding of non-increasing: physics.md derives it and tests/test_branch.c measures it.
  *
  * The update runs after the scheme's step has written every node's u^(n+1) with rigid branch
@@ -50,8 +51,8 @@ struct branch_walls {
 	size_t states;		/* state values: two per branch of every entry */
 	size_t *cell;		/* per node: its index in the field (folded on the fcc grid) */
 	size_t *at;		/* per node: its cell in the grid (vox_index) */
-	double *ew;		/* per node: its weight in the energy (the fcc grid: its share of
-				 * its dual cell, 1/2 per wall it lies on; else 1) */
+	double *ew;		/* per node: its weight in the energy (the fcc grid in a box: its
+				 * share of its dual cell, 1/2 per wall it lies on; else 1) */
 	uint32_t *first;	/* per node: its first entry; nodes + 1 of them */
 	double *A, *inv;	/* per node: 1 + g_s and 1 / (A + sum of gam bh) */
 	double *gam;		/* per entry: the weight of its wall term */

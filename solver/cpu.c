@@ -243,7 +243,9 @@ int cpu_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 
 		if (stop && *stop)
 			return RS_EINTR;
-		if (f->grid->plan.fcc)
+		if (f->grid->plan.fcc && f->grid->carved)
+			f->precision == 4 ? fcc_carved_f32(f) : fcc_carved_f64(f);
+		else if (f->grid->plan.fcc)
 			f->precision == 4 ? fcc_f32(f) : fcc_f64(f);
 		else if (f->stencil)
 			f->precision == 4 ? general_f32(f) : general_f64(f);

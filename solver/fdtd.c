@@ -67,8 +67,10 @@ void fdtd_coefficients(const struct vox_grid *g, const struct stn_stencil *s, do
 		if (t == VOX_PAD)
 			continue;
 		/* T + be u is exactly 0 for a uniform field: physics.md, "A uniform field stays
-		 * uniform" (fcc: the twelve mirrored neighbours, always present) */
-		c->be[t] = g->kinds[t].diff ? 6 - K : -K;
+		 * uniform" (fcc: the twelve mirrored neighbours, always present; in a carved room
+		 * a wall node sums its links' differences, cpu_fcc.inc) */
+		c->be[t] = g->plan.fcc && g->carved && t != VOX_AIR ? 0
+			   : g->kinds[t].diff ? 6 - K : -K;
 		c->cb[t] = 1 - gl;
 		c->sc[t] = 1 / (1 + gl);
 	}
@@ -167,14 +169,16 @@ static int set_stencil(struct fdtd *f, const struct fdtd_setup *s, struct rs_err
 {
 	const struct vox_plan *p = &s->grid->plan;
 
+	const int fallback = s->grid->carved && !p->fcc;	/* fcc has its own walls */
+
 	/* the 7-point rule of the fallback cells is stable up to 1/sqrt(3) only */
-	if (s->grid->carved && s->lambda > 1 / sqrt(3.0) * (1 + 1e-12))
+	if (fallback && s->lambda > 1 / sqrt(3.0) * (1 + 1e-12))
 		return rs_fail(err, RS_EINPUT, "in a room that is not a box, the cells within "
 			       "reach of its carved walls take the 7-point update, stable up to a "
 			       "Courant number of 1/sqrt(3) = %.6f; %s would run at %.6f (multiply "
 			       "grid.courant by %.4f or less)", 1 / sqrt(3.0), s->stencil->name,
 			       s->lambda, 1 / sqrt(3.0) / s->lambda);
-	if (s->grid->carved && set_fallback(f, s->stencil->reach))
+	if (fallback && set_fallback(f, s->stencil->reach))
 		return rs_fail(err, RS_ENOMEM, "out of memory for the fallback cells");
 	if (p->halo < s->stencil->reach)
 		return rs_fail(err, RS_EINTERNAL, "the grid's halo %d is less than the stencil's "
@@ -589,7 +593,8 @@ static double apply_seven(const struct vox_grid *g, const double *u, size_t n)
 /*
  * The fcc scheme's energy over fields laid out as fdtd_field() gives them: the same form with
  * the inner product weighted by each node's share of its dual cell, 1/2 per wall it lies on,
- * under which the mirrored operator is symmetric (physics.md, "FCC walls").
+ * under which the mirrored operator is symmetric (physics.md, "FCC walls"); in a carved room
+ * every node has weight 1 and L sums its present links.
  */
 static double energy_fcc(const struct vox_grid *g, double lambda, const double *cur,
 			 const double *prev)
@@ -603,13 +608,26 @@ static double energy_fcc(const struct vox_grid *g, double lambda, const double *
 			for (int i = lo + ((lo + j + k) & 1); i < lo + p->room[0]; i += 2) {
 				const size_t n = vox_index(p, i, j, k);
 				const int at[3] = { i, j, k };
-				double lu = -3 * prev[n], w = 1, d = cur[n] - prev[n];
+				double lu = p->on_nodes ? -3 * prev[n] : 0, w = 1, d = cur[n] - prev[n];
 
-				for (int q = 0; q < 12; q++)
-					lu += 0.25 * prev[vox_index(p, fcc_mirror(p, 0, i + fcc_order[q][0]),
-								    fcc_mirror(p, 1, j + fcc_order[q][1]),
-								    fcc_mirror(p, 2, k + fcc_order[q][2]))];
-				for (int a = 0; a < 3; a++)
+				if (g->cls[n] == VOX_PAD)
+					continue;
+				for (int q = 0; q < 12; q++) {
+					const int x[3] = { i + fcc_order[q][0], j + fcc_order[q][1],
+							   k + fcc_order[q][2] };
+					size_t m;
+
+					if (!p->on_nodes) {	/* carved: the links present */
+						m = vox_index(p, x[0], x[1], x[2]);
+						if (g->cls[m] != VOX_PAD)
+							lu += 0.25 * (prev[m] - prev[n]);
+						continue;
+					}
+					m = vox_index(p, fcc_mirror(p, 0, x[0]), fcc_mirror(p, 1, x[1]),
+						      fcc_mirror(p, 2, x[2]));
+					lu += 0.25 * prev[m];
+				}
+				for (int a = 0; a < 3 && p->on_nodes; a++)
 					if (at[a] == lo || at[a] == lo + p->room[a] - 1)
 						w *= 0.5;
 				e += (long double)w * (d * d - lambda * lambda * cur[n] * lu);

@@ -111,12 +111,8 @@ static inline int fcc_mirror(const struct vox_plan *p, int a, int x)
 }
 
 /* The twelve neighbours of an fcc node in the order S sums them (cpu_fcc.inc), which the
- * GPU kernel follows too: four pairs in rows j -+ 1, four in rows k -+ 1, four diagonal. */
-static const int fcc_order[12][3] = {
-	{ -1, -1, 0 }, { 1, -1, 0 }, { -1, 1, 0 }, { 1, 1, 0 },
-	{ -1, 0, -1 }, { 1, 0, -1 }, { -1, 0, 1 }, { 1, 0, 1 },
-	{ 0, -1, -1 }, { 0, 1, 1 },  { 0, -1, 1 }, { 0, 1, -1 },
-};
+ * GPU kernel follows too (voxel.h). */
+#define fcc_order vox_fcc_link
 
 /* The CPU engine (cpu.c). */
 

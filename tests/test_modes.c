@@ -8,7 +8,9 @@
 
 #include <fftw3.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define LX 1.0
 #define LY 0.75
@@ -51,7 +53,16 @@ static void analytic(double *f)
 		f[i] = all[i];
 }
 
+/* The lowest `count` modes of room, each sought within +-window and required within
+ * tolerance of the analytic frequency. */
+static void modes(const char *room, int count, double window, double tolerance);
+
 static void first_eight_modes(const char *room)
+{
+	modes(room, NMODES, WINDOW, TOLERANCE);
+}
+
+static void modes(const char *room, int count, double window, double tolerance)
 {
 	struct sim *s = sim_open(room);
 	size_t n = (size_t)s->steps + 1, nfft = ZERO_PAD * n, nbins = nfft / 2 + 1;
@@ -72,9 +83,9 @@ static void first_eight_modes(const char *room)
 	fftw_execute(plan);
 	for (size_t k = 0; k < nbins; k++)
 		mag[k] = log(hypot(X[k][0], X[k][1]) + 1e-300);
-	for (int m = 0; m < NMODES; m++) {
-		size_t lo = (size_t)((1 - WINDOW) * f[m] * nfft / fs),
-		       hi = (size_t)((1 + WINDOW) * f[m] * nfft / fs);
+	for (int m = 0; m < count; m++) {
+		size_t lo = (size_t)((1 - window) * f[m] * nfft / fs),
+		       hi = (size_t)((1 + window) * f[m] * nfft / fs);
 		size_t k = lo;
 		double found;
 
@@ -84,7 +95,7 @@ static void first_eight_modes(const char *room)
 		found = peak_refined(mag, k) * fs / nfft;
 		print_message("# %s mode %d: analytic %.3f Hz, simulated %.3f Hz (%+.3f %%)\n",
 			      s->stencil.name, m + 1, f[m], found, 100 * (found - f[m]) / f[m]);
-		assert_true(fabs(found - f[m]) / f[m] < TOLERANCE);
+		assert_true(fabs(found - f[m]) / f[m] < tolerance);
 	}
 	fftw_destroy_plan(plan);
 	fftw_free(x);
@@ -131,6 +142,43 @@ static void fcc(void **state)
 	first_eight_modes(ROOM(", stencil: fcc"));
 }
 
+/*
+ * The fcc lattice in a carved room (physics.md, "FCC walls in carved rooms"): the same box as
+ * a mesh (two triangles a face, written here), its nodes at the cells' centres and its walls
+ * cutting the missing links. Along a wall the diagonal links that leave are missing, which
+ * softens the layer of nodes on it: the modes come out low, by 1.5 to 2.6 % in this box of
+ * 22 to 40 cells across (a first-order error, which shrinks as the cells per room grow).
+ */
+static void fcc_mesh_box(void **state)
+{
+	static const double v[8][3] = { { 0, 0, 0 }, { LX, 0, 0 }, { LX, LY, 0 }, { 0, LY, 0 },
+					{ 0, 0, LZ }, { LX, 0, LZ }, { LX, LY, LZ }, { 0, LY, LZ } };
+	static const int f[12][3] = { { 1, 3, 2 }, { 1, 4, 3 }, { 5, 6, 7 }, { 5, 7, 8 },
+				      { 1, 2, 6 }, { 1, 6, 5 }, { 4, 8, 7 }, { 4, 7, 3 },
+				      { 1, 5, 8 }, { 1, 8, 4 }, { 2, 3, 7 }, { 2, 7, 6 } };
+	char path[] = "/tmp/roomsim-modes-XXXXXX", obj[64], room[1024];
+	FILE *o;
+
+	(void)state;
+	assert_non_null(mkdtemp(path));
+	snprintf(obj, sizeof(obj), "%s/box.obj", path);
+	assert_non_null(o = fopen(obj, "w"));
+	for (int i = 0; i < 8; i++)
+		fprintf(o, "v %.17g %.17g %.17g\n", v[i][0], v[i][1], v[i][2]);
+	for (int i = 0; i < 12; i++)
+		fprintf(o, "f %d %d %d\n", f[i][0], f[i][1], f[i][2]);
+	fclose(o);
+	snprintf(room, sizeof(room), "grid: {spacing: 0.025, courant: 0.999}\n"
+		 "scheme: {precision: float64, stencil: fcc}\nduration: 2.0\n"
+		 "geometry: {mesh: %s}\nmaterials: {rigid: {admittance: 0}}\n"
+		 "surfaces: {default: rigid}\n"
+		 "sources: [{name: S, position: [0.1, 0.1, 0.1]}]\n"
+		 "receivers: [{name: R, position: [0.9, 0.65, 0.45]}]\n", obj);
+	modes(room, 4, 0.04, 0.03);
+	remove(obj);
+	rmdir(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(seven_point),
@@ -138,7 +186,8 @@ int main(void)
 					    cmocka_unit_test(compact_27_point),
 					    cmocka_unit_test(interpolated_iwb),
 					    cmocka_unit_test(interpolated_iiso),
-					    cmocka_unit_test(fcc) };
+					    cmocka_unit_test(fcc),
+					    cmocka_unit_test(fcc_mesh_box) };
 
 	return cmocka_run_group_tests_name("modes", tests, NULL, NULL);
 }

@@ -340,6 +340,11 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 		rs_fail(err, RS_EINTERNAL, "the fcc scheme needs the fcc grid, and only it does");
 		goto out_free;
 	}
+	if (e->fcc && s->grid->carved) {	/* docs/physics.md, "FCC walls in carved rooms" */
+		rs_fail(err, RS_EINPUT, "the GPU's fcc kernels run box rooms only: run this room "
+			"with --backend cpu, or with another scheme.stencil on the GPU");
+		goto out_free;
+	}
 	if (e->fcc) {
 		if (CK(cudaMalloc(&e->u[0], e->values * (size_t)s->precision)) ||
 		    CK(cudaMalloc(&e->u[1], e->values * (size_t)s->precision)) ||
