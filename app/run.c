@@ -101,7 +101,7 @@ static int check_points(struct run *r, struct rs_error *err)
 			continue;
 		snprintf(key, sizeof(key), "%s[%d].position", is_src ? "sources" : "receivers",
 			 is_src ? i : i - room->nsources);
-		if (r->plan.grid.fcc)	/* the region depends on the position in the lattice */
+		if (r->plan.grid.fcc && !r->grid->carved)	/* the region depends on the lattice */
 			return room_at(err, room, at, key, "[%g, %g, %g] is too close to a wall: the "
 				       "fcc lattice nodes that would interpolate it lie up to %.3g m "
 				       "beyond the walls "
@@ -117,6 +117,15 @@ static int check_points(struct run *r, struct rs_error *err)
 					       "or outside the room, more than %g m from any air "
 					       "(valid: a position in the room's air, half a cell "
 					       "from its walls)", pos[0], pos[1], pos[2], NEAR_REACH);
+			if (r->plan.grid.fcc)	/* its eight nodes reach up to 2 cells out */
+				return room_at(err, room, at, key,
+					       "[%g, %g, %g] is too close to a wall or outside the "
+					       "room: the fcc lattice nodes that would interpolate "
+					       "it are not all in the air; the nearest node that is "
+					       "lies %.3g m away, at [%.3f, %.3f, %.3f] (valid: a "
+					       "position whose lattice nodes are all in the air, "
+					       "any node among them)", pos[0], pos[1], pos[2], d,
+					       near[0], near[1], near[2]);
 			return room_at(err, room, at, key,
 				       "[%g, %g, %g] is not in the air: it is inside a wall or "
 				       "outside the room, %.3g m from the nearest position that works, "
