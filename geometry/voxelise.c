@@ -982,25 +982,83 @@ static void cell_walls(const struct build *b, const int c[3], const struct tri *
 	}
 }
 
+/*
+ * Per-z-slab lists of walls: each slab's thread appends to its own list, and the lists are
+ * joined in cell order into g->walls.
+ */
+struct slabs {
+	int n;
+	struct vox_wall **list;
+	size_t *count, *cap;
+};
+
+static int slabs_open(struct slabs *s, int n, struct rs_error *err)
+{
+	s->n = n;
+	s->list = calloc((size_t)n, sizeof(*s->list));
+	s->count = calloc((size_t)n, sizeof(*s->count));
+	s->cap = calloc((size_t)n, sizeof(*s->cap));
+	if (s->list && s->count && s->cap)
+		return 0;
+	free(s->list);
+	free(s->count);
+	free(s->cap);
+	return rs_fail(err, RS_ENOMEM, "out of memory for the walls");
+}
+
+/* A place for one more wall in slab k, or NULL when out of memory. */
+static struct vox_wall *slab_next(struct slabs *s, int k)
+{
+	if (s->count[k] == s->cap[k]) {
+		const size_t cap = s->cap[k] ? 2 * s->cap[k] : 1024;
+		struct vox_wall *grown = realloc(s->list[k], cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		s->list[k] = grown;
+		s->cap[k] = cap;
+	}
+	return &s->list[k][s->count[k]++];
+}
+
+/* Join the slabs into g->walls (unless failed) and free them; `what` names the walls. */
+static int slabs_join(struct slabs *s, struct vox_grid *g, int failed, const char *what,
+		      struct rs_error *err)
+{
+	size_t total = 0;
+
+	for (int k = 0; k < s->n; k++)
+		total += s->count[k];
+	if (!failed && (g->walls = malloc((total + 1) * sizeof(*g->walls)))) {
+		for (int k = 0; k < s->n; k++) {
+			memcpy(g->walls + g->nwalls, s->list[k], s->count[k] * sizeof(*s->list[k]));
+			g->nwalls += s->count[k];
+		}
+	} else {
+		failed = 1;
+	}
+	for (int k = 0; k < s->n; k++)
+		free(s->list[k]);
+	free(s->list);
+	free(s->count);
+	free(s->cap);
+	return failed ? rs_fail(err, RS_ENOMEM, "out of memory for %zu %s", total, what) : 0;
+}
+
 /* The walls of every air cell with a solid neighbour, in cell order: a list per z-slab, joined. */
 static int make_walls(struct build *b, struct rs_error *err)
 {
 	const struct vox_plan *p = &b->g->plan;
 	const int *n = p->room;
 	const ptrdiff_t sy = p->n[0], sz = (ptrdiff_t)p->n[0] * p->n[1];
-	struct vox_wall **slab = calloc((size_t)n[2], sizeof(*slab));
-	size_t *count = calloc((size_t)n[2], sizeof(*count)), total = 0;
+	struct slabs sl;
 	int failed = 0;
 
-	if (!slab || !count) {
-		free(slab);
-		free(count);
-		return rs_fail(err, RS_ENOMEM, "out of memory for the walls");
-	}
+	if (slabs_open(&sl, n[2], err))
+		return err ? err->code : RS_ENOMEM;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
 	for (int k = 0; k < n[2]; k++) {
 		const struct tri *hint = NULL;
-		size_t cap = 0;
 
 		for (int j = 0; j < n[1]; j++)
 			for (int i0 = 0; i0 < n[0]; i0 += 8) {
@@ -1013,36 +1071,17 @@ static int make_walls(struct build *b, struct rs_error *err)
 
 				for (; m && !failed; m &= m - 1) {
 					const int c[3] = { i0 + __builtin_ctzll(m) / 8, j, k };
+					struct vox_wall *w = slab_next(&sl, k);
 
-					if (count[k] == cap) {
-						struct vox_wall *grown;
-
-						cap = cap ? 2 * cap : 1024;
-						if (!(grown = realloc(slab[k], cap * sizeof(*grown)))) {
-							failed = 1;
-							break;
-						}
-						slab[k] = grown;
+					if (!w) {
+						failed = 1;
+						break;
 					}
-					cell_walls(b, c, &hint, &slab[k][count[k]++]);
+					cell_walls(b, c, &hint, w);
 				}
 			}
 	}
-	for (int k = 0; k < n[2]; k++)
-		total += count[k];
-	if (!failed && (b->g->walls = malloc((total + 1) * sizeof(*b->g->walls)))) {
-		for (int k = 0; k < n[2]; k++) {
-			memcpy(b->g->walls + b->g->nwalls, slab[k], count[k] * sizeof(*slab[k]));
-			b->g->nwalls += count[k];
-		}
-	} else {
-		failed = 1;
-	}
-	for (int k = 0; k < n[2]; k++)
-		free(slab[k]);
-	free(slab);
-	free(count);
-	return failed ? rs_fail(err, RS_ENOMEM, "out of memory for %zu boundary cells", total) : 0;
+	return slabs_join(&sl, b->g, failed, "boundary cells", err);
 }
 
 /* ---- the fcc lattice (docs/physics.md, "FCC walls in carved rooms") --------------------- */
@@ -1200,24 +1239,20 @@ static int fcc_walls(struct build *b, struct rs_error *err)
 	struct vox_grid *g = b->g;
 	struct vox_plan *p = &g->plan;
 	const int *n = p->room;
-	struct vox_wall **slab = calloc((size_t)n[2], sizeof(*slab));
-	size_t *count = calloc((size_t)n[2], sizeof(*count)), total = 0, nodes = 0;
+	struct slabs sl;
+	size_t nodes = 0;
 	int failed = 0;
 
-	if (!slab || !count) {
-		free(slab);
-		free(count);
-		return rs_fail(err, RS_ENOMEM, "out of memory for the walls");
-	}
+	if (slabs_open(&sl, n[2], err))
+		return err ? err->code : RS_ENOMEM;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
 	for (int k = 0; k < n[2]; k++) {
 		const struct tri *hint = NULL;
-		size_t cap = 0;
 
 		for (int j = 0; j < n[1] && !failed; j++)	/* nodes: i + j + k even in the array */
 			for (int i = (j + k + p->halo) & 1; i < n[0]; i += 2) {
 				const int c[3] = { i, j, k };
-				struct vox_wall w;
+				struct vox_wall w, *at;
 				int K;
 
 				if (!is_air(*cell(b, i, j, k)))
@@ -1229,35 +1264,15 @@ static int fcc_walls(struct build *b, struct rs_error *err)
 					*cell(b, i, j, k) = 0;
 					continue;
 				}
-				if (count[k] == cap) {
-					struct vox_wall *grown;
-
-					cap = cap ? 2 * cap : 1024;
-					if (!(grown = realloc(slab[k], cap * sizeof(*grown)))) {
-						failed = 1;
-						break;
-					}
-					slab[k] = grown;
+				if (!(at = slab_next(&sl, k))) {
+					failed = 1;
+					break;
 				}
-				slab[k][count[k]++] = w;
+				*at = w;
 			}
 	}
-	for (int k = 0; k < n[2]; k++)
-		total += count[k];
-	if (!failed && (g->walls = malloc((total + 1) * sizeof(*g->walls)))) {
-		for (int k = 0; k < n[2]; k++) {
-			memcpy(g->walls + g->nwalls, slab[k], count[k] * sizeof(*slab[k]));
-			g->nwalls += count[k];
-		}
-	} else {
-		failed = 1;
-	}
-	for (int k = 0; k < n[2]; k++)
-		free(slab[k]);
-	free(slab);
-	free(count);
-	if (failed)
-		return rs_fail(err, RS_ENOMEM, "out of memory for %zu boundary nodes", total);
+	if (slabs_join(&sl, g, failed, "boundary nodes", err))
+		return err ? err->code : RS_ENOMEM;
 #pragma omp parallel for schedule(static) reduction(+ : nodes)
 	for (int k = 0; k < p->n[2]; k++)
 		for (int j = 0; j < p->n[1]; j++)
