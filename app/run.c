@@ -691,10 +691,6 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	}
 	if (app_plan(room, &r->plan, err))
 		return err->code;
-	if (r->plan.stencil.fcc && room->shaped && r->backend == ROOM_BACKEND_CUDA)
-		return room_at(err, room, room->scheme_at, "scheme.stencil", "the fcc scheme runs "
-			       "rooms that are not boxes on the CPU only (valid: --backend cpu, or "
-			       "another stencil on the GPU)");
 	{	/* the outputs must fit on the disk (all of them, the HDF5 files uncompressed) */
 		struct app_disk d;
 		const double avail = app_disk_free(r->out);

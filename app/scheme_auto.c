@@ -57,7 +57,8 @@ static int candidate(const struct room *room, int k, struct room *r, struct app_
 	snprintf(c->name, sizeof(c->name), "%s", st.name);
 	if (r->stencil == ROOM_STENCIL_FCC && room->shaped)
 		return snprintf(c->why, sizeof(c->why), "fcc's walls in a room that is not a box "
-				"are first-order and run on the CPU only (docs/physics.md)"), -1;
+				"are first-order, not bounded by grid.dispersion: name it to run "
+				"it (docs/physics.md)"), -1;
 	/* a named scheme at its published Courant number, the others at their limit */
 	if (!room->courant_given)
 		r->courant = r->stencil == ROOM_STENCIL_INTERPOLATED || r->stencil == ROOM_STENCIL_FCC

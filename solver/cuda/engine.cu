@@ -213,7 +213,7 @@ static int set_stencil(struct cuda_engine *e, const struct stn_stencil *st,
 		s = &seven;
 	}
 	e->general = !stn_is_seven_point(s);
-	if (e->general && g->carved && !fallback)
+	if (e->general && g->carved && !g->plan.fcc && !fallback)	/* fcc: walls on links */
 		return rs_fail(err, RS_EINTERNAL, "%s in a room that is not a box needs the "
 			       "fallback cells of the CPU engine", s->name);
 	e->k.st.K = s->K;
@@ -324,6 +324,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->k.dims.halo = p->halo;
 	for (int d = 0; d < 3; d++)
 		e->k.dims.hi[d] = p->halo + p->room[d] - 1;
+	e->k.dims.carved = p->fcc && !p->on_nodes;
 	if (set_stencil(e, s->stencil, s->grid, s->fallback, err))
 		goto out_free;
 	fill_coefs(&e->k.cf, s->coefs);
@@ -338,11 +339,6 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	}
 	if (e->fcc != (s->stencil && s->stencil->fcc)) {
 		rs_fail(err, RS_EINTERNAL, "the fcc scheme needs the fcc grid, and only it does");
-		goto out_free;
-	}
-	if (e->fcc && s->grid->carved) {	/* docs/physics.md, "FCC walls in carved rooms" */
-		rs_fail(err, RS_EINPUT, "the GPU's fcc kernels run box rooms only: run this room "
-			"with --backend cpu, or with another scheme.stencil on the GPU");
 		goto out_free;
 	}
 	if (e->fcc) {

@@ -62,6 +62,7 @@ typedef struct kdims {
 	int kc;			/* slabs per z-chunk of the slicing kernels (grid z) */
 	int halo;		/* padding before the room on each axis */
 	int hi[3];		/* last room cell along each axis */
+	int carved;		/* fcc: nodes at the cells' centres, walls on the links */
 } KDims;
 
 /* The stencil of the general and leggy kernels (solver/stencil.h), in stencil order. */

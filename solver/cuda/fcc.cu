@@ -52,7 +52,53 @@ template <typename R> __device__ __forceinline__ R fcc_air(R l2, R u, R old, R s
 	return u + ((u - old) + l2 * (s - R(12) * u));
 }
 
-/* Node (i, j, k) at folded index n, parity p, of a room cell: direct or mirrored. */
+/* S of a node whose twelve neighbours are all in the array, read directly, in fcc_order. */
+template <typename R>
+__device__ __forceinline__ R fcc_direct(const R *__restrict__ a, long long n, int p)
+{
+	const KDims &d = k_dims;
+	const R *x = a + n + p - 1;	/* the (i - 1) reads of the other parity */
+
+	return ((__ldg(x - d.sy) + __ldg(x + 1 - d.sy)) + (__ldg(x + d.sy) + __ldg(x + 1 + d.sy))) +
+	       ((__ldg(x - d.sz) + __ldg(x + 1 - d.sz)) + (__ldg(x + d.sz) + __ldg(x + 1 + d.sz))) +
+	       ((__ldg(a + n - d.sy - d.sz) + __ldg(a + n + d.sy + d.sz)) +
+		(__ldg(a + n + d.sz - d.sy) + __ldg(a + n + d.sy - d.sz)));
+}
+
+/*
+ * A node on a wall of a carved room (cpu_fcc.inc, fcc_carved): u + sc (cb (u - u-) + l2 S'),
+ * S' the sum over its present links of (u_n - u) in fcc_order; a link to padding adds an
+ * exact 0. The folded offset of an (i -+ 1) neighbour is p - 1 or p, of the others 0.
+ */
+template <typename R>
+__device__ __forceinline__ void fcc_wall(const R *__restrict__ a, R *__restrict__ b,
+					 const uint8_t *__restrict__ cls, long long n, int p,
+					 unsigned t)
+{
+	const KDims &d = k_dims;
+	const KCoefs<R> &c = kc<R>();
+	const R u = __ldg(a + n);
+	R v[12];
+
+#pragma unroll
+	for (int q = 0; q < 12; q++) {
+		const int ox = k_fcc_order[q][0];
+		const long long m = n + (ox ? p + (ox < 0 ? -1 : 0) : 0) +
+				    d.sy * k_fcc_order[q][1] + d.sz * k_fcc_order[q][2];
+
+		v[q] = __ldg(cls + m) == VOX_PAD ? R(0) : __ldg(a + m) - u;
+	}
+	b[n] = u + c.sc[t] * (c.cb[t] * (u - b[n]) +
+			      c.l2 * (((v[0] + v[1]) + (v[2] + v[3])) +
+				      ((v[4] + v[5]) + (v[6] + v[7])) +
+				      ((v[8] + v[9]) + (v[10] + v[11]))));
+}
+
+/*
+ * Node (i, j, k) at folded index n, parity p, of a room cell. In a box: direct away from the
+ * walls, mirrored on them. In a carved room: padding is left at 0, air (all twelve links
+ * present) is direct, a node on a wall takes fcc_wall.
+ */
 template <typename R>
 __device__ __forceinline__ void fcc_node(const R *__restrict__ a, R *__restrict__ b,
 					 const uint8_t *__restrict__ cls, int i, int j, int k,
@@ -61,16 +107,16 @@ __device__ __forceinline__ void fcc_node(const R *__restrict__ a, R *__restrict_
 	const KDims &d = k_dims;
 	const KCoefs<R> &c = kc<R>();
 
-	if (i > d.halo && i < d.hi[0] && j > d.halo && j < d.hi[1] && k > d.halo && k < d.hi[2]) {
-		const R *x = a + n + p - 1;	/* the (i - 1) reads of the other parity */
-		const R s = ((__ldg(x - d.sy) + __ldg(x + 1 - d.sy)) +
-			     (__ldg(x + d.sy) + __ldg(x + 1 + d.sy))) +
-			    ((__ldg(x - d.sz) + __ldg(x + 1 - d.sz)) +
-			     (__ldg(x + d.sz) + __ldg(x + 1 + d.sz))) +
-			    ((__ldg(a + n - d.sy - d.sz) + __ldg(a + n + d.sy + d.sz)) +
-			     (__ldg(a + n + d.sz - d.sy) + __ldg(a + n + d.sy - d.sz)));
+	if (d.carved) {
+		const unsigned t = __ldg(cls + n);
 
-		b[n] = fcc_air(c.l2, __ldg(a + n), b[n], s);
+		if (t == VOX_AIR)
+			b[n] = fcc_air(c.l2, __ldg(a + n), b[n], fcc_direct(a, n, p));
+		else if (t != VOX_PAD)
+			fcc_wall(a, b, cls, n, p, t);
+	} else if (i > d.halo && i < d.hi[0] && j > d.halo && j < d.hi[1] && k > d.halo &&
+		   k < d.hi[2]) {
+		b[n] = fcc_air(c.l2, __ldg(a + n), b[n], fcc_direct(a, n, p));
 	} else {
 		const unsigned t = cls[n];
 		const R u = __ldg(a + n);
@@ -102,7 +148,8 @@ __global__ void k_fcc(const R *__restrict__ a, R *__restrict__ b, const uint8_t 
  * fcc-vec: the same with two folded nodes per thread (i', i' + 1 with i' even, an aligned
  * pair), so that the centre, u^(n-1), the four diagonal rows and the store are single 8-byte
  * (float) or 16-byte (double) accesses, and each row of the other parity is one pair plus
- * one value: 14 loads for two nodes instead of 28. Pairs off the air take fcc_node.
+ * one value: 14 loads for two nodes instead of 28. Pairs off the air (in a box: on or next to
+ * its walls; in a carved room: with a node that is not VOX_AIR) take fcc_node.
  */
 template <typename R>
 __global__ void k_fcc_vec(const R *__restrict__ a, R *__restrict__ b,
@@ -121,8 +168,10 @@ __global__ void k_fcc_vec(const R *__restrict__ a, R *__restrict__ b,
 		const int p = (j + k) & 1, i = 2 * ip + p;
 		const long long n = ip + d.sy * j + d.sz * k;
 
-		if (i > d.halo && i + 2 < d.hi[0] && j > d.halo && j < d.hi[1] && k > d.halo &&
-		    k < d.hi[2]) {
+		if (d.carved ? ip + 1 < d.nx && __ldg(cls + n) == VOX_AIR &&
+				       __ldg(cls + n + 1) == VOX_AIR
+			     : i > d.halo && i + 2 < d.hi[0] && j > d.halo && j < d.hi[1] &&
+				       k > d.halo && k < d.hi[2]) {
 			const long long row[4] = { n - d.sy, n + d.sy, n - d.sz, n + d.sz };
 			R lo0[4], hi0[4], lo1[4], hi1[4];	/* (i -+ 1) of nodes 0 and 1 */
 
@@ -160,17 +209,21 @@ __global__ void k_fcc_vec(const R *__restrict__ a, R *__restrict__ b,
 	}
 }
 
-/* The fcc field at room cell (i, j, k) of a plane across axis (fdtd.c, fcc_plane). */
+/*
+ * The fcc field at room cell (i, j, k) of a plane across axis (cpu_fcc.inc, fcc_plane): a
+ * node's value; between nodes the mean of the four in-plane neighbours, mirrored at a box's
+ * walls, in a carved room the mean of those that are not padding (padding holds 0).
+ */
 template <typename R>
-__global__ void k_plane_fcc(const R *__restrict__ u, float *__restrict__ out, int axis,
-			    int index, int n2)
+__global__ void k_plane_fcc(const R *__restrict__ u, const uint8_t *__restrict__ cls,
+			    float *__restrict__ out, int axis, int index, int n2)
 {
 	const KDims d = k_dims;
 	const int uax = axis == 2 ? 1 : 2, vax = axis == 0 ? 1 : 0;
 	const int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
 	int ijk[3];
 	R v[4];
-	int q = 0;
+	int q = 0, present = 0;
 
 	if (c >= n2)
 		return;
@@ -185,10 +238,12 @@ __global__ void k_plane_fcc(const R *__restrict__ u, float *__restrict__ out, in
 		for (int s = -1; s <= 1 && a != axis; s += 2) {
 			int at[3] = { ijk[0], ijk[1], ijk[2] };
 
-			at[a] = fcc_mirror(at[a] + s, a);
+			at[a] = d.carved ? at[a] + s : fcc_mirror(at[a] + s, a);
 			v[q++] = u[fcc_at(at[0], at[1], at[2])];
+			present += !d.carved || cls[fcc_at(at[0], at[1], at[2])] != VOX_PAD;
 		}
-	out[(size_t)r * n2 + c] = (float)(((v[0] + v[1]) + (v[2] + v[3])) * (R)0.25);
+	out[(size_t)r * n2 + c] =
+		present ? (float)(((v[0] + v[1]) + (v[2] + v[3])) * (R(1) / R(present))) : 0.0f;
 }
 
 /* ---- the launchers --------------------------------------------------------------------- */
@@ -231,8 +286,8 @@ int fcc_plane(const struct cuda_engine *e, dim3 g, float *out, int axis, int ind
 	if (kconst_sync(e, err))
 		return RS_EDEVICE;
 	if (e->precision == 4)
-		k_plane_fcc<float><<<g, 128>>>((const float *)u, out, axis, index, n2);
+		k_plane_fcc<float><<<g, 128>>>((const float *)u, e->cls, out, axis, index, n2);
 	else
-		k_plane_fcc<double><<<g, 128>>>((const double *)u, out, axis, index, n2);
+		k_plane_fcc<double><<<g, 128>>>((const double *)u, e->cls, out, axis, index, n2);
 	return CK_LAUNCH() ? RS_EDEVICE : 0;
 }

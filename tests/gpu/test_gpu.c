@@ -283,7 +283,8 @@ CASE(shapes_f64, 3, 8)
  * Materials given by band (solver/branch.h): every kernel with branch walls, in a box
  * (a different material on three faces, so edges and corners carry two and three), in the
  * carved L, in the room of shapes (walls with surface-area corrections) and in the seminar
- * mesh, both precisions; the leggy stencil through its kernels, and the fcc kernel in float64;
+ * mesh, both precisions; the leggy stencil through its kernels, and the fcc kernels in float64
+ * in the box, the room of shapes and the mesh;
  * the fields and receivers against the CPU engine; diamond among them, whose towers update
  * the branches cell by cell.
  */
@@ -324,23 +325,25 @@ static void band_materials(void **state)
 		"{name: B, position: [1.0, 2.6, 1.4]}]\n",
 	};
 	static const char *const names[] = { "box", "L-shaped", "shapes", "seminar mesh",
-					     "box leggy 4", "box fcc" };
+					     "box leggy 4", "box fcc", "shapes fcc", "seminar fcc" };
+	/* the room of each case: fcc in the box, the room of shapes and the mesh */
+	static const int room_of[] = { 0, 1, 2, 3, 0, 0, 2, 3 };
 	const long steps = quick ? 40 : STEPS;
 
 	(void)state;
-	for (int r = 0; r < 6; r++)
-		for (int prec = r == 5 ? 8 : 4; prec <= 8; prec += 4) {	/* fcc: float64 only */
+	for (int r = 0; r < 8; r++)
+		for (int prec = r >= 5 ? 8 : 4; prec <= 8; prec += 4) {	/* fcc: float64 only */
 			char yaml[2048];
 			struct sim *s;
 			struct fdtd_setup cpu;
 			struct result ref;
 			const double tol = prec == 4 ? TOL_F32 : TOL_F64;
 			/* leggy order 4: reach 2, whole shells */
-			const struct kernel_need need = { r == 5, r == 4, r == 4, r == 4 ? 2 : 0, 0 };
+			const struct kernel_need need = { r >= 5, r == 4, r == 4, r == 4 ? 2 : 0, 0 };
 
 			snprintf(yaml, sizeof(yaml), "%sscheme: {precision: %s%s}\n",
-				 band_rooms[r >= 4 ? 0 : r], prec == 4 ? "float32" : "float64",
-				 r == 4 ? ", stencil: leggy, order: 4" : r == 5 ? ", stencil: fcc" : "");
+				 band_rooms[room_of[r]], prec == 4 ? "float32" : "float64",
+				 r == 4 ? ", stencil: leggy, order: 4" : r >= 5 ? ", stencil: fcc" : "");
 			s = sim_open(yaml);
 			if (r == 1)
 				carve(s);
@@ -536,9 +539,69 @@ static float *mid_planes(struct fdtd *f, const struct vox_plan *p, size_t *n)
 }
 
 /*
- * The fcc scheme's folded kernel against the CPU engine: rigid and absorbing boxes, both
- * precisions, two block shapes and auto; then the snapshot planes (the cells between the
- * nodes are interpolated on the device) and the energy of the rigid box over 5000 steps.
+ * How many values of a uniform field in s's room (two levels, at two values, on the nodes of an
+ * fcc lattice) kernel k changes in 3 steps on the GPU in precision prec; *in_room gets how many
+ * it held, which must not be 0.
+ */
+static size_t uniform_changed(struct sim *s, enum kernel_id k, int prec, size_t *in_room)
+{
+	static const double values[] = { 0.7315920591354370, -1234.5678910111213 };
+	const struct vox_plan *p = &s->grid->plan;
+	const struct fdtd_setup g = { .grid = s->grid, .stencil = &s->stencil, .lambda = s->lambda,
+				      .precision = prec, .cuda = 1, .kernel = k };
+	struct rs_error err = { 0 };
+	struct fdtd *f = fdtd_create(&g, &err);
+	double *u = malloc(p->cells * sizeof(double)), *got = malloc(p->cells * sizeof(double));
+	size_t bad = 0;
+
+	if (!f)
+		fail_msg("%s", err.msg);
+	assert_non_null(u);
+	assert_non_null(got);
+	*in_room = 0;
+	for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+		const double c = prec == 4 ? (double)(float)values[v] : values[v];
+
+		for (int kk = 0; kk < p->n[2]; kk++)
+			for (int j = 0; j < p->n[1]; j++)
+				for (int i = 0; i < p->n[0]; i++) {
+					const size_t n = vox_index(p, i, j, kk);
+
+					u[n] = s->grid->cls[n] != VOX_PAD &&
+						       (!p->fcc || (i + j + kk) % 2 == 0) ? c : 0;
+				}
+		assert_int_equal(fdtd_set_field(f, u, u), 0);
+		assert_int_equal(fdtd_advance(f, 3, NULL), 0);
+		for (int older = 0; older < 2; older++) {
+			fdtd_field(f, older, got);
+			for (size_t n = 0; n < p->cells; n++) {
+				*in_room += u[n] != 0;
+				bad += got[n] != u[n];
+			}
+		}
+	}
+	assert_true(*in_room > 0);
+	free(u);
+	free(got);
+	fdtd_destroy(f);
+	return bad;
+}
+
+/* A rigid room of shapes: the box and sphere of rooms[3], with no materials. */
+#define RIGID_SHAPES                                                                      \
+	"grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"                             \
+	"geometry: {shapes: [{add: box, min: [0, 0, 0], max: [2.6, 1.7, 1.3]},\n"          \
+	"  {add: sphere, center: [2.6, 0.85, 0.65], radius: 0.6},\n"                       \
+	"  {remove: cylinder, center: [1.6, 0.9, 0], radius: 0.2, height: 1.3}]}\n"        \
+	"sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"                              \
+	"receivers: [{name: A, position: [2.81, 0.93, 0.67]}, {name: B, position: [0.3, 1.5, 1.1]}]\n"
+
+/*
+ * The fcc scheme's folded kernels against the CPU engine: rigid and absorbing boxes (walls
+ * through the nodes), the room of shapes and the seminar mesh (walls on the links, physics.md
+ * "FCC walls in carved rooms"), both precisions, two block shapes and auto; then in the rigid
+ * box and the rigid room of shapes the snapshot planes (the cells between the nodes are
+ * interpolated on the device), the energy over 5000 steps and a uniform field, which stays.
  */
 static void fcc_lattice(void **state)
 {
@@ -548,12 +611,21 @@ static void fcc_lattice(void **state)
 	} passes[] = { { KERNEL_FCC, 32, 8 }, { KERNEL_FCC, 64, 2 },
 		       { KERNEL_FCC_VEC, 32, 8 }, { KERNEL_FCC_VEC, 64, 2 },
 		       { KERNEL_AUTO, 32, 8 } };
+	static const char *const mesh_room =
+		"grid: {fmax: 500}\nduration: 1\n"
+		"geometry: {mesh: tests/gpu/rooms/seminar.obj}\n"
+		"materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
+		"sources: [{name: S, position: [1.1, 0.9, 1.5]}]\n"
+		"receivers: [{name: A, position: [2.9, 1.2, 1.2]}, {name: B, position: [1.0, 2.6, 1.4]}]\n";
+	const char *const lattice_rooms[] = { rooms[0], rooms[1], rooms[3], mesh_room };
+	static const char *const names[] = { "rigid", "absorbing", "shapes", "seminar mesh" };
+	static const char *const rigid[] = { rooms[0], RIGID_SHAPES };
 	char yaml[2048];
 
 	(void)state;
 	if (only_kernels && strncmp("fcc", only_kernels, strlen(only_kernels)))
 		skip();
-	for (int r = 0; r < 2; r++)
+	for (int r = 0; r < 4; r++)
 		for (int prec = 4; prec <= 8; prec += 4) {
 			struct sim *s;
 			struct fdtd_setup cpu;
@@ -561,11 +633,12 @@ static void fcc_lattice(void **state)
 			const long steps = quick ? 100 : STEPS;
 			const double tol = prec == 4 ? TOL_F32 : TOL_F64;
 
-			if (quick && (r || prec == 8))
+			if (quick && (r == 1 || prec == 8))
 				continue;
 			snprintf(yaml, sizeof(yaml), "%sscheme: {stencil: fcc, precision: %s}\n",
-				 rooms[r], prec == 4 ? "float32" : "float64");
+				 lattice_rooms[r], prec == 4 ? "float32" : "float64");
 			s = sim_open(yaml);
+			assert_int_equal(s->grid->carved, r >= 2);
 			cpu = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
 						   .lambda = s->lambda, .precision = prec };
 			run(s, &cpu, steps, &ref);
@@ -579,7 +652,7 @@ static void fcc_lattice(void **state)
 				gpu.block[1] = passes[v].by;
 				run(s, &gpu, steps, &got);
 				judge(&got, &ref, steps, s->grid->plan.cells, tol,
-				      "fcc %-9s %s %-7s block %dx%d", room_names[r],
+				      "fcc %-12s %s %-7s block %dx%d", names[r],
 				      prec == 4 ? "f32" : "f64", kernel_names[gpu.kernel],
 				      gpu.block[0], gpu.block[1]);
 				result_free(&got);
@@ -587,8 +660,8 @@ static void fcc_lattice(void **state)
 			result_free(&ref);
 			sim_close(s);
 		}
-	/* planes and energy: the rigid box in float64 */
-	{
+	/* planes, energy and a uniform field: the rigid box and room of shapes */
+	for (int r = 0; r < 2; r++) {
 		struct sim *s;
 		struct fdtd *f[2];
 		float *pl[2];
@@ -597,7 +670,7 @@ static void fcc_lattice(void **state)
 		struct rs_error err = { 0 };
 
 		snprintf(yaml, sizeof(yaml), "%sscheme: {stencil: fcc, precision: float64}\n",
-			 rooms[0]);
+			 rigid[r]);
 		s = sim_open(yaml);
 		for (int g = 0; g < 2; g++) {
 			struct fdtd_setup st = { .grid = s->grid, .stencil = &s->stencil,
@@ -614,22 +687,35 @@ static void fcc_lattice(void **state)
 			diff = fmax(diff, fabs(pl[1][i] - pl[0][i]));
 			peak = fmax(peak, fabs(pl[0][i]));
 		}
-		print_message("# fcc planes: GPU against CPU, max difference %.2e of the peak\n",
-			      diff / peak);
+		print_message("# fcc planes, %s: GPU against CPU, max difference %.2e of the peak\n",
+			      r ? "shapes" : "box", diff / peak);
 		assert_true(peak > 0 && diff <= TOL_F64 * peak);
 		e0 = fdtd_energy(f[1]);
 		for (int step = 0; step < (quick ? 100 : ENERGY_STEPS); step += 100) {
 			assert_int_equal(fdtd_advance(f[1], 100, NULL), 0);
 			worst = fmax(worst, fabs(fdtd_energy(f[1]) - e0) / e0);
 		}
-		print_message("# fcc energy drift on the GPU over %d steps: %.2e\n",
-			      quick ? 100 : ENERGY_STEPS, worst);
+		print_message("# fcc energy drift on the GPU, rigid %s, over %d steps: %.2e\n",
+			      r ? "shapes" : "box", quick ? 100 : ENERGY_STEPS, worst);
 		assert_true(e0 > 0 && worst < ENERGY_TOL);
 		for (int g = 0; g < 2; g++) {
 			free(pl[g]);
 			fdtd_destroy(f[g]);
 		}
 		sim_close(s);
+		for (int prec = 4; prec <= 8 && r; prec += 4)	/* the box's: uniform_field */
+			for (int k = KERNEL_FCC; k <= KERNEL_FCC_VEC; k++) {
+				size_t in_room;
+
+				snprintf(yaml, sizeof(yaml), "%sscheme: {stencil: fcc, precision: %s}\n",
+					 rooms[3], prec == 4 ? "float32" : "float64");
+				s = sim_open(yaml);
+				assert_int_equal(uniform_changed(s, (enum kernel_id)k, prec, &in_room),
+						 0);
+				print_message("# uniform field, %s shapes %s: %zu values stay\n",
+					      kernel_names[k], prec == 4 ? "f32" : "f64", in_room);
+				sim_close(s);
+			}
 	}
 }
 
@@ -978,22 +1064,16 @@ static struct sim *dc_room(const char *scheme, int precision)
 }
 
 /* Every kernel: a uniform field stays exactly uniform for 3 steps, both precisions, in the
- * absorbing box (with its scheme) and, for the 7-point kernels, in the carved L. */
+ * absorbing box (with its scheme) and, for the 7-point kernels, in the carved L (fcc in a
+ * carved room: fcc_lattice). */
 static void uniform_field_on_gpu(void **state)
 {
-	static const double values[] = { 0.7315920591354370, -1234.5678910111213 };
-
 	(void)state;
 	for (int e = 0; e < NEACH; e++)
 		for (int prec = 4; prec <= 8; prec += 4)
 			for (int carved = 0; carved < 2; carved++) {
 				struct sim *s;
-				struct fdtd_setup g;
-				struct fdtd *f;
-				struct rs_error err = { 0 };
-				const struct vox_plan *p;
-				double *u, *got;
-				size_t bad = 0, n_room = 0;
+				size_t bad, n_room;
 
 				if (carved && (each_kernel[e].k >= KERNEL_GENERAL &&
 					       each_kernel[e].k != KERNEL_DIAMOND))
@@ -1003,47 +1083,12 @@ static void uniform_field_on_gpu(void **state)
 				s = dc_room(each_kernel[e].scheme, prec);
 				if (carved)	/* an L with a lowered ceiling in one leg */
 					sim_carve_l(s, 0.8, 0.6, 0.55, 0.4);
-				p = &s->grid->plan;
-				g = (struct fdtd_setup){ .grid = s->grid, .stencil = &s->stencil,
-							 .lambda = s->lambda, .precision = prec, .cuda = 1,
-							 .kernel = each_kernel[e].k };
-				if (!(f = fdtd_create(&g, &err)))
-					fail_msg("%s", err.msg);
-				u = malloc(p->cells * sizeof(double));
-				got = malloc(p->cells * sizeof(double));
-				assert_non_null(u);
-				assert_non_null(got);
-				for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
-					const double c = prec == 4 ? (double)(float)values[v] : values[v];
-
-					for (int k = 0; k < p->n[2]; k++)
-						for (int j = 0; j < p->n[1]; j++)
-							for (int i = 0; i < p->n[0]; i++) {
-								const size_t n = vox_index(p, i, j, k);
-
-								u[n] = s->grid->cls[n] != VOX_PAD &&
-									       (!p->fcc || (i + j + k) % 2 == 0)
-									       ? c : 0;
-							}
-					assert_int_equal(fdtd_set_field(f, u, u), 0);
-					assert_int_equal(fdtd_advance(f, 3, NULL), 0);
-					for (int older = 0; older < 2; older++) {
-						fdtd_field(f, older, got);
-						for (size_t n = 0; n < p->cells; n++) {
-							n_room += u[n] != 0;
-							bad += got[n] != u[n];
-						}
-					}
-				}
+				bad = uniform_changed(s, each_kernel[e].k, prec, &n_room);
 				print_message("# uniform field, %-16s %-30s %s %s: %zu of %zu values "
 					      "changed\n", kernel_names[each_kernel[e].k],
 					      s->stencil.name, prec == 4 ? "f32" : "f64",
 					      carved ? "L-shaped" : "box", bad, n_room);
-				assert_true(n_room > 0);
 				assert_int_equal(bad, 0);
-				free(u);
-				free(got);
-				fdtd_destroy(f);
 				sim_close(s);
 			}
 }
