@@ -1,6 +1,7 @@
 # roomsim - wave-based room acoustics.
 #
-#   make            build build/roomsim (CUDA parts too when nvcc is found; CUDA=0 forces off)
+#   make            build build/roomsim (CUDA parts too when nvcc is found; CUDA=0 forces off;
+#                   MPI for several ranks when Open MPI is found; MPI=0 forces off)
 #   make deps       install the missing Debian -dev packages (apt-get); nothing when all are there
 #   make run        deps, build, simulate examples/shoebox.yaml, print where the WAVs went
 #   make test       deps, build, the full test suite (no GPU needed)
@@ -21,7 +22,8 @@ EXAMPLE   ?= examples/shoebox.yaml
 DEPS_BUILD := cmd/pkg-config:pkg-config yaml-0.1:libyaml-dev sndfile:libsndfile1-dev \
               soxr:libsoxr-dev hdf5:libhdf5-dev lapacke:liblapacke-dev \
               assimp:libassimp-dev libpng:libpng-dev fftw3:libfftw3-dev cairo:libcairo2-dev
-DEPS_TEST  := cmocka:libcmocka-dev cmd/h5dump:hdf5-tools cmd/python3:python3 cmd/ffmpeg:ffmpeg
+DEPS_TEST  := cmocka:libcmocka-dev cmd/h5dump:hdf5-tools cmd/python3:python3 cmd/ffmpeg:ffmpeg \
+              ompi-c:libopenmpi-dev cmd/mpirun:openmpi-bin
 BUILD_MODULES := yaml-0.1 sndfile soxr hdf5 lapacke assimp libpng fftw3 cairo
 
 GIT_HASH := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \
@@ -52,6 +54,14 @@ NVFLAGS  += --default-stream per-thread
 # cudart is linked statically: the binary needs only the driver on the GPU machine, and
 # runs (CPU engine) where there is none.
 LDLIBS   += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
+endif
+
+# MPI: on when Open MPI's pkg-config module is found, unless MPI=0 (docs/parallel.md).
+MPI ?= $(shell pkg-config --exists ompi-c 2>/dev/null && echo 1 || echo 0)
+ifeq ($(MPI),1)
+CPPFLAGS += -DROOMSIM_MPI=1
+PKG_CFLAGS += $(shell pkg-config --cflags ompi-c 2>/dev/null)
+LDLIBS   += $(shell pkg-config --libs ompi-c 2>/dev/null)
 endif
 
 LIB_SRCS := $(wildcard common/*.c model/*.c geometry/*.c io/*.c solver/*.c)

@@ -9,6 +9,7 @@
 #include "grids.h"
 #include "../solver/air.h"
 #include "../solver/fdtd.h"
+#include "../solver/part.h"
 #include "../solver/wall.h"
 #ifdef ROOMSIM_CUDA
 #include "../solver/cuda/fdtd_cuda.h"
@@ -19,14 +20,15 @@
 #define CALIBRATION_STEPS 4
 
 static const char usage_info[] =
-	"usage: roomsim info FILE.yaml [--threads N]\n"
+	"usage: roomsim info FILE.yaml [--threads N] [--ranks N]\n"
 	"\n"
 	"Print the grid (dimensions, air / boundary / padding cells), spacing, time step,\n"
 	"simulation rate, steps, memory and disk needed and a time estimate for FILE.yaml.\n"
 	"Only a small calibration box is allocated (%.0f cells), never the room's grid. With a\n"
 	"usable GPU the estimate is the GPU's, timed once per device and setting on a box of\n"
 	"the run's size (at most 1.2e8 cells, a few seconds) and cached in\n"
-	"$XDG_CACHE_HOME/roomsim/gpu-rates (~/.cache/roomsim/gpu-rates); the CPU's follows.\n";
+	"$XDG_CACHE_HOME/roomsim/gpu-rates (~/.cache/roomsim/gpu-rates); the CPU's follows.\n"
+	"With --ranks N, what each of N ranks of a decomposed run needs (docs/parallel.md).\n";
 
 static double mega(size_t n)
 {
@@ -176,25 +178,66 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	print_band_materials(room);
 }
 
+/* What each of n ranks of a decomposed run holds (solver/part.h): the largest window. */
+static void print_ranks(const struct room *room, const struct app_plan *p, int n)
+{
+	const struct vox_plan *g = &p->grid;
+	struct part pt = { .size = n };
+	struct vox_plan w = *g;
+	struct rs_error err = { 0 };
+	char mem[32], halo[32], host[32];
+	int most = 0;
+
+	for (int r = 0; r < n; r++) {
+		pt.rank = r;
+		if (part_plan(&pt, g, room->precision, 0, &err)) {
+			printf("ranks      %d: %s\n", n, err.msg);
+			return;
+		}
+		if (pt.win[1] - pt.win[0] + 1 > most)
+			most = pt.win[1] - pt.win[0] + 1;
+	}
+	w.room[2] = most;
+	w.n[2] = most + 2 * g->halo;
+	w.cells = (size_t)w.n[0] * w.n[1] * w.n[2];
+	printf("ranks      %d, slabs of %d or %d of the %d layers in z, each in a window of at "
+	       "most %d (%d exchanged each side)\n", n, g->room[2] / n, (g->room[2] + n - 1) / n,
+	       g->room[2], most, pt.depth);
+	printf("           per rank: %s for its window", app_bytes((double)fdtd_memory(
+	       &w, room->precision, room->nreceivers, p->nsamples), mem));
+#ifdef ROOMSIM_CUDA
+	printf(" (%s on its GPU)", app_bytes((double)cuda_memory(&w, room->precision,
+		room->kernel, room->nreceivers, p->nsamples, (size_t)p->steps), mem));
+#endif
+	printf(", and %s of the whole grid's class bytes while it voxelises\n",
+	       app_bytes((double)g->cells, host));
+	printf("           halos: %s each way between neighbours per step, %s per step in all\n",
+	       app_bytes((double)pt.layer * pt.depth, halo),
+	       app_bytes(2.0 * (n - 1) * pt.layer * pt.depth, mem));
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "threads", required_argument, NULL, 't' },
+		{ "ranks", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rs_error err = { 0 };
 	struct room *room;
 	struct app_plan plan;
-	int c, threads = 0, rc;
+	int c, threads = 0, ranks = 1, rc;
 	double rate;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:r:h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			printf(usage_info, CALIBRATION_CELLS);
 			return EXIT_OK;
 		}
+		if (c == 'r' && (ranks = atoi(optarg)) >= 1 && ranks <= 1024)
+			continue;
 		if (c != 't' || (threads = atoi(optarg)) < 1) {
 			fprintf(stderr, "roomsim: see 'roomsim info --help'\n");
 			return EXIT_USAGE;
@@ -242,6 +285,8 @@ int cmd_info(int argc, char **argv)
 				    NULL);
 		app_gpu_rate(room, (double)vox_nodes(&plan.grid), &gpu);
 		print(room, &plan, rate, threads, &gpu);
+		if (ranks > 1)
+			print_ranks(room, &plan, ranks);
 	}
 	room_free(room);
 	return app_exit_status(rc);

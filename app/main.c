@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "../solver/part.h"
 
 #ifndef ROOMSIM_VERSION
 #define ROOMSIM_VERSION "unknown"
@@ -54,7 +55,13 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("roomsim %s (git %s)\n", ROOMSIM_VERSION, ROOMSIM_GIT);
+		printf("roomsim %s (git %s; %s, %s)\n", ROOMSIM_VERSION, ROOMSIM_GIT,
+#ifdef ROOMSIM_CUDA
+		       "CUDA",
+#else
+		       "no CUDA",
+#endif
+		       part_available() ? "MPI" : "no MPI");
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "grids.h"
@@ -23,6 +24,7 @@
 #include "../io/wav.h"
 #include "../solver/air.h"
 #include "../solver/fdtd.h"
+#include "../solver/part.h"
 #include "../solver/signal.h"
 
 /* Steps per call of the engine: 64, or in a small room as many as about CHUNK_NODES node
@@ -59,11 +61,18 @@ struct run {
 	struct run_grids grids;	/* the receiver grids' points and their stream */
 	int nsources_done;	/* sources whose signals are final (finished or interrupted) */
 	size_t wav_clipped;
+	int gpus;		/* --gpus: ranks to start through mpirun (0: none) */
+	/* a decomposed run (solver/part.h): this rank's share; the engine runs `window`, a
+	 * receiver q is read where its lowest node lies (rec_rank[q]), as engine receiver
+	 * rec_index[q] there */
+	struct part part;
+	struct vox_grid *window;
+	int *rec_rank, *rec_index;
 };
 
 static const char usage_run[] =
 	"usage: roomsim run FILE.yaml [--out DIR] [--backend cpu|cuda|auto] [--kernel NAME]\n"
-	"                   [--threads N] [-q]\n"
+	"                   [--threads N] [--gpus N] [-q]\n"
 	"\n"
 	"Simulate the room in FILE.yaml and write, into DIR (default: output.dir of the file):\n"
 	"  <source>_<receiver>.wav   one impulse response per pair, at output.wav.samplerate\n"
@@ -76,6 +85,9 @@ static const char usage_run[] =
 	"  --kernel NAME    CUDA kernel (overrides scheme.kernel): auto, the fastest that\n"
 	"                   runs the room, or one of those `roomsim kernels` lists\n"
 	"  --threads N      CPU threads (default: all cores)\n"
+	"  --gpus N         run on N GPUs of this node: starts N ranks through mpirun, each\n"
+	"                   a slab of the room (docs/parallel.md); under mpirun or srun the\n"
+	"                   ranks are the run's already\n"
 	"  -q, --quiet      no progress on stderr\n"
 	"\n"
 	"Exit status: 0 done, 1 run-time failure or interrupted, 2 bad usage or bad input.\n";
@@ -491,6 +503,31 @@ static int snapper_stop(struct snapper *w, struct rs_error *err)
 }
 
 /* Simulate source s; its signals land in r->signals. */
+/* The lowest and highest z layer of the nodes that interpolate pos (vox_point). */
+static void point_layers(const struct run *r, const double pos[3], int *lo, int *hi)
+{
+	int node[8][3];
+	double w[8], d;
+
+	vox_point(r->grid, pos, node, w, &d);
+	*lo = *hi = node[0][2];
+	for (int c = 1; c < 8; c++) {
+		*lo = node[c][2] < *lo ? node[c][2] : *lo;
+		*hi = node[c][2] > *hi ? node[c][2] : *hi;
+	}
+}
+
+/* 1 when a source at pos adds to a cell this rank updates (always, undecomposed). */
+static int point_here(const struct run *r, const double pos[3])
+{
+	int lo, hi;
+
+	if (r->part.size == 1)
+		return 1;
+	point_layers(r, pos, &lo, &hi);
+	return hi >= r->part.own[0] && lo <= r->part.own[1];
+}
+
 static int simulate(struct run *r, int s, struct rs_error *err)
 {
 	const struct room *room = r->room;
@@ -509,7 +546,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 		return rs_fail(err, RS_ENOMEM, "out of memory for the source signal");
 	fdtd_reset(r->engine);
 	sig_source(src, r->plan.dt, (size_t)steps, sig);
-	if (fdtd_add_source(r->engine, src->pos, sig, (size_t)steps) < 0) {
+	if (point_here(r, src->pos) && fdtd_add_source(r->engine, src->pos, sig, (size_t)steps) < 0) {
 		rc = rs_fail(err, RS_ENOMEM, "cannot add source %s: %s", src->name,
 			     fdtd_error(r->engine));
 		goto out;
@@ -553,7 +590,11 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			n = room->snap_every - done % room->snap_every;
 		if (n > grids_room(&r->grids))
 			n = grids_room(&r->grids);
-		rc = fdtd_advance(r->engine, n, &stop_requested);
+		/* the ranks of a decomposed run stop together, at the end of a chunk */
+		rc = r->part.size > 1 ? fdtd_advance(r->engine, n, NULL) :
+					fdtd_advance(r->engine, n, &stop_requested);
+		if (!rc && r->part.size > 1 && part_any(&r->part, stop_requested))
+			rc = RS_EINTR;
 		if (rc && rc != RS_EINTR) {
 			rs_fail(err, rc, "%s", fdtd_error(r->engine));
 			break;
@@ -572,9 +613,14 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	}
 	app_progress_end(&prog, fdtd_steps(r->engine));
 	r->completed[s] = fdtd_steps(r->engine);
-	for (int q = 0; q < room->nreceivers; q++)
-		memcpy(r->signals + ((size_t)s * room->nreceivers + q) * r->plan.nsamples,
-		       fdtd_receiver(r->engine, q), r->plan.nsamples * sizeof(double));
+	for (int q = 0; q < room->nreceivers; q++) {	/* rank 0 gathers them */
+		double *to = r->signals + ((size_t)s * room->nreceivers + q) * r->plan.nsamples;
+
+		if (r->rec_index[q] >= 0)
+			memcpy(to, fdtd_receiver(r->engine, r->rec_index[q]),
+			       r->plan.nsamples * sizeof(double));
+		part_send0(&r->part, r->rec_rank[q], to, r->plan.nsamples);
+	}
 	r->nsources_done = s + 1;
 out:
 	if (grids_end(&r->grids, fdtd_steps(r->engine), rc ? NULL : err) && !rc)
@@ -597,6 +643,7 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 		{ "backend", required_argument, NULL, 'b' },
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "gpus", required_argument, NULL, 'g' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -607,8 +654,15 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 	*backend = ROOM_BACKEND_AUTO;
 	r->kernel = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:b:k:t:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:b:k:t:g:qh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'g':
+			r->gpus = (int)strtol(optarg, &end, 10);
+			if (*end || r->gpus < 1 || r->gpus > 1024)
+				return rs_fail(err, RS_EINPUT, "--gpus: '%s' is not valid (valid: a "
+					       "whole number from 1 to 1024, the GPUs of this node)",
+					       optarg);
+			break;
 		case 'k':
 			if ((r->kernel = kernel_of(optarg)) < 0)
 				return rs_fail(err, RS_EINPUT, "--kernel: '%s' is not valid (valid: "
@@ -662,6 +716,68 @@ static int choose_backend(struct run *r, struct rs_error *err)
 	return 0;
 }
 
+/*
+ * A decomposed run (solver/part.h): this rank's slab and window of the grid. Snapshots and
+ * receiver grids are not decomposed yet, and are refused with the reason.
+ */
+static int decompose(struct run *r, struct rs_error *err)
+{
+	const struct room *room = r->room;
+	const int cuda = r->backend == ROOM_BACKEND_CUDA;
+
+	if (r->part.size == 1)
+		return 0;
+	if (room->snap_every)
+		return room_at(err, room, room->nplanes ? room->planes[0].mark : room->scheme_at,
+			       "output.snapshots", "a run on %d "
+			       "ranks writes no snapshots yet (valid: one rank, or no "
+			       "output.snapshots)", r->part.size);
+	if (room->ngrids)
+		return room_at(err, room, room->grids[0].mark, "receivers", "a run on %d ranks "
+			       "records no receiver grids yet (valid: one rank, or receivers as "
+			       "points)", r->part.size);
+	if (part_plan(&r->part, &r->plan.grid, room->precision, cuda, err) ||
+	    !(r->window = vox_window(r->grid, r->part.win[0], r->part.win[1], err)))
+		return err->code;
+	if (cuda && (fdtd_select_gpu(r->part.local, err) || part_connect(&r->part, err)))
+		return err->code;
+	if (!r->quiet)
+		fprintf(stderr, "roomsim: %d ranks%s, slabs of about %d layers in z; rank 0 "
+			"updates layers %d to %d of its window %d to %d\n", r->part.size,
+			cuda ? " on as many GPUs (NCCL)" : " (MPI)", r->plan.grid.room[2] /
+			r->part.size, r->part.own[0], r->part.own[1], r->part.win[0],
+			r->part.win[1]);
+	return 0;
+}
+
+/*
+ * The engine. In a decomposed run kernel auto runs on rank 0 alone and the others take its
+ * choice, so that every rank runs the same kernel; all ranks go on only when all have one.
+ */
+static int create_engine(struct run *r, struct fdtd_setup *setup, struct rs_error *err)
+{
+	int kernel = setup->kernel;
+
+	if (r->part.size == 1) {
+		r->engine = fdtd_create(setup, err);
+		return r->engine ? 0 : err->code;
+	}
+	if (setup->cuda && setup->kernel == KERNEL_AUTO) {
+		if (r->part.rank == 0 && (r->engine = fdtd_create(setup, err)))
+			kernel = fdtd_kernel(r->engine);
+		part_bcast(&r->part, &kernel, sizeof(kernel));
+		if (kernel == KERNEL_AUTO && r->part.rank > 0)	/* rank 0 has none */
+			return rs_fail(err, RS_EIO, "rank 0 could not start its engine");
+		setup->kernel = (enum kernel_id)kernel;
+	}
+	if (!r->engine && (r->part.rank > 0 || !setup->cuda || setup->kernel != KERNEL_AUTO))
+		r->engine = fdtd_create(setup, err);
+	if (part_any(&r->part, r->engine == NULL))
+		return r->engine ? rs_fail(err, RS_EIO, "another rank could not start its engine")
+				 : err->code ? err->code : rs_fail(err, RS_EIO, "no engine");
+	return 0;
+}
+
 static int prepare(struct run *r, const char *file, int backend, struct rs_error *err)
 {
 	struct room *room = cfg_load(file, err);
@@ -706,7 +822,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 				       ? ", or fewer snapshot planes or frames" : "");
 	}
 	if (!(r->grid = vox_build(room, err)) || check_points(r, err) ||
-	    grids_make(&r->grids, room, r->grid, err))
+	    grids_make(&r->grids, room, r->grid, err) || decompose(r, err))
 		return err->code;
 	for (int i = 0; i < r->grids.n && !r->quiet; i++)
 		fprintf(stderr, "roomsim: receiver grid %s: %zu points (%s, %d x %d lattice)\n",
@@ -719,7 +835,9 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		r->air = calloc(pairs ? pairs * r->plan.nsamples : 1, sizeof(double));
 	if (!r->signals || !r->completed || (room->air_absorption && !r->air))
 		return rs_fail(err, RS_ENOMEM, "out of memory for %zu receiver signals", pairs);
-	setup.grid = r->grid;
+	setup.grid = r->window ? r->window : r->grid;
+	setup.exchange = r->window ? part_exchange : NULL;
+	setup.exchange_ctx = &r->part;
 	setup.stencil = &r->plan.stencil;
 	setup.lambda = r->plan.lambda;
 	setup.precision = room->precision;
@@ -737,11 +855,14 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.nbanks = room->nmaterials;
 	setup.dt = r->plan.dt;
 	setup.grid_receivers = room->ngrids > 0;
-	r->engine = fdtd_create(&setup, err);
-	if (!r->engine)
+	if (create_engine(r, &setup, err))
 		return err->code;
 	snprintf(r->engine_name, sizeof(r->engine_name), "%s%s", setup.cuda ? "cuda:" : "cpu",
 		 setup.cuda ? kernel_names[fdtd_kernel(r->engine)] : "");
+	if (r->part.size > 1)
+		snprintf(r->engine_name + strlen(r->engine_name),
+			 sizeof(r->engine_name) - strlen(r->engine_name), ", %d ranks",
+			 r->part.size);
 	if (setup.cuda && !r->quiet && setup.kernel == KERNEL_AUTO)
 		for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
 			char why[256];
@@ -771,13 +892,24 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		fprintf(stderr, "roomsim: kernel %s%s%s\n", kernel_names[fdtd_kernel(r->engine)],
 			how, setup.kernel == KERNEL_AUTO ? " (the fastest on this grid)" : "");
 	}
-	for (int q = 0; q < room->nreceivers; q++)
-		if (fdtd_add_receiver(r->engine, room->receivers[q].pos) < 0)
+	r->rec_rank = calloc((size_t)room->nreceivers + 1, sizeof(int));
+	r->rec_index = calloc((size_t)room->nreceivers + 1, sizeof(int));
+	if (!r->rec_rank || !r->rec_index)
+		return rs_fail(err, RS_ENOMEM, "out of memory");
+	for (int q = 0; q < room->nreceivers; q++) {	/* each read by one rank */
+		int lo, hi;
+
+		point_layers(r, room->receivers[q].pos, &lo, &hi);
+		r->rec_rank[q] = part_owner(&r->part, &r->plan.grid, lo);
+		r->rec_index[q] = -1;
+		if (r->rec_rank[q] == r->part.rank &&
+		    (r->rec_index[q] = fdtd_add_receiver(r->engine, room->receivers[q].pos)) < 0)
 			return rs_fail(err, RS_ENOMEM, "cannot add receiver %s: %s",
 				       room->receivers[q].name, fdtd_error(r->engine));
+	}
 	if (fdtd_reserve(r->engine, r->plan.nsamples))
 		return rs_fail(err, RS_ENOMEM, "receiver buffers: %s", fdtd_error(r->engine));
-	return app_mkdirs(r->out, err);
+	return r->part.rank ? 0 : app_mkdirs(r->out, err);
 }
 
 static void summary(const struct run *r, double seconds)
@@ -805,6 +937,49 @@ static void summary(const struct run *r, double seconds)
 			"output.wav.format: float32 or output.wav.normalize: true)\n", r->wav_clipped);
 }
 
+/*
+ * --gpus N outside mpirun: run again as N ranks of mpirun, one per GPU of this node, with the
+ * same arguments less --gpus. Returns only when mpirun cannot be started.
+ */
+static int start_ranks(int gpus, int argc, char **argv, struct rs_error *err)
+{
+	char **av = calloc((size_t)argc + 10, sizeof(char *)), np[16];
+	int n = 0;
+
+	if (!av)
+		return rs_fail(err, RS_ENOMEM, "out of memory");
+	if (!part_available())
+		return rs_fail(err, RS_EINPUT, "--gpus %d: this build has no MPI (install "
+			       "libopenmpi-dev and openmpi-bin, and rebuild)", gpus);
+	snprintf(np, sizeof(np), "%d", gpus);
+	av[n++] = "mpirun";
+	av[n++] = "-np";
+	av[n++] = np;
+	if (geteuid() == 0)	/* Open MPI refuses root unless told */
+		av[n++] = "--allow-run-as-root";
+	av[n++] = "--bind-to";	/* each rank's OpenMP threads on any core */
+	av[n++] = "none";
+	av[n++] = "/proc/self/exe";
+	av[n++] = "run";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--gpus") || !strcmp(argv[i], "-g")) {
+			i++;
+			continue;
+		}
+		if (!strncmp(argv[i], "--gpus=", 7))
+			continue;
+		av[n++] = argv[i];
+	}
+	av[n] = NULL;
+	fflush(stdout);
+	execvp(av[0], av);
+	rs_fail(err, RS_ENODEV, "--gpus %d: cannot start mpirun: %s (valid: install "
+		"openmpi-bin, or start the ranks yourself with mpirun -np %d roomsim run ...)",
+		gpus, strerror(errno), gpus);
+	free(av);
+	return err->code;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run r = { 0 };
@@ -813,7 +988,19 @@ int cmd_run(int argc, char **argv)
 	int backend, rc;
 	double t0 = app_now();
 
-	rc = parse_args(argc, argv, &file, &r, &backend, &err);
+	rc = part_init(&r.part, &err);
+	if (!rc)
+		rc = parse_args(argc, argv, &file, &r, &backend, &err);
+	if (!rc && r.gpus > 1 && r.part.size == 1)
+		rc = start_ranks(r.gpus, argc, argv, &err);
+	if (!rc && r.gpus > 1 && r.part.size > 1 && r.gpus != r.part.size)
+		rc = rs_fail(&err, RS_EINPUT, "--gpus %d under mpirun with %d ranks (valid: leave "
+			     "--gpus out; mpirun's -np sets the GPUs, one per rank)", r.gpus,
+			     r.part.size);
+	if (!rc && r.part.rank > 0)	/* rank 0 speaks for the run */
+		r.quiet = 1;
+	if (!rc && r.part.size > 1 && backend == ROOM_BACKEND_AUTO && r.gpus > 1)
+		backend = ROOM_BACKEND_CUDA;
 	if (!rc)
 		rc = prepare(&r, file, backend, &err);
 	if (!rc) {
@@ -823,8 +1010,14 @@ int cmd_run(int argc, char **argv)
 			int wrc;
 
 			rc = simulate(&r, s, &err);
+			if (rc && rc != RS_EINTR && r.part.size > 1) {	/* the others wait on it */
+				fprintf(stderr, "roomsim: rank %d: %s\n", r.part.rank, err.msg);
+				part_abort(&r.part, app_exit_status(rc));
+			}
 			if (r.nsources_done <= s)
 				break;
+			if (r.part.rank > 0)	/* rank 0 gathered the signals and writes them */
+				continue;
 			/* Write what this source computed even when it was interrupted. */
 			wrc = absorb_air(&r, s, rc ? NULL : &err);
 			if (!wrc)
@@ -839,12 +1032,18 @@ int cmd_run(int argc, char **argv)
 		if (!rc || rc == RS_EINTR)
 			summary(&r, app_now() - t0);
 	}
-	if (rc)
-		fprintf(stderr, "roomsim: %s\n", err.msg[0] ? err.msg : rs_strerror(rc));
+	/* every rank meets the same bad input: rank 0 says it; the others their own failures */
+	if (rc && (r.part.rank == 0 || (rc != RS_EINPUT && rc != RS_EINTR)))
+		fprintf(stderr, r.part.rank ? "roomsim: rank %d: %s\n" : "roomsim: %.0d%s\n",
+			r.part.rank, err.msg[0] ? err.msg : rs_strerror(rc));
 	grids_free(&r.grids);
 	fdtd_destroy(r.engine);
 	free(r.banks);
+	vox_free(r.window);
 	vox_free(r.grid);
+	free(r.rec_rank);
+	free(r.rec_index);
+	part_end(&r.part);
 	free(r.signals);
 	free(r.air);
 	free(r.completed);

@@ -430,6 +430,59 @@ int vox_carve(struct vox_grid *g, const struct room *room, const double lo[3],
 	return 0;
 }
 
+struct vox_grid *vox_window(const struct vox_grid *g, int w0, int w1, struct rs_error *err)
+{
+	const struct vox_plan *p = &g->plan;
+	const size_t slab = (size_t)p->n[0] * p->n[1];
+	struct vox_grid *w;
+	size_t nw = 0, first;
+
+	if (w0 < p->halo || w1 > p->halo + p->room[2] - 1 || w1 < w0 ||
+	    (p->fcc && (w0 - p->halo) % 2)) {
+		rs_fail(err, RS_EINTERNAL, "no window of layers %d to %d in a grid of %d", w0, w1,
+			p->n[2]);
+		return NULL;
+	}
+	if (!(w = calloc(1, sizeof(*w))))
+		goto out_nomem;
+	*w = *g;	/* kinds, flags; the arrays below are its own */
+	w->cls = NULL;
+	w->kstart = w->kstop = NULL;
+	w->walls = NULL;
+	w->nwalls = 0;
+	w->plan.room[2] = w1 - w0 + 1;
+	w->plan.n[2] = w->plan.room[2] + 2 * p->halo;
+	w->plan.size[2] = (p->on_nodes ? w->plan.room[2] - 1 : w->plan.room[2]) * p->h;
+	w->plan.cells = slab * (size_t)w->plan.n[2];
+	w->zbase = g->zbase + (w0 - p->halo);
+	first = (size_t)(w0 - p->halo) * slab;	/* the global cell of local cell 0 */
+	w->cls = calloc(w->plan.cells, 1);	/* VOX_PAD */
+	w->kstart = malloc(slab * sizeof(*w->kstart));
+	w->kstop = malloc(slab * sizeof(*w->kstop));
+	if (!w->cls || !w->kstart || !w->kstop)
+		goto out_nomem;
+	memcpy(w->cls + (size_t)p->halo * slab, g->cls + (size_t)w0 * slab,
+	       (size_t)w->plan.room[2] * slab);
+	for (size_t q = 0; q < g->nwalls; q++)
+		nw += g->walls[q].cell / slab >= (size_t)w0 && g->walls[q].cell / slab <= (size_t)w1;
+	if (nw && !(w->walls = malloc(nw * sizeof(*w->walls))))
+		goto out_nomem;
+	for (size_t q = 0; q < g->nwalls; q++)
+		if (g->walls[q].cell / slab >= (size_t)w0 && g->walls[q].cell / slab <= (size_t)w1) {
+			w->walls[w->nwalls] = g->walls[q];
+			w->walls[w->nwalls++].cell -= first;
+		}
+	vox_column_heights(w);
+	vox_count_cells(w);
+	return w;
+
+out_nomem:
+	rs_fail(err, RS_ENOMEM, "out of memory for a window of %d layers of the voxel grid",
+		w1 - w0 + 1);
+	vox_free(w);
+	return NULL;
+}
+
 void vox_free(struct vox_grid *g)
 {
 	if (!g)
@@ -448,7 +501,7 @@ static int vox_point_fcc(const struct vox_grid *g, const double pos[3], int node
 	double x[3], c[3], t[3], out = 0;
 	int b[3], padded = 0;
 
-	for (int d = 0; d < 3; d++)
+	for (int d = 0; d < 3; d++)	/* in the whole grid's layers (zbase) */
 		x[d] = (pos[d] - g->origin[d]) / p->h;
 	/* x = c0 (0, 1, 1) + c1 (1, 0, 1) + c2 (1, 1, 0) */
 	c[0] = 0.5 * (x[1] + x[2] - x[0]);
@@ -463,7 +516,7 @@ static int vox_point_fcc(const struct vox_grid *g, const double pos[3], int node
 
 		node[q][0] = n1 + n2;
 		node[q][1] = n0 + n2;
-		node[q][2] = n0 + n1;
+		node[q][2] = n0 + n1 - g->zbase;
 		w[q] = (q & 1 ? t[0] : 1 - t[0]) * (q & 2 ? t[1] : 1 - t[1]) *
 		       (q & 4 ? t[2] : 1 - t[2]);
 		if (w[q] == 0)
@@ -515,7 +568,9 @@ int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], doubl
 	int ok = 1;
 
 	for (int d = 0; d < 3; d++) {
-		double f = (pos[d] - g->origin[d]) / p->h;
+		/* in a window, its own layers: exactly the whole grid's less zbase, so that the
+		 * weights are the same bits (w = f - floor f either way) */
+		double f = (pos[d] - g->origin[d]) / p->h - (d == 2 ? g->zbase : 0);
 		/* nodes base and base + 1 must both be room cells: halo <= base < room + halo - 1 */
 		double lo = p->halo, hi = p->room[d] + p->halo - 1;
 

@@ -87,7 +87,9 @@ static const int vox_fcc_link[12][3] = {
 
 struct vox_grid {
 	struct vox_plan plan;
-	double origin[3];	/* room coordinates of the node of cell (0, 0, 0) */
+	double origin[3];	/* room coordinates of the node of cell (0, 0, -zbase) */
+	int zbase;		/* a window (vox_window): the layer of the whole grid that is its
+				 * layer 0, so that points interpolate as in the whole grid */
 	uint8_t *cls;		/* plan.cells class bytes, owned */
 	int32_t *kstart;	/* per column i + nx * j: first non-padding k, owned */
 	int32_t *kstop;		/* per column: last non-padding k; kstop < kstart for none */
@@ -163,6 +165,15 @@ int vox_nearest_point(const struct vox_grid *g, const double pos[3], double reac
  */
 int vox_carve(struct vox_grid *g, const struct room *room, const double lo[3],
 	      const double hi[3], int material, struct rs_error *err);
+
+/*
+ * A grid of the layers w0..w1 (z cell indices of g, inside its room) of g, with g's halo of
+ * padding below and above: one rank's share of a decomposed run (solver/part.h). Its cells,
+ * walls and kinds are g's; its room is those layers, and its zbase is w0 - halo more than
+ * g's (its origin stays g's, so vox_point weighs a point exactly as in g). On the fcc
+ * lattice w0 - halo must be even, so that a node keeps its parity.
+ */
+struct vox_grid *vox_window(const struct vox_grid *g, int w0, int w1, struct rs_error *err);
 
 void vox_free(struct vox_grid *g);
 

@@ -259,6 +259,12 @@ int cpu_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 		f->cur = f->prev;
 		f->prev = t;
 		f->step++;
+		if (f->exchange) {	/* a decomposed run: the halo layers, before the receivers */
+			const int rc = f->exchange(f->exchange_ctx, f->cur, &f->err);
+
+			if (rc)
+				return rc;
+		}
 		record(f);
 		if (f->ngp)
 			record_grid(f);

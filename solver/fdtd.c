@@ -223,13 +223,24 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
 				 s->tex_limit, f->stencil, f->fallback, f->touch, s->dts, s->nt,
-				 s->split, f->branch, s->grid_receivers };
+				 s->split, f->branch, s->grid_receivers, s->exchange,
+				 s->exchange_ctx };
 
 	f->gpu = cuda_create(&cs, err);
 	return f->gpu ? 0 : err ? err->code : RS_EDEVICE;
 #else
 	(void)f, (void)s;
 	return rs_fail(err, RS_ENODEV, "this build has no CUDA engine (build with nvcc found)");
+#endif
+}
+
+int fdtd_select_gpu(int device, struct rs_error *err)
+{
+#ifdef ROOMSIM_CUDA
+	return cuda_select(device, err);
+#else
+	(void)device;
+	return rs_fail(err, RS_ENODEV, "this build has no CUDA engine");
 #endif
 }
 
@@ -304,6 +315,8 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 		goto out_free;
 	}
 	f->grid = s->grid;
+	f->exchange = s->exchange;
+	f->exchange_ctx = s->exchange_ctx;
 	f->values = p->fcc ? p->cells / 2 : p->cells;
 	f->lambda = s->lambda;
 	f->precision = s->precision;

@@ -56,6 +56,11 @@ struct fdtd_setup {
 	int grid_receivers;		/* 1: a receiver grid will be set: GPU kernel auto leaves
 					 * out, and the engine refuses, the kernels that record
 					 * only a few receivers (diamond) */
+	/* A decomposed run (solver/part.h): called after each step's update and sources and
+	 * before the receivers are read, with the newest field (device memory on the GPU);
+	 * returns 0 or an RS_ code with err filled. The GPU then runs no graphs and no diamond. */
+	int (*exchange)(void *ctx, void *field, struct rs_error *err);
+	void *exchange_ctx;
 };
 
 struct fdtd;
@@ -85,6 +90,9 @@ void fdtd_destroy(struct fdtd *f);
 
 /* 1 when this build can run the GPU engine and a CUDA device is usable. */
 int fdtd_cuda_available(char *name, size_t len);
+
+/* Run this process's GPU work on GPU `device` of the node (a decomposed run's rank). */
+int fdtd_select_gpu(int device, struct rs_error *err);
 
 /* The GPU kernel in use (after auto, the one chosen); KERNEL_AUTO on the CPU. */
 enum kernel_id fdtd_kernel(const struct fdtd *f);

@@ -35,6 +35,9 @@ int cuda_kernel_why(const struct cuda_engine *e, enum kernel_id k, char *why, si
 
 	if (k <= KERNEL_AUTO || k >= NKERNELS)
 		return snprintf(why, len, "no such kernel"), 1;
+	if (k == KERNEL_DIAMOND && e->exchange)
+		return snprintf(why, len, "a decomposed run exchanges its halos every step, and "
+				"diamond keeps many steps inside its towers"), 1;
 	if (k == KERNEL_DIAMOND && e->grid_receivers)
 		return snprintf(why, len, "a receiver grid: diamond keeps each level inside its "
 				"towers and reads only a few receivers there (every per-step kernel "

@@ -307,6 +307,9 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->precision = s->precision;
 	e->kernel = s->kernel;
 	e->grid_receivers = s->grid_receivers;
+	e->exchange = s->exchange;
+	e->exchange_ctx = s->exchange_ctx;
+	e->graph_off = s->exchange != NULL;	/* the exchange is not captured */
 	e->dts = s->dts;
 	e->nt = s->nt;
 	e->split = s->split;
@@ -620,28 +623,27 @@ __global__ void k_record_grid(const R *__restrict__ u, const long long *__restri
 	}
 }
 
-/* After the update of step e->step + 1 (the newest level, u[cur]): the source, the samples
- * of the receivers, then those of the grid. */
-static int inject_record(struct cuda_engine *e, struct rs_error *err)
+/* After the update of step e->step + 1 (the newest level, u[cur]): the source (inject),
+ * the samples of the receivers, then those of the grid (record). */
+static int inject_record(struct cuda_engine *e, int inject, int record, struct rs_error *err)
 {
-	const double *inj = (size_t)e->step < e->inj_steps ? e->inj + 8 * e->step : NULL;
+	const double *inj = inject && (size_t)e->step < e->inj_steps ? e->inj + 8 * e->step : NULL;
 	const long long sample = e->step + 1;
+	const int nrec = record && (size_t)sample < e->cap ? e->nrec : 0;
 
-	if (inj || (e->nrec && (size_t)sample < e->cap)) {
+	if (inj || nrec) {
 		if (e->precision == 4)
 			k_inject_record<float><<<1, 128>>>((float *)e->u[e->cur], e->src, inj,
-							    e->rcell, e->rw, e->rec,
-							    (size_t)sample < e->cap ? e->nrec : 0,
-							    e->cap, sample);
+							    e->rcell, e->rw, e->rec, nrec, e->cap,
+							    sample);
 		else
 			k_inject_record<double><<<1, 128>>>((double *)e->u[e->cur], e->src, inj,
-							     e->rcell, e->rw, e->rec,
-							     (size_t)sample < e->cap ? e->nrec : 0,
-							     e->cap, sample);
+							     e->rcell, e->rw, e->rec, nrec, e->cap,
+							     sample);
 		if (CK_LAUNCH())
 			return RS_EDEVICE;
 	}
-	if (e->ngp) {
+	if (e->ngp && record) {
 		const size_t row = (size_t)(sample - e->gbase);
 		const unsigned blocks = (unsigned)min((e->ngp + 255) / 256, (size_t)65535);
 
@@ -758,7 +760,9 @@ static int graph_capture(struct cuda_engine *e)
 static int one_step(struct cuda_engine *e, struct rs_error *err)
 {
 	if (cuda_kernels[e->kernel].launch(e, e->kernel, 1, err) || cuda_branch_step(e, err) ||
-	    inject_record(e, err))
+	    inject_record(e, 1, !e->exchange, err) ||
+	    (e->exchange && (e->exchange(e->exchange_ctx, e->u[e->cur], err) ||
+			     inject_record(e, 0, 1, err))))
 		return err->code;
 	e->step++;
 	e->ctl_fresh = 0;

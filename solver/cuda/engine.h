@@ -142,6 +142,9 @@ struct cuda_engine {
 	size_t ngp, gwin;
 	long gbase;			/* the sample in the window's first row */
 	int grid_receivers;		/* 1: a grid will be set or is (diamond refuses) */
+	/* a decomposed run's halo exchange (cuda_setup), between sources and receivers */
+	int (*exchange)(void *ctx, void *field, struct rs_error *err);
+	void *exchange_ctx;
 	float *stage;			/* device staging of snapshot planes */
 	size_t stage_bytes;
 	size_t cap;

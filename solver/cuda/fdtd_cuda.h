@@ -24,6 +24,7 @@ extern "C" {
 #endif
 
 struct cuda_engine;
+struct cuda_nccl;
 
 struct cuda_setup {
 	const struct vox_grid *grid;	/* borrowed: read at creation only */
@@ -42,6 +43,8 @@ struct cuda_setup {
 	const struct branch_walls *branch;	/* the frequency-dependent walls, or NULL: read at
 						 * creation (branch.cu) */
 	int grid_receivers;		/* 1: a receiver grid will be set (diamond cannot run) */
+	int (*exchange)(void *ctx, void *field, struct rs_error *err);	/* fdtd_setup's */
+	void *exchange_ctx;
 };
 
 /* 1 when a CUDA device is usable; name and total memory filled when not NULL. */
@@ -51,6 +54,29 @@ int cuda_available(char *name, size_t len, size_t *memory);
  * free device memory by cuda_create(). */
 size_t cuda_memory(const struct vox_plan *p, int precision, enum kernel_id k, int nrec,
 		   size_t nsamples, size_t nsteps);
+
+/* ---- several GPUs (halo.cu, solver/part.h) ---- */
+
+/* Run this process's CUDA work on GPU `device` of the node. */
+int cuda_select(int device, struct rs_error *err);
+
+/* A fresh NCCL id (len bytes at least 128) for rank 0 to share with the others. */
+int cuda_nccl_id(void *id, size_t len, struct rs_error *err);
+
+/* The communicator of `size` ranks sharing id; NULL and err when NCCL is not there. */
+struct cuda_nccl *cuda_nccl_open(const void *id, int rank, int size, struct rs_error *err);
+
+/* One transfer of a halo exchange: `bytes` from send to peer, and as many from it to recv. */
+struct cuda_swap {
+	const void *send;
+	void *recv;
+	size_t bytes;
+	int peer;
+};
+
+/* n transfers as one NCCL group on the per-thread default stream (in order with the steps). */
+int cuda_nccl_swap(struct cuda_nccl *c, const struct cuda_swap *s, int n, struct rs_error *err);
+void cuda_nccl_close(struct cuda_nccl *c);
 
 struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err);
 void cuda_destroy(struct cuda_engine *e);

@@ -1,0 +1,264 @@
+/*
+ * part.c - a decomposed run's slabs, halo exchange and collectives (part.h).
+ */
+#include "part.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef ROOMSIM_MPI
+#include <mpi.h>
+#endif
+#ifdef ROOMSIM_CUDA
+#include "cuda/fdtd_cuda.h"
+#endif
+
+int part_available(void)
+{
+#ifdef ROOMSIM_MPI
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/* The environment of a process that mpirun (Open MPI, MPICH) or srun started. */
+static int launched(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
+					    "SLURM_STEP_NUM_TASKS" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (getenv(vars[i]))
+			return 1;
+	return 0;
+}
+
+static int env_int(const char *a, const char *b, int dflt)
+{
+	const char *v = getenv(a) ? getenv(a) : b ? getenv(b) : NULL;
+
+	return v ? atoi(v) : dflt;
+}
+
+int part_init(struct part *pt, struct rs_error *err)
+{
+	memset(pt, 0, sizeof(*pt));
+	pt->size = 1;
+#ifdef ROOMSIM_MPI
+	if (launched()) {
+		int provided;
+
+		if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+			return rs_fail(err, RS_EIO, "MPI_Init failed");
+		MPI_Comm_rank(MPI_COMM_WORLD, &pt->rank);
+		MPI_Comm_size(MPI_COMM_WORLD, &pt->size);
+		pt->local = env_int("OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", pt->rank);
+	}
+#else
+	(void)err;
+	if (launched() && env_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", 1) > 1)
+		return rs_fail(err, RS_EINPUT, "started by mpirun with several ranks, but this "
+			       "build has no MPI (install libopenmpi-dev and rebuild)");
+#endif
+	return 0;
+}
+
+void part_end(struct part *pt)
+{
+	(void)pt;
+#ifdef ROOMSIM_CUDA
+	cuda_nccl_close(pt->nccl);
+	pt->nccl = NULL;
+#endif
+#ifdef ROOMSIM_MPI
+	int up = 0;
+
+	if (MPI_Initialized(&up) == MPI_SUCCESS && up)
+		MPI_Finalize();
+#endif
+}
+
+/* The first layer of rank r's slab of the room's L layers from `halo` on. */
+static int slab_start(const struct vox_plan *p, int size, int r)
+{
+	return p->halo + (int)((long long)p->room[2] * r / size);
+}
+
+int part_plan(struct part *pt, const struct vox_plan *p, int precision, int device,
+	      struct rs_error *err)
+{
+	const int hi = p->halo + p->room[2] - 1;
+
+	/* the stencil's reach, and two layers at least: a receiver or source reads up to two
+	 * layers above its lowest node (the fcc lattice's parallelepiped) */
+	pt->depth = p->halo > 2 ? p->halo : 2;
+	pt->halo = p->halo;
+	pt->device = device;
+	pt->layer = (size_t)(p->fcc ? p->n[0] / 2 : p->n[0]) * (size_t)p->n[1] * (size_t)precision;
+	if (pt->size == 1) {
+		pt->own[0] = pt->win[0] = p->halo;
+		pt->own[1] = pt->win[1] = hi;
+		pt->base = 0;
+		return 0;
+	}
+	if (p->room[2] / pt->size < pt->depth)
+		return rs_fail(err, RS_EINPUT, "%d ranks split the room's %d layers into slabs "
+			       "thinner than the %d layers each exchanges (valid: at most %d ranks)",
+			       pt->size, p->room[2], pt->depth, p->room[2] / pt->depth);
+	if (pt->layer * (size_t)pt->depth > INT_MAX)
+		return rs_fail(err, RS_EINPUT, "a halo of %zu bytes is more than one message "
+			       "carries", pt->layer * (size_t)pt->depth);
+	pt->own[0] = slab_start(p, pt->size, pt->rank);
+	pt->own[1] = slab_start(p, pt->size, pt->rank + 1) - 1;
+	/* beyond the exchanged layers, 2 reaches more: a larger stencil's fallback cells (within
+	 * reach of padding) and their touch cells (within reach of those) are found from the
+	 * window's class bytes, and the padding at its ends must not make any of them */
+	pt->win[0] = pt->own[0] - pt->depth - 2 * p->halo;
+	pt->win[1] = pt->own[1] + pt->depth + 2 * p->halo;
+	pt->win[0] = pt->win[0] < p->halo ? p->halo : pt->win[0];
+	pt->win[1] = pt->win[1] > hi ? hi : pt->win[1];
+	if (p->fcc && (pt->win[0] - p->halo) % 2)	/* a node keeps its parity (vox_window) */
+		pt->win[0]--;
+	pt->base = pt->win[0] - p->halo;
+	return 0;
+}
+
+int part_owner(const struct part *pt, const struct vox_plan *p, int k)
+{
+	int r = 0;
+
+	while (r + 1 < pt->size && k >= slab_start(p, pt->size, r + 1))
+		r++;
+	return r;
+}
+
+int part_connect(struct part *pt, struct rs_error *err)
+{
+	if (pt->size == 1 || !pt->device)
+		return 0;
+#if defined(ROOMSIM_MPI) && defined(ROOMSIM_CUDA)
+	{
+		unsigned char id[128];
+		int bad = pt->rank == 0 && cuda_nccl_id(id, sizeof(id), err);
+
+		MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+		if (bad)
+			return pt->rank == 0 ? err->code
+					     : rs_fail(err, RS_ENODEV, "rank 0 has no NCCL");
+		MPI_Bcast(id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+		if (!(pt->nccl = cuda_nccl_open(id, pt->rank, pt->size, err)))
+			return err->code;
+		return 0;
+	}
+#else
+	return rs_fail(err, RS_ENODEV, "this build cannot exchange halos between GPUs");
+#endif
+}
+
+int part_exchange(void *ctx, void *field, struct rs_error *err)
+{
+	struct part *pt = ctx;
+	unsigned char *u = field;
+	const size_t n = pt->layer * (size_t)pt->depth;
+	/* below: send our first layers, receive the ones under them; above: the mirror image */
+	const int peer[2] = { pt->rank - 1, pt->rank + 1 };
+	const int send[2] = { pt->own[0], pt->own[1] - pt->depth + 1 };
+	const int recv[2] = { pt->own[0] - pt->depth, pt->own[1] + 1 };
+	int m = 0;
+
+	pt->exchanges++;
+	if (pt->size == 1)
+		return 0;
+	if (pt->device) {
+#ifdef ROOMSIM_CUDA
+		struct cuda_swap s[2];
+
+		for (int q = 0; q < 2; q++)
+			if (peer[q] >= 0 && peer[q] < pt->size)
+				s[m++] = (struct cuda_swap){ u + (size_t)(send[q] - pt->base) * pt->layer,
+							     u + (size_t)(recv[q] - pt->base) * pt->layer,
+							     n, peer[q] };
+		pt->bytes += (double)n * m;
+		return cuda_nccl_swap(pt->nccl, s, m, err);
+#else
+		return rs_fail(err, RS_ENODEV, "this build has no GPU halo exchange");
+#endif
+	}
+#ifdef ROOMSIM_MPI
+	{
+		MPI_Request rq[4];
+
+		for (int q = 0; q < 2; q++)
+			if (peer[q] >= 0 && peer[q] < pt->size) {
+				MPI_Irecv(u + (size_t)(recv[q] - pt->base) * pt->layer, (int)n, MPI_BYTE,
+					  peer[q], 7, MPI_COMM_WORLD, &rq[m++]);
+				MPI_Isend(u + (size_t)(send[q] - pt->base) * pt->layer, (int)n, MPI_BYTE,
+					  peer[q], 7, MPI_COMM_WORLD, &rq[m++]);
+			}
+		pt->bytes += (double)n * (m / 2);
+		if (MPI_Waitall(m, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+			return rs_fail(err, RS_EIO, "the halo exchange with the neighbouring ranks "
+				       "failed");
+		return 0;
+	}
+#else
+	(void)u, (void)n, (void)peer, (void)send, (void)recv, (void)m;
+	return rs_fail(err, RS_EINTERNAL, "several ranks without MPI");
+#endif
+}
+
+void part_abort(const struct part *pt, int status)
+{
+#ifdef ROOMSIM_MPI
+	if (pt->size > 1)
+		MPI_Abort(MPI_COMM_WORLD, status);
+#else
+	(void)pt;
+#endif
+	exit(status);
+}
+
+int part_any(const struct part *pt, int flag)
+{
+#ifdef ROOMSIM_MPI
+	int any = flag != 0;
+
+	if (pt->size > 1)
+		MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+	return any;
+#else
+	(void)pt;
+	return flag != 0;
+#endif
+}
+
+void part_bcast(const struct part *pt, void *v, size_t bytes)
+{
+#ifdef ROOMSIM_MPI
+	if (pt->size > 1)
+		MPI_Bcast(v, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+#else
+	(void)pt, (void)v, (void)bytes;
+#endif
+}
+
+void part_send0(const struct part *pt, int from, double *buf, size_t n)
+{
+#ifdef ROOMSIM_MPI
+	if (pt->size == 1 || from == 0)
+		return;
+	for (size_t at = 0; at < n; at += INT_MAX / 8) {	/* messages under 2 GB */
+		const int c = (int)(n - at < INT_MAX / 8 ? n - at : INT_MAX / 8);
+
+		if (pt->rank == from)
+			MPI_Send(buf + at, c, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD);
+		else if (pt->rank == 0)
+			MPI_Recv(buf + at, c, MPI_DOUBLE, from, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	}
+#else
+	(void)pt, (void)from, (void)buf, (void)n;
+#endif
+}

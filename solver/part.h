@@ -1,0 +1,74 @@
+/*
+ * part.h - a run decomposed over MPI ranks (docs/parallel.md): the room's z layers are split
+ * into slabs, one per rank, and each rank runs the ordinary engine (fdtd.h) on a window of the
+ * grid (vox_window): its slab and `depth` layers of each neighbour's. After every step's
+ * update and sources the ranks swap those layers (part_exchange, the engine's exchange hook):
+ * through NCCL between GPUs, through MPI between CPU processes. Every cell a rank owns then
+ * sees exactly the values the whole grid would give it, so N ranks compute the same bits as
+ * one. The layers beyond the exchanged ones are computed from padding and never read.
+ *
+ * Why z: a layer is contiguous in memory, so a halo travels as one block without packing,
+ * on the cubic grid and the folded fcc one alike; the cost is a larger cut in rooms lower
+ * than they are long (docs/parallel.md has the volume per step).
+ *
+ * Without MPI (a build without it, or a process not started by mpirun) there is one rank and
+ * every call here is a no-op that succeeds.
+ */
+#ifndef SOLVER_PART_H
+#define SOLVER_PART_H
+
+#include <stddef.h>
+
+#include "../common/rs_error.h"
+#include "../geometry/voxel.h"
+
+struct part {
+	int rank, size;		/* this process among the run's; size 1: not decomposed */
+	int local;		/* its rank on its node: the GPU it runs on */
+	int own[2];		/* the z layers (of the whole grid) whose cells this rank updates */
+	int win[2];		/* its window: own, the exchanged layers, one more for fcc parity */
+	int depth;		/* layers received from each neighbour every step */
+	int halo;		/* the grid's padding: window layer k is local layer k - base */
+	int base;
+	size_t layer;		/* bytes of one z layer of a field */
+	int device;		/* 1: the fields live on the GPU (exchange through NCCL) */
+	struct cuda_nccl *nccl;
+	long exchanges;		/* steps exchanged so far */
+	double bytes;		/* halo bytes this rank sent so far */
+};
+
+/* 1 when this build can run decomposed (MPI found at build time). */
+int part_available(void);
+
+/* Join the run: MPI_Init when started by mpirun (or srun), else size 1. */
+int part_init(struct part *pt, struct rs_error *err);
+void part_end(struct part *pt);
+
+/*
+ * Split grid p's room layers over the ranks and set this rank's window (pt->own, pt->win):
+ * fields of `precision` bytes, on the GPU when device. RS_EINPUT when a slab would be
+ * thinner than the exchange.
+ */
+int part_plan(struct part *pt, const struct vox_plan *p, int precision, int device,
+	      struct rs_error *err);
+
+/* The rank whose slab holds z layer k. */
+int part_owner(const struct part *pt, const struct vox_plan *p, int k);
+
+/* The NCCL communicator of the GPUs (after part_plan, on every rank at once). */
+int part_connect(struct part *pt, struct rs_error *err);
+
+/* fdtd_setup.exchange: swap the layers of field (the newest level) with the neighbours. */
+int part_exchange(void *ctx, void *field, struct rs_error *err);
+
+/* End every rank of the run at once, with exit status `status` (a rank that failed while
+ * the others wait on its halos). */
+void part_abort(const struct part *pt, int status);
+
+/* Collectives every rank calls in the same order: */
+int part_any(const struct part *pt, int flag);		/* 1 when flag is set on any rank */
+void part_bcast(const struct part *pt, void *v, size_t bytes);	/* rank 0's v to all */
+/* n doubles from rank `from` into buf on rank 0 (a no-op on the others, and when from is 0) */
+void part_send0(const struct part *pt, int from, double *buf, size_t n);
+
+#endif

@@ -1,0 +1,185 @@
+/*
+ * test_parallel - a run decomposed over MPI ranks (solver/part.h, docs/parallel.md) computes
+ * the same bits as one process: the CPU engine under `mpirun -np N` against one process, the
+ * WAVs byte for byte and rirs.h5's responses value for value, in a box with receivers on
+ * both sides of and across the cuts, and in a room of shapes (carved walls) with the 7-point
+ * scheme, a stencil of reach 2 (leggy order 4: fallback and touch cells near the walls) and
+ * the fcc scheme. An interrupted run stops every rank at the same step and leaves valid
+ * files; what a decomposed run cannot do yet is refused before it starts. Skipped when the
+ * build has no MPI or mpirun is missing. The binary is $ROOMSIM (default build/roomsim).
+ */
+#include "helper.h"
+
+#include <hdf5.h>
+#include <signal.h>
+#include <sndfile.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/roomsim-test-parallel-XXXXXX";
+static const char *roomsim;
+static const char *mpirun = "mpirun --allow-run-as-root --oversubscribe";
+
+/* A box whose 24 layers three ranks split at about 8 and 16: receivers in a column across
+ * them (R3 at layer 7.5 and R5 at 15.5 straddle the cuts), the source beside one. */
+static const char box_room[] =
+	"name: box\ngrid: {spacing: 0.05}\nduration: 0.12\n"
+	"geometry: {box: [1.4, 1.1, 1.2]}\n"
+	"materials: {w: {absorption: 0.2}, f: {admittance: 0.05}}\n"
+	"surfaces: {default: w, floor: f}\n"
+	"sources: [{name: S, position: [0.42, 0.51, 0.41], signal: ricker, fc: 400}]\n"
+	"receivers: [{name: R1, position: [0.9, 0.6, 0.11]}, {name: R2, position: [0.9, 0.6, 0.3]},\n"
+	"  {name: R3, position: [0.9, 0.6, 0.4]}, {name: R4, position: [0.9, 0.6, 0.6]},\n"
+	"  {name: R5, position: [0.9, 0.6, 0.8]}, {name: R6, position: [0.9, 0.6, 1.07]}]\n";
+
+/* An L-shaped room of shapes with a dome: carved walls cross every cut. */
+static const char shapes_room[] =
+	"name: shapes\ngrid: {spacing: 0.05}\nduration: 0.08\n"
+	"geometry: {shapes: [{add: box, min: [0, 0, 0], max: [1.4, 1.1, 1.2]},\n"
+	"  {add: sphere, center: [0.7, 0.55, 1.2], radius: 0.45},\n"
+	"  {remove: box, min: [0.9, 0, 0], max: [1.4, 0.4, 0.7]}]}\n"
+	"materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
+	"sources: [{name: S, position: [0.42, 0.61, 0.51]}]\n"
+	"receivers: [{name: R1, position: [1.1, 0.8, 0.3]}, {name: R2, position: [0.7, 0.55, 1.45]},\n"
+	"  {name: R3, position: [0.3, 0.3, 0.8]}]\n";
+
+static void write_room(const char *name, const char *text, const char *scheme)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.yaml", dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "%s%s", text, scheme);
+	fclose(f);
+}
+
+/* Run room `name` as one process and as `ranks` ranks; 0 when the WAVs are the same bytes
+ * and rirs.h5's /rir and /rir_air the same values. */
+static int same_on_ranks(const char *name, int ranks)
+{
+	return sh("cd %s && %s run %s.yaml --backend cpu --out %s-1 -q && "
+		  "%s -np %d %s run %s.yaml --backend cpu --out %s-%d -q && "
+		  "for w in %s-1/*.wav; do cmp $w %s-%d/${w#*/} || exit 1; done && "
+		  "h5diff %s-1/rirs.h5 %s-%d/rirs.h5 /rir && h5diff %s-1/rirs.h5 %s-%d/rirs.h5 "
+		  "/rir_air && h5dump -a engine %s-%d/rirs.h5 | grep -q '%d ranks'",
+		  dir, roomsim, name, name, mpirun, ranks, roomsim, name, name, ranks, name, name,
+		  ranks, name, name, ranks, name, name, ranks, name, ranks, ranks);
+}
+
+static void box_on_two_and_three_ranks(void **state)
+{
+	(void)state;
+	write_room("box", box_room, "scheme: {precision: float32}\n");
+	assert_int_equal(same_on_ranks("box", 2), 0);
+	assert_int_equal(same_on_ranks("box", 3), 0);
+	write_room("box64", box_room, "scheme: {precision: float64}\n");
+	assert_int_equal(same_on_ranks("box64", 3), 0);
+}
+
+static void carved_room_and_larger_stencils(void **state)
+{
+	(void)state;
+	write_room("seven", shapes_room, "");
+	assert_int_equal(same_on_ranks("seven", 3), 0);
+	write_room("leggy4", shapes_room, "scheme: {stencil: leggy, order: 4}\n");
+	assert_int_equal(same_on_ranks("leggy4", 2), 0);
+	write_room("fcc", shapes_room, "scheme: {stencil: fcc}\n");
+	assert_int_equal(same_on_ranks("fcc", 3), 0);
+}
+
+/* What a decomposed run cannot do is refused before anything is written: snapshots, too many
+ * ranks for the room's layers. */
+static void refused_with_reasons(void **state)
+{
+	(void)state;
+	write_room("snap", box_room, "output: {snapshots: {every: 10, planes: [{axis: z, at: 0.5}]}}\n");
+	assert_int_equal(sh("cd %s && %s -np 2 %s run snap.yaml --backend cpu --out snap-2 -q "
+			    "2> snap.err; [ $? -ne 0 ] && grep -q 'writes no snapshots yet' snap.err "
+			    "&& [ $(grep -c 'snapshots yet' snap.err) = 1 ] && [ ! -e snap-2 ]", dir,
+			    mpirun, roomsim), 0);
+	assert_int_equal(sh("cd %s && %s -np 13 %s run box.yaml --backend cpu --out many -q "
+			    "2> many.err; [ $? -ne 0 ] && grep -q 'at most 12 ranks' many.err", dir,
+			    mpirun, roomsim), 0);
+	assert_int_equal(sh("%s info %s/box.yaml --ranks 3 | grep -q '^ranks      3, slabs of 8'",
+			    roomsim, dir), 0);
+}
+
+/* SIGINT to mpirun: the ranks stop at the same step, rank 0 writes what they computed. */
+static void interrupted_on_two_ranks(void **state)
+{
+	char cmd[1024];
+	pid_t pid;
+	int status;
+	SF_INFO info = { 0 };
+	SNDFILE *wav;
+
+	(void)state;
+	write_room("long", "name: long\ngrid: {fmax: 1000}\nduration: 4.0\n"
+		   "geometry: {box: [4.0, 3.0, 2.5]}\n"
+		   "sources: [{name: S, position: [1.0, 1.0, 1.0]}]\n"
+		   "receivers: [{name: R, position: [3.0, 2.0, 1.5]}]\n", "");
+	snprintf(cmd, sizeof(cmd), "cd %s && exec %s -np 2 %s run long.yaml --out long-2 -q "
+		 "2> long.err", dir, mpirun, roomsim);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	sleep(4);
+	kill(pid, SIGINT);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	assert_int_equal(sh("cd %s && [ $(grep -c '^roomsim: interrupted at step' long.err) = 1 ] "
+			    "&& h5dump -d completed_steps long-2/rirs.h5 > steps.txt && "
+			    "n=$(sed -n 's/^ *(0): \\([0-9]*\\).*/\\1/p' steps.txt) && "
+			    "[ \"$n\" -gt 0 ] && [ \"$n\" -lt 72747 ]", dir), 0);
+	snprintf(cmd, sizeof(cmd), "%s/long-2/S_R.wav", dir);
+	assert_non_null(wav = sf_open(cmd, SFM_READ, &info));
+	print_message("# interrupted on 2 ranks: the WAV holds %lld frames of 192000\n",
+		      (long long)info.frames);
+	assert_true(info.frames > 0 && info.frames < 192000);
+	sf_close(wav);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	roomsim = getenv("ROOMSIM") ? getenv("ROOMSIM") : "build/roomsim";
+	if (!mkdtemp(dir))
+		return -1;
+	if (roomsim[0] != '/') {	/* the tests cd into dir */
+		static char abs[1024];
+
+		snprintf(abs, sizeof(abs), "%s/%s", getenv("PWD") ? getenv("PWD") : ".", roomsim);
+		roomsim = abs;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return sh("rm -rf %s", dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(box_on_two_and_three_ranks),
+		cmocka_unit_test(carved_room_and_larger_stencils),
+		cmocka_unit_test(refused_with_reasons),
+		cmocka_unit_test(interrupted_on_two_ranks),
+	};
+
+	if (sh("command -v mpirun > /dev/null && %s --version | grep -q ', MPI)'",
+	       getenv("ROOMSIM") ? getenv("ROOMSIM") : "build/roomsim")) {
+		printf("# test_parallel: skipped, this build has no MPI or mpirun is missing\n");
+		return 0;
+	}
+	return cmocka_run_group_tests_name("parallel", tests, setup, teardown);
+}
