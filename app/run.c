@@ -739,14 +739,16 @@ static int decompose(struct run *r, struct rs_error *err)
 	if (part_plan(&r->part, &r->plan.grid, room->precision, cuda, err) ||
 	    !(r->window = vox_window(r->grid, r->part.win[0], r->part.win[1], err)))
 		return err->code;
-	if (cuda && (fdtd_select_gpu(r->part.local, err) || part_connect(&r->part, err)))
+	if (cuda && (fdtd_select_gpu(r->part.local, &r->part.staged, err) ||
+		     part_connect(&r->part, err)))
 		return err->code;
 	if (!r->quiet)
 		fprintf(stderr, "roomsim: %d ranks%s, slabs of about %d layers in z; rank 0 "
 			"updates layers %d to %d of its window %d to %d\n", r->part.size,
-			cuda ? " on as many GPUs (NCCL)" : " (MPI)", r->plan.grid.room[2] /
-			r->part.size, r->part.own[0], r->part.own[1], r->part.win[0],
-			r->part.win[1]);
+			!cuda ? " (halos through MPI)" : r->part.staged ? " on GPUs (halos through "
+			"host memory and MPI)" : " on as many GPUs (halos through NCCL)",
+			r->plan.grid.room[2] / r->part.size, r->part.own[0], r->part.own[1],
+			r->part.win[0], r->part.win[1]);
 	return 0;
 }
 
@@ -943,11 +945,15 @@ static void summary(const struct run *r, double seconds)
  */
 static int start_ranks(int gpus, int argc, char **argv, struct rs_error *err)
 {
-	char **av = calloc((size_t)argc + 10, sizeof(char *)), np[16];
+	char **av = calloc((size_t)argc + 10, sizeof(char *)), np[16], self[4096];
+	const ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	int n = 0;
 
 	if (!av)
 		return rs_fail(err, RS_ENOMEM, "out of memory");
+	if (len <= 0 || len >= (ssize_t)sizeof(self) - 1)
+		return rs_fail(err, RS_ENODEV, "--gpus: cannot find this program's path");
+	self[len] = 0;	/* this binary, not mpirun's own /proc/self/exe */
 	if (!part_available())
 		return rs_fail(err, RS_EINPUT, "--gpus %d: this build has no MPI (install "
 			       "libopenmpi-dev and openmpi-bin, and rebuild)", gpus);
@@ -959,7 +965,7 @@ static int start_ranks(int gpus, int argc, char **argv, struct rs_error *err)
 		av[n++] = "--allow-run-as-root";
 	av[n++] = "--bind-to";	/* each rank's OpenMP threads on any core */
 	av[n++] = "none";
-	av[n++] = "/proc/self/exe";
+	av[n++] = self;
 	av[n++] = "run";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--gpus") || !strcmp(argv[i], "-g")) {

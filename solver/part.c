@@ -71,7 +71,9 @@ void part_end(struct part *pt)
 	(void)pt;
 #ifdef ROOMSIM_CUDA
 	cuda_nccl_close(pt->nccl);
+	cuda_pinned_free(pt->stage);
 	pt->nccl = NULL;
+	pt->stage = NULL;
 #endif
 #ifdef ROOMSIM_MPI
 	int up = 0;
@@ -140,6 +142,13 @@ int part_connect(struct part *pt, struct rs_error *err)
 	if (pt->size == 1 || !pt->device)
 		return 0;
 #if defined(ROOMSIM_MPI) && defined(ROOMSIM_CUDA)
+	if (getenv("ROOMSIM_HALO") && !strcmp(getenv("ROOMSIM_HALO"), "mpi"))
+		pt->staged = 1;
+	if ((pt->staged = part_any(pt, pt->staged))) {	/* all ranks alike */
+		if (!(pt->stage = cuda_pinned(4 * pt->layer * (size_t)pt->depth)))
+			return rs_fail(err, RS_ENOMEM, "out of pinned memory for the halos");
+		return 0;
+	}
 	{
 		unsigned char id[128];
 		int bad = pt->rank == 0 && cuda_nccl_id(id, sizeof(id), err);
@@ -158,54 +167,77 @@ int part_connect(struct part *pt, struct rs_error *err)
 #endif
 }
 
+#ifdef ROOMSIM_MPI
+/* Send m blocks of n bytes to peer[q] from send[q] and receive as many into recv[q]. */
+static int mpi_swap(const int *peer, unsigned char *const *send, unsigned char *const *recv,
+		    int m, size_t n, struct rs_error *err)
+{
+	MPI_Request rq[4];
+
+	for (int q = 0; q < m; q++) {
+		MPI_Irecv(recv[q], (int)n, MPI_BYTE, peer[q], 7, MPI_COMM_WORLD, &rq[2 * q]);
+		MPI_Isend(send[q], (int)n, MPI_BYTE, peer[q], 7, MPI_COMM_WORLD, &rq[2 * q + 1]);
+	}
+	if (MPI_Waitall(2 * m, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+		return rs_fail(err, RS_EIO, "the halo exchange with the neighbouring ranks failed");
+	return 0;
+}
+#endif
+
 int part_exchange(void *ctx, void *field, struct rs_error *err)
 {
 	struct part *pt = ctx;
-	unsigned char *u = field;
+	unsigned char *u = field, *send[2], *recv[2];
 	const size_t n = pt->layer * (size_t)pt->depth;
 	/* below: send our first layers, receive the ones under them; above: the mirror image */
-	const int peer[2] = { pt->rank - 1, pt->rank + 1 };
-	const int send[2] = { pt->own[0], pt->own[1] - pt->depth + 1 };
-	const int recv[2] = { pt->own[0] - pt->depth, pt->own[1] + 1 };
-	int m = 0;
+	const int below[2] = { pt->rank - 1, pt->rank + 1 };
+	const int from[2] = { pt->own[0], pt->own[1] - pt->depth + 1 };
+	const int into[2] = { pt->own[0] - pt->depth, pt->own[1] + 1 };
+	int peer[2], m = 0;
 
 	pt->exchanges++;
 	if (pt->size == 1)
 		return 0;
-	if (pt->device) {
+	for (int q = 0; q < 2; q++)
+		if (below[q] >= 0 && below[q] < pt->size) {
+			peer[m] = below[q];
+			send[m] = u + (size_t)(from[q] - pt->base) * pt->layer;
+			recv[m++] = u + (size_t)(into[q] - pt->base) * pt->layer;
+		}
+	pt->bytes += (double)n * m;
+	if (pt->device && !pt->staged) {
 #ifdef ROOMSIM_CUDA
 		struct cuda_swap s[2];
 
-		for (int q = 0; q < 2; q++)
-			if (peer[q] >= 0 && peer[q] < pt->size)
-				s[m++] = (struct cuda_swap){ u + (size_t)(send[q] - pt->base) * pt->layer,
-							     u + (size_t)(recv[q] - pt->base) * pt->layer,
-							     n, peer[q] };
-		pt->bytes += (double)n * m;
+		for (int q = 0; q < m; q++)
+			s[q] = (struct cuda_swap){ send[q], recv[q], n, peer[q] };
 		return cuda_nccl_swap(pt->nccl, s, m, err);
 #else
 		return rs_fail(err, RS_ENODEV, "this build has no GPU halo exchange");
 #endif
 	}
 #ifdef ROOMSIM_MPI
-	{
-		MPI_Request rq[4];
+	if (pt->device) {	/* through pinned host memory: out, across, back in */
+#ifdef ROOMSIM_CUDA
+		unsigned char *hs[2] = { NULL, NULL }, *hr[2] = { NULL, NULL };
 
-		for (int q = 0; q < 2; q++)
-			if (peer[q] >= 0 && peer[q] < pt->size) {
-				MPI_Irecv(u + (size_t)(recv[q] - pt->base) * pt->layer, (int)n, MPI_BYTE,
-					  peer[q], 7, MPI_COMM_WORLD, &rq[m++]);
-				MPI_Isend(u + (size_t)(send[q] - pt->base) * pt->layer, (int)n, MPI_BYTE,
-					  peer[q], 7, MPI_COMM_WORLD, &rq[m++]);
-			}
-		pt->bytes += (double)n * (m / 2);
-		if (MPI_Waitall(m, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-			return rs_fail(err, RS_EIO, "the halo exchange with the neighbouring ranks "
-				       "failed");
+		for (int q = 0; q < m; q++) {
+			hs[q] = pt->stage + (size_t)q * 2 * n;
+			hr[q] = hs[q] + n;
+			if (cuda_copy(hs[q], send[q], n, 0, err))
+				return err->code;
+		}
+		if (mpi_swap(peer, hs, hr, m, n, err))
+			return err->code;
+		for (int q = 0; q < m; q++)
+			if (cuda_copy(recv[q], hr[q], n, 1, err))
+				return err->code;
 		return 0;
+#endif
 	}
+	return mpi_swap(peer, send, recv, m, n, err);
 #else
-	(void)u, (void)n, (void)peer, (void)send, (void)recv, (void)m;
+	(void)peer, (void)send, (void)recv;
 	return rs_fail(err, RS_EINTERNAL, "several ranks without MPI");
 #endif
 }

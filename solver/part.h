@@ -32,7 +32,10 @@ struct part {
 	int base;
 	size_t layer;		/* bytes of one z layer of a field */
 	int device;		/* 1: the fields live on the GPU (exchange through NCCL) */
+	int staged;		/* 1: GPU halos go through host memory and MPI instead: ranks
+				 * share a GPU (NCCL cannot), or ROOMSIM_HALO=mpi */
 	struct cuda_nccl *nccl;
+	unsigned char *stage;	/* staged: pinned host room for 4 halos */
 	long exchanges;		/* steps exchanged so far */
 	double bytes;		/* halo bytes this rank sent so far */
 };
@@ -55,7 +58,8 @@ int part_plan(struct part *pt, const struct vox_plan *p, int precision, int devi
 /* The rank whose slab holds z layer k. */
 int part_owner(const struct part *pt, const struct vox_plan *p, int k);
 
-/* The NCCL communicator of the GPUs (after part_plan, on every rank at once). */
+/* The NCCL communicator of the GPUs, or with staged set the host buffers for MPI (after
+ * part_plan, on every rank at once). */
 int part_connect(struct part *pt, struct rs_error *err);
 
 /* fdtd_setup.exchange: swap the layers of field (the newest level) with the neighbours. */

@@ -66,17 +66,41 @@ static int nccl_check(ncclResult_t r, const char *what, struct rs_error *err)
 					       api.error_string(r));
 }
 
-int cuda_select(int device, struct rs_error *err)
+int cuda_select(int device, int *shared, struct rs_error *err)
 {
 	int n = 0;
 
-	if (cudaGetDeviceCount(&n) != cudaSuccess || device >= n) {
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
 		cudaGetLastError();
-		return rs_fail(err, RS_ENODEV, "no GPU %d for this rank: the machine has %d (valid: "
-			       "at most one rank per GPU of a node)", device, n);
+		return rs_fail(err, RS_ENODEV, "no GPU for this rank");
 	}
-	return cudaSetDevice(device) == cudaSuccess ? 0 :
-		rs_fail(err, RS_EDEVICE, "cannot use GPU %d", device);
+	*shared = device >= n;	/* more ranks than GPUs: they take turns */
+	return cudaSetDevice(device % n) == cudaSuccess ? 0 :
+		rs_fail(err, RS_EDEVICE, "cannot use GPU %d", device % n);
+}
+
+int cuda_copy(void *to, const void *from, size_t bytes, int to_device, struct rs_error *err)
+{
+	const cudaError_t e = cudaMemcpyAsync(to, from, bytes, to_device ? cudaMemcpyHostToDevice
+								       : cudaMemcpyDeviceToHost,
+					      cudaStreamPerThread);
+
+	if (e == cudaSuccess && cudaStreamSynchronize(cudaStreamPerThread) == cudaSuccess)
+		return 0;
+	return rs_fail(err, RS_EDEVICE, "halo copy: %s", cudaGetErrorString(cudaGetLastError()));
+}
+
+void *cuda_pinned(size_t bytes)
+{
+	void *p = NULL;
+
+	return cudaMallocHost(&p, bytes) == cudaSuccess ? p : NULL;
+}
+
+void cuda_pinned_free(void *p)
+{
+	if (p)
+		cudaFreeHost(p);
 }
 
 int cuda_nccl_id(void *id, size_t len, struct rs_error *err)
