@@ -447,13 +447,65 @@ static int snapper_start(struct snapper *w, struct fdtd *engine, struct snap_fil
 	return 0;
 }
 
-/* Queue every plane of the current step. */
+/*
+ * A decomposed run's plane across `axis` at whole-grid index `index`, gathered into out on
+ * rank 0 (n1 x n2 floats, fdtd_plane's layout; out is NULL on the others): a z plane from the
+ * rank whose slab holds it, the rows of an x or y plane from each rank's own layers.
+ */
+static int plane_gather(const struct run *r, int axis, int index, float *out,
+			struct rs_error *err)
+{
+	const struct part *pt = &r->part;
+	const struct vox_plan *g = &r->plan.grid, *w = &r->window->plan;
+	const int n2 = g->room[axis == 0 ? 1 : 0];
+	float *tmp;
+	int first, last;
+
+	if (axis == 2) {
+		const int owner = part_owner(pt, g, index);
+		const size_t bytes = (size_t)g->room[0] * g->room[1] * sizeof(float);
+
+		if (owner == pt->rank && owner == 0) {
+			fdtd_plane(r->engine, 2, index - pt->base, out);
+			return 0;
+		}
+		if (owner == pt->rank || pt->rank == 0) {
+			if (!(tmp = malloc(bytes)))
+				return rs_fail(err, RS_ENOMEM, "out of memory for a snapshot");
+			if (owner == pt->rank)
+				fdtd_plane(r->engine, 2, index - pt->base, tmp);
+			part_send0(pt, owner, tmp, out, bytes);
+			free(tmp);
+		}
+		return 0;
+	}
+	if (!(tmp = malloc((size_t)w->room[2] * n2 * sizeof(float))))
+		return rs_fail(err, RS_ENOMEM, "out of memory for a snapshot");
+	fdtd_plane(r->engine, axis, index, tmp);	/* the window's layers, its rows */
+	for (int q = 0; q < pt->size; q++) {
+		part_slab(pt, g, q, &first, &last);
+		if (q == 0 && pt->rank == 0 && out)
+			memcpy(out, tmp + (size_t)(first - pt->win[0]) * n2,
+			       (size_t)(last - first + 1) * n2 * sizeof(float));
+		else
+			part_send0(pt, q, tmp + (size_t)(pt->own[0] - pt->win[0]) * n2,
+				   out ? out + (size_t)(first - g->halo) * n2 : NULL,
+				   (size_t)(last - first + 1) * n2 * sizeof(float));
+	}
+	free(tmp);
+	return 0;
+}
+
+/* Queue every plane of the current step (several ranks: gathered on rank 0 first). */
 static int snapper_queue(struct snapper *w, const struct run *r, const struct snap_plane *pl,
 			 const int *index, struct rs_error *err)
 {
 	const double t = fdtd_steps(r->engine) * r->plan.dt;
 
-	for (int p = 0; p < r->room->nplanes; p++) {
+	for (int p = 0; r->part.rank > 0 && p < r->room->nplanes; p++)	/* their share */
+		if (plane_gather(r, pl[p].axis, index[p], NULL, err))
+			return err->code;
+	for (int p = 0; r->part.rank == 0 && p < r->room->nplanes; p++) {
 		struct snap_job *job;
 		int rc;
 
@@ -467,8 +519,12 @@ static int snapper_queue(struct snapper *w, const struct run *r, const struct sn
 			return rs_fail(err, rc, "%s", w->err.msg);
 		job->plane = p;
 		job->t = t;
-		if (fdtd_plane_start(r->engine, pl[p].axis, index[p], job->buf, &job->copy))
-			return rs_fail(err, RS_EDEVICE, "snapshot: %s", fdtd_error(r->engine));
+		job->copy.event = NULL;
+		if (r->part.size > 1 ? plane_gather(r, pl[p].axis, index[p], job->buf, err)
+				     : fdtd_plane_start(r->engine, pl[p].axis, index[p], job->buf,
+							&job->copy))
+			return err->code ? err->code : rs_fail(err, RS_EDEVICE, "snapshot: %s",
+							       fdtd_error(r->engine));
 		pthread_mutex_lock(&w->mu);
 		w->count++;
 		pthread_cond_signal(&w->more);
@@ -567,13 +623,14 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			goto out;
 		}
 		snprintf(path, sizeof(path), "%s/%s_snapshots.h5", r->out, src->name);
-		sf = snap_open(path, pl, room->nplanes, g->h, room->snap_every * r->plan.dt, err);
-		if (!sf) {
-			rc = err->code;
+		if (r->part.rank == 0 &&	/* it writes them */
+		    (!(sf = snap_open(path, pl, room->nplanes, g->h, room->snap_every * r->plan.dt,
+				      err)) ||
+		     (rc = snapper_start(&writer, r->engine, sf, room->nplanes, most, err)))) {
+			rc = err->code;	/* several ranks: cmd_run ends them all */
 			goto out;
 		}
-		if ((rc = snapper_start(&writer, r->engine, sf, room->nplanes, most, err)) ||
-		    (rc = snapper_queue(&writer, r, pl, index, err)))
+		if ((rc = snapper_queue(&writer, r, pl, index, err)))
 			goto out;
 	}
 	batch = fdtd_batch(r->engine);
@@ -619,7 +676,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 		if (r->rec_index[q] >= 0)
 			memcpy(to, fdtd_receiver(r->engine, r->rec_index[q]),
 			       r->plan.nsamples * sizeof(double));
-		part_send0(&r->part, r->rec_rank[q], to, r->plan.nsamples);
+		part_send0(&r->part, r->rec_rank[q], to, to, r->plan.nsamples * sizeof(double));
 	}
 	r->nsources_done = s + 1;
 out:
@@ -717,8 +774,8 @@ static int choose_backend(struct run *r, struct rs_error *err)
 }
 
 /*
- * A decomposed run (solver/part.h): this rank's slab and window of the grid. Snapshots and
- * receiver grids are not decomposed yet, and are refused with the reason.
+ * A decomposed run (solver/part.h): this rank's slab and window of the grid. Receiver grids
+ * are not decomposed yet, and are refused with the reason.
  */
 static int decompose(struct run *r, struct rs_error *err)
 {
@@ -727,11 +784,6 @@ static int decompose(struct run *r, struct rs_error *err)
 
 	if (r->part.size == 1)
 		return 0;
-	if (room->snap_every)
-		return room_at(err, room, room->nplanes ? room->planes[0].mark : room->scheme_at,
-			       "output.snapshots", "a run on %d "
-			       "ranks writes no snapshots yet (valid: one rank, or no "
-			       "output.snapshots)", r->part.size);
 	if (room->ngrids)
 		return room_at(err, room, room->grids[0].mark, "receivers", "a run on %d ranks "
 			       "records no receiver grids yet (valid: one rank, or receivers as "

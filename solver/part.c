@@ -277,20 +277,27 @@ void part_bcast(const struct part *pt, void *v, size_t bytes)
 #endif
 }
 
-void part_send0(const struct part *pt, int from, double *buf, size_t n)
+void part_send0(const struct part *pt, int from, const void *send, void *recv, size_t bytes)
 {
 #ifdef ROOMSIM_MPI
 	if (pt->size == 1 || from == 0)
 		return;
-	for (size_t at = 0; at < n; at += INT_MAX / 8) {	/* messages under 2 GB */
-		const int c = (int)(n - at < INT_MAX / 8 ? n - at : INT_MAX / 8);
+	for (size_t at = 0; at < bytes; at += INT_MAX / 2) {	/* messages under 2 GB */
+		const int c = (int)(bytes - at < INT_MAX / 2 ? bytes - at : INT_MAX / 2);
 
 		if (pt->rank == from)
-			MPI_Send(buf + at, c, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD);
+			MPI_Send((const char *)send + at, c, MPI_BYTE, 0, 9, MPI_COMM_WORLD);
 		else if (pt->rank == 0)
-			MPI_Recv(buf + at, c, MPI_DOUBLE, from, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Recv((char *)recv + at, c, MPI_BYTE, from, 9, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
 	}
 #else
-	(void)pt, (void)from, (void)buf, (void)n;
+	(void)pt, (void)from, (void)send, (void)recv, (void)bytes;
 #endif
+}
+
+void part_slab(const struct part *pt, const struct vox_plan *p, int r, int *first, int *last)
+{
+	*first = slab_start(p, pt->size, r);
+	*last = slab_start(p, pt->size, r + 1) - 1;
 }

@@ -72,7 +72,11 @@ void part_abort(const struct part *pt, int status);
 /* Collectives every rank calls in the same order: */
 int part_any(const struct part *pt, int flag);		/* 1 when flag is set on any rank */
 void part_bcast(const struct part *pt, void *v, size_t bytes);	/* rank 0's v to all */
-/* n doubles from rank `from` into buf on rank 0 (a no-op on the others, and when from is 0) */
-void part_send0(const struct part *pt, int from, double *buf, size_t n);
+/* bytes from send on rank `from` into recv on rank 0 (a no-op on the others, and when from
+ * is 0) */
+void part_send0(const struct part *pt, int from, const void *send, void *recv, size_t bytes);
+
+/* The z layers first..last of rank r's slab. */
+void part_slab(const struct part *pt, const struct vox_plan *p, int r, int *first, int *last);
 
 #endif

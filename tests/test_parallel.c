@@ -4,8 +4,9 @@
  * WAVs byte for byte and rirs.h5's responses value for value, in a box with receivers on
  * both sides of and across the cuts, and in a room of shapes (carved walls) with the 7-point
  * scheme, a stencil of reach 2 (leggy order 4: fallback and touch cells near the walls) and
- * the fcc scheme. An interrupted run stops every rank at the same step and leaves valid
- * files; what a decomposed run cannot do yet is refused before it starts. Skipped when the
+ * the fcc scheme; snapshot planes across and along the cuts, gathered on rank 0, equal
+ * too. An interrupted run stops every rank at the same step and leaves valid files; what a
+ * decomposed run cannot do yet is refused before it starts. Skipped when the
  * build has no MPI or mpirun is missing. The binary is $ROOMSIM (default build/roomsim).
  */
 #include "helper.h"
@@ -91,16 +92,37 @@ static void carved_room_and_larger_stencils(void **state)
 	assert_int_equal(same_on_ranks("fcc", 3), 0);
 }
 
-/* What a decomposed run cannot do is refused before anything is written: snapshots, too many
- * ranks for the room's layers. */
+/* Snapshot planes, z ones in one rank's slab and on a cut, x and y ones across every slab:
+ * rank 0 gathers them, and the files compare equal to one process's. */
+static void snapshots_gathered(void **state)
+{
+	(void)state;
+	write_room("snap", box_room, "output: {snapshots: {every: 25, planes: [{axis: z, at: 0.2}, "
+		   "{axis: z, at: 0.425}, {axis: x, at: 0.7}, {axis: y, at: 0.3}]}}\n");
+	assert_int_equal(same_on_ranks("snap", 3), 0);
+	assert_int_equal(sh("cd %s && h5diff snap-1/S_snapshots.h5 snap-3/S_snapshots.h5 && "
+			    "cmp snap-1/S_snapshots.xmf snap-3/S_snapshots.xmf && "
+			    "h5dump -H snap-3/S_snapshots.h5 | grep -c DATASET | grep -qx '[4-9]'",
+			    dir), 0);
+	write_room("snapfcc", shapes_room, "scheme: {stencil: fcc}\n"
+		   "output: {snapshots: {every: 20, planes: [{axis: z, at: 0.6}, {axis: y, at: 0.5}]}}\n");
+	assert_int_equal(same_on_ranks("snapfcc", 2), 0);
+	assert_int_equal(sh("cd %s && h5diff snapfcc-1/S_snapshots.h5 snapfcc-2/S_snapshots.h5",
+			    dir), 0);
+}
+
+/* What a decomposed run cannot do is refused before anything is written: receiver grids, too
+ * many ranks for the room's layers. */
 static void refused_with_reasons(void **state)
 {
 	(void)state;
-	write_room("snap", box_room, "output: {snapshots: {every: 10, planes: [{axis: z, at: 0.5}]}}\n");
-	assert_int_equal(sh("cd %s && %s -np 2 %s run snap.yaml --backend cpu --out snap-2 -q "
-			    "2> snap.err; [ $? -ne 0 ] && grep -q 'writes no snapshots yet' snap.err "
-			    "&& [ $(grep -c 'snapshots yet' snap.err) = 1 ] && [ ! -e snap-2 ]", dir,
-			    mpirun, roomsim), 0);
+	write_room("grid", box_room, "");
+	assert_int_equal(sh("cd %s && sed -i 's#^receivers: \\[#receivers: [{name: g, grid: {at: "
+			    "0.5, spacing: 0.2}}, #' grid.yaml && %s -np 2 %s run grid.yaml "
+			    "--backend cpu --out grid-2 -q 2> grid.err; [ $? -ne 0 ] && "
+			    "grep -q 'records no receiver grids yet' grid.err && "
+			    "[ $(grep -c 'grids yet' grid.err) = 1 ] && [ ! -e grid-2 ]", dir, mpirun,
+			    roomsim), 0);
 	assert_int_equal(sh("cd %s && %s -np 13 %s run box.yaml --backend cpu --out many -q "
 			    "2> many.err; [ $? -ne 0 ] && grep -q 'at most 12 ranks' many.err", dir,
 			    mpirun, roomsim), 0);
@@ -172,6 +194,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(box_on_two_and_three_ranks),
 		cmocka_unit_test(carved_room_and_larger_stencils),
+		cmocka_unit_test(snapshots_gathered),
 		cmocka_unit_test(refused_with_reasons),
 		cmocka_unit_test(interrupted_on_two_ranks),
 	};
