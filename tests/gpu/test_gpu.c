@@ -1207,6 +1207,85 @@ static void band_long_runs_on_gpu(void **state)
 }
 
 /*
+ * A run over two ranks (solver/part.h, docs/parallel.md) against one GPU: `mpirun -np 2`
+ * with the GPUs' halos through NCCL (through host memory where the ranks share one GPU),
+ * the WAVs the same bytes and rirs.h5's responses and the snapshot planes the same values;
+ * a box on slice-vec with planes across and along the cut, the carved L with band walls on
+ * shell-shared (leggy order 4: fallback and touch cells), and with fcc-vec (float64).
+ * Skipped without mpirun.
+ */
+static void ranks_on_gpus(void **state)
+{
+	static const struct {
+		const char *scheme, *kernel, *geometry;
+	} cases[] = {
+		{ "precision: float32", "slice-vec", "{box: [3.1, 2.2, 1.4]}" },
+		{ "precision: float32, stencil: leggy, order: 4", "shell-shared",
+		  "{shapes: [{add: box, min: [0, 0, 0], max: [3.1, 2.2, 1.4]}, {remove: box, "
+		  "min: [1.7, 1.2, 0], max: [3.1, 2.2, 1.4]}]}" },
+		{ "precision: float64, stencil: fcc", "fcc-vec",
+		  "{shapes: [{add: box, min: [0, 0, 0], max: [3.1, 2.2, 1.4]}, {remove: box, "
+		  "min: [1.7, 1.2, 0], max: [3.1, 2.2, 1.4]}]}" },
+	};
+	static const char *const planes[] = { "z_0.700", "x_1.100", "y_0.600" };
+	char dir[] = "/tmp/roomsim-gpu-ranks-XXXXXX", a[512], b[512];
+
+	(void)state;
+	if (quick || only_kernels || sh("command -v mpirun > /dev/null"))
+		skip();
+	setenv("NCCL_NVLS_ENABLE", "0", 0);	/* NVLink multicast stays off */
+	assert_non_null(mkdtemp(dir));
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		FILE *f;
+
+		snprintf(a, sizeof(a), "%s/%zu.yaml", dir, c);
+		assert_non_null(f = fopen(a, "w"));
+		fprintf(f, "name: r\ngrid: {spacing: 0.05}\nscheme: {%s}\nduration: 0.05\n"
+			   "geometry: %s\n"
+			   "materials: {w: {absorption: {125: 0.1, 250: 0.15, 500: 0.25, 1000: 0.3}}}\n"
+			   "surfaces: {default: w}\n"
+			   "sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
+			   "receivers: [{name: A, position: [2.41, 0.43, 0.37]},\n"
+			   "  {name: B, position: [0.3, 1.9, 0.71]}, {name: C, position: [1.2, 1.0, 1.3]}]\n"
+			   "output:\n  wav: {samplerate: 48000, format: float32}\n"
+			   "  snapshots: {every: 40, planes: [{axis: z, at: 0.7}, {axis: x, at: 1.1}, "
+			   "{axis: y, at: 0.6}]}\n", cases[c].scheme, cases[c].geometry);
+		fclose(f);
+		assert_int_equal(sh("cd %s && %s run %zu.yaml -q --backend cuda --kernel %s --out "
+				    "%zu-1 > %zu-1.log 2>&1 && mpirun -np 2 --allow-run-as-root "
+				    "--oversubscribe %s run %zu.yaml --backend cuda --kernel %s --out "
+				    "%zu-2 > %zu-2.log 2>&1", dir, roomsim, c, cases[c].kernel, c, c,
+				    roomsim, c, cases[c].kernel, c, c), 0);
+		assert_int_equal(sh("grep 'roomsim: 2 ranks' %s/%zu-2.log", dir, c), 0);
+		for (int w = 0; w < 3; w++) {
+			snprintf(a, sizeof(a), "%s/%zu-1/S_%c.wav", dir, c, "ABC"[w]);
+			snprintf(b, sizeof(b), "%s/%zu-2/S_%c.wav", dir, c, "ABC"[w]);
+			if (!same_bytes(a, b))
+				fail_msg("%s on 2 ranks: %s differs from one GPU's", cases[c].kernel, b);
+		}
+		for (size_t p = 0; p <= sizeof(planes) / sizeof(planes[0]); p++) {
+			const int rir = p == sizeof(planes) / sizeof(planes[0]);
+			size_t n, m;
+			double *x, *y;
+
+			snprintf(a, sizeof(a), "%s/%zu-1/%s", dir, c, rir ? "rirs.h5" : "S_snapshots.h5");
+			snprintf(b, sizeof(b), "%s/%zu-2/%s", dir, c, rir ? "rirs.h5" : "S_snapshots.h5");
+			x = h5_read(a, rir ? "rir" : planes[p], &n);
+			y = h5_read(b, rir ? "rir" : planes[p], &m);
+			assert_int_equal(n, m);
+			if (memcmp(x, y, n * sizeof(double)))
+				fail_msg("%s on 2 ranks: %s differs from one GPU's", cases[c].kernel,
+					 rir ? "rir" : planes[p]);
+			free(x);
+			free(y);
+		}
+		print_message("# 2 ranks, %s (%s): WAVs, rirs.h5 and 3 planes equal to one GPU's\n",
+			      cases[c].kernel, cases[c].scheme);
+	}
+	sh("rm -rf %s", dir);
+}
+
+/*
  * Every 7-point kernel, float32: 2 s of tests/gpu/rooms/seminar.yaml (a mesh room, 10^7 cells
  * at 2 kHz). Nothing grows: the late mean stays below MEAN_TOL of the peak and the last
  * tenth is quieter than the second.
@@ -1381,6 +1460,7 @@ int main(void)
 		cmocka_unit_test(diamond_run),	 cmocka_unit_test(uniform_field_on_gpu),
 		cmocka_unit_test(long_runs_on_gpu), cmocka_unit_test(band_long_runs_on_gpu),
 		cmocka_unit_test(mesh_room_on_gpu), cmocka_unit_test(receiver_grids_on_gpu),
+		cmocka_unit_test(ranks_on_gpus),
 	};
 	const struct CMUnitTest few[] = {
 		cmocka_unit_test(lshaped_f32), cmocka_unit_test(texture_subvolumes),
