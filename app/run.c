@@ -791,9 +791,13 @@ static int decompose(struct run *r, struct rs_error *err)
 	if (part_plan(&r->part, &r->plan.grid, room->precision, cuda, err) ||
 	    !(r->window = vox_window(r->grid, r->part.win[0], r->part.win[1], err)))
 		return err->code;
-	if (cuda && (fdtd_select_gpu(r->part.local, &r->part.staged, err) ||
-		     part_connect(&r->part, err)))
-		return err->code;
+	if (cuda) {
+		char bus[64] = "";
+
+		if (fdtd_select_gpu(r->part.local, bus, sizeof(bus), err) ||
+		    part_connect(&r->part, bus, err))
+			return err->code;
+	}
 	if (!r->quiet)
 		fprintf(stderr, "roomsim: %d ranks%s, slabs of about %d layers in z; rank 0 "
 			"updates layers %d to %d of its window %d to %d\n", r->part.size,

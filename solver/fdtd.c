@@ -234,12 +234,12 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 #endif
 }
 
-int fdtd_select_gpu(int device, int *shared, struct rs_error *err)
+int fdtd_select_gpu(int device, char *bus, size_t len, struct rs_error *err)
 {
 #ifdef ROOMSIM_CUDA
-	return cuda_select(device, shared, err);
+	return cuda_select(device, bus, len, err);
 #else
-	(void)device, (void)shared;
+	(void)device, (void)bus, (void)len;
 	return rs_fail(err, RS_ENODEV, "this build has no CUDA engine");
 #endif
 }

@@ -92,8 +92,8 @@ void fdtd_destroy(struct fdtd *f);
 int fdtd_cuda_available(char *name, size_t len);
 
 /* Run this process's GPU work on GPU `device` of the node (a decomposed run's rank), modulo
- * the GPUs there are; *shared is 1 when that wrapped, so that ranks share a GPU. */
-int fdtd_select_gpu(int device, int *shared, struct rs_error *err);
+ * the GPUs it sees; bus gets the GPU's PCI bus id (len bytes). */
+int fdtd_select_gpu(int device, char *bus, size_t len, struct rs_error *err);
 
 /* The GPU kernel in use (after auto, the one chosen); KERNEL_AUTO on the CPU. */
 enum kernel_id fdtd_kernel(const struct fdtd *f);

@@ -5,8 +5,10 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef ROOMSIM_MPI
 #include <mpi.h>
@@ -94,9 +96,9 @@ int part_plan(struct part *pt, const struct vox_plan *p, int precision, int devi
 {
 	const int hi = p->halo + p->room[2] - 1;
 
-	/* the stencil's reach, and two layers at least: a receiver or source reads up to two
-	 * layers above its lowest node (the fcc lattice's parallelepiped) */
-	pt->depth = p->halo > 2 ? p->halo : 2;
+	/* the stencil's reach; on the fcc lattice two layers at least, since a receiver reads
+	 * up to two layers above its lowest node there (one on the cubic grid) */
+	pt->depth = p->fcc && p->halo < 2 ? 2 : p->halo;
 	pt->halo = p->halo;
 	pt->device = device;
 	pt->layer = (size_t)(p->fcc ? p->n[0] / 2 : p->n[0]) * (size_t)p->n[1] * (size_t)precision;
@@ -137,11 +139,25 @@ int part_owner(const struct part *pt, const struct vox_plan *p, int k)
 	return r;
 }
 
-int part_connect(struct part *pt, struct rs_error *err)
+int part_connect(struct part *pt, const char *bus, struct rs_error *err)
 {
 	if (pt->size == 1 || !pt->device)
 		return 0;
 #if defined(ROOMSIM_MPI) && defined(ROOMSIM_CUDA)
+	{	/* the same GPU (host and bus id) under two ranks: NCCL refuses it */
+		char me[128], *all = malloc(128 * (size_t)pt->size);
+
+		if (!all)
+			return rs_fail(err, RS_ENOMEM, "out of memory");
+		memset(me, 0, sizeof(me));
+		gethostname(me, 63);
+		snprintf(me + 64, 64, "%s", bus);
+		MPI_Allgather(me, 128, MPI_BYTE, all, 128, MPI_BYTE, MPI_COMM_WORLD);
+		for (int q = 0; q < pt->size; q++)
+			if (q != pt->rank && !memcmp(all + 128 * (size_t)q, me, 128))
+				pt->staged = 1;
+		free(all);
+	}
 	if (getenv("ROOMSIM_HALO") && !strcmp(getenv("ROOMSIM_HALO"), "mpi"))
 		pt->staged = 1;
 	if ((pt->staged = part_any(pt, pt->staged))) {	/* all ranks alike */
@@ -163,6 +179,7 @@ int part_connect(struct part *pt, struct rs_error *err)
 		return 0;
 	}
 #else
+	(void)bus;
 	return rs_fail(err, RS_ENODEV, "this build cannot exchange halos between GPUs");
 #endif
 }

@@ -58,9 +58,10 @@ int part_plan(struct part *pt, const struct vox_plan *p, int precision, int devi
 /* The rank whose slab holds z layer k. */
 int part_owner(const struct part *pt, const struct vox_plan *p, int k);
 
-/* The NCCL communicator of the GPUs, or with staged set the host buffers for MPI (after
- * part_plan, on every rank at once). */
-int part_connect(struct part *pt, struct rs_error *err);
+/* The NCCL communicator of the GPUs, or the host buffers for MPI where two ranks share a GPU
+ * (bus: this rank's GPU, cuda_select) or ROOMSIM_HALO=mpi (after part_plan, on every rank at
+ * once). */
+int part_connect(struct part *pt, const char *bus, struct rs_error *err);
 
 /* fdtd_setup.exchange: swap the layers of field (the newest level) with the neighbours. */
 int part_exchange(void *ctx, void *field, struct rs_error *err);

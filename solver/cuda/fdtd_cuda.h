@@ -57,10 +57,9 @@ size_t cuda_memory(const struct vox_plan *p, int precision, enum kernel_id k, in
 
 /* ---- several GPUs (halo.cu, solver/part.h) ---- */
 
-/* Run this process's CUDA work on GPU `device` of the node, modulo the GPUs it has; *shared
- * is 1 when that wrapped (ranks share a GPU: NCCL cannot join them, part.c stages the halos
- * through the host instead). */
-int cuda_select(int device, int *shared, struct rs_error *err);
+/* Run this process's CUDA work on GPU `device` of the node, modulo the GPUs it sees, and
+ * name it by its PCI bus id in bus (len bytes). */
+int cuda_select(int device, char *bus, size_t len, struct rs_error *err);
 
 /* A blocking copy between the device and (pinned) host memory, in stream order. */
 int cuda_copy(void *to, const void *from, size_t bytes, int to_device, struct rs_error *err);

@@ -66,7 +66,7 @@ static int nccl_check(ncclResult_t r, const char *what, struct rs_error *err)
 					       api.error_string(r));
 }
 
-int cuda_select(int device, int *shared, struct rs_error *err)
+int cuda_select(int device, char *bus, size_t len, struct rs_error *err)
 {
 	int n = 0;
 
@@ -74,9 +74,10 @@ int cuda_select(int device, int *shared, struct rs_error *err)
 		cudaGetLastError();
 		return rs_fail(err, RS_ENODEV, "no GPU for this rank");
 	}
-	*shared = device >= n;	/* more ranks than GPUs: they take turns */
-	return cudaSetDevice(device % n) == cudaSuccess ? 0 :
-		rs_fail(err, RS_EDEVICE, "cannot use GPU %d", device % n);
+	if (cudaSetDevice(device % n) != cudaSuccess ||
+	    cudaDeviceGetPCIBusId(bus, (int)len, device % n) != cudaSuccess)
+		return rs_fail(err, RS_EDEVICE, "cannot use GPU %d", device % n);
+	return 0;
 }
 
 int cuda_copy(void *to, const void *from, size_t bytes, int to_device, struct rs_error *err)
