@@ -42,6 +42,10 @@ int app_banks(const struct room *room, struct wall_banks **out, struct rs_error 
 /* Plan room's run; RS_EINPUT naming the grid key when it cannot fit in memory. */
 int app_plan(const struct room *room, struct app_plan *plan, struct rs_error *err);
 
+/* RS_EINPUT, naming the geometry key, when the room's grid would pass 2^44 cells or 2^30
+ * along an axis (counted in double, before anything counts it in int); app_plan calls it. */
+int app_check_size(const struct room *room, struct rs_error *err);
+
 /* mkdir -p path; RS_EIO naming the part that cannot be made. */
 int app_mkdirs(const char *path, struct rs_error *err);
 

@@ -16,6 +16,37 @@
 #include "../geometry/receivers.h"
 #include "grids.h"
 
+/* Beyond any machine or cluster: 2^44 cells (141 TB of float32 fields), 2^30 along an axis. */
+#define MOST_CELLS 17592186044416.0
+#define MOST_AXIS 1073741824.0
+
+/*
+ * The grid's size in double, before vox_plan() counts it in int and size_t (app.h): an absurd room
+ * (a mesh in the wrong units, coordinates of 10^12 m) is refused here with its figures, not
+ * wrapped round into a small grid. Bounds past 1 km suggest geometry.units.
+ */
+int app_check_size(const struct room *room, struct rs_error *err)
+{
+	const int reach = room_stencil_reach(room);
+	double cells = 1, most = 0;
+
+	for (int d = 0; d < 3; d++) {
+		const double n = room->box[d] / room->spacing + 2 * reach + 16;
+
+		cells *= n < MOST_AXIS ? n : isnan(n) ? INFINITY : fmax(n, MOST_CELLS);
+		most = fmax(most, room->box[d]);
+	}
+	if (cells < MOST_CELLS)
+		return 0;
+	return room_at(err, room, room->geo.mesh_path[0] ? room->geo.mesh_at : room->grid_at,
+		       room->geo.mesh_path[0] ? "geometry.mesh" : "grid",
+		       "the room is %.4g x %.4g x %.4g m, %.3g cells of %.4g m: past any "
+		       "machine's memory (valid: at most %.3g cells%s)", room->box[0], room->box[1],
+		       room->box[2], cells, room->spacing, MOST_CELLS, most > 1000
+		       ? "; bounds past 1 km suggest a model in other units: set geometry.units, "
+			 "e.g. mm" : ", a coarser grid or a smaller room");
+}
+
 int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 {
 	char need[32], have[32];
@@ -23,6 +54,8 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 	struct wall_banks *banks = NULL;
 
 	memset(p, 0, sizeof(*p));
+	if (app_check_size(room, err))
+		return err->code;
 	vox_plan(room, &p->grid);
 	if (stn_from_config(room, &p->stencil))
 		return room_at(err, room, room->scheme_at, "scheme.weights", "%d weights given, but "

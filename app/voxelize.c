@@ -193,7 +193,7 @@ int cmd_voxelize(int argc, char **argv)
 		fprintf(stderr, "roomsim: expected one room file (see 'roomsim voxelize --help')\n");
 		return EXIT_USAGE;
 	}
-	if (!(room = cfg_load(argv[optind], &err)))
+	if (!(room = cfg_load(argv[optind], &err)) || app_check_size(room, &err))
 		goto out;
 	vox_plan(room, &plan.grid);
 	/* one class byte a cell, its columns, and the walls: refuse before allocating */

@@ -223,6 +223,12 @@ static void voxelize_rooms(void **state)
 		assert_int_equal(sh("%s info %s | grep -q '^bounds '", roomsim, rooms[i]), 0);
 	}
 	assert_int_equal(sh("grep -q \"the mesh's own 11917.2000 m^3\" %s/v0.txt", dir), 0);
+	/* a mesh of 6·10^12 m: refused at once by info and voxelize, units suggested (it wrapped
+	 * round to an 8 x 4 x 4 grid, and voxelize ran on for minutes) */
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(sh("timeout 20 %s %s tests/bad/mesh_huge_coordinates.yaml > "
+				    "%s/huge.txt 2>&1; [ $? = 2 ] && grep -q 'set geometry.units' "
+				    "%s/huge.txt", roomsim, i ? "voxelize" : "info", dir, dir), 0);
 	/* the L-shaped room again from its voxel file: 40 ms of it */
 	assert_int_equal(sh("sed -e 's#^  shapes:#  voxels: %s/v1/grid.h5#' -e '/^    - /d' "
 			    "-e 's/^duration: .*/duration: 0.04/' -e 's/fmax: 500/spacing: "
