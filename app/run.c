@@ -973,7 +973,11 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 static void summary(const struct run *r, double seconds)
 {
 	const struct room *room = r->room;
-	double vox = (double)vox_nodes(&r->plan.grid) * (double)r->plan.steps * r->nsources_done;
+	double done = 0, vox;
+
+	for (int s = 0; s < r->nsources_done; s++)	/* the steps run, not those planned */
+		done += (double)r->completed[s];
+	vox = (double)vox_nodes(&r->plan.grid) * done;
 
 	if (r->quiet && !r->wav_clipped)
 		return;
@@ -982,14 +986,20 @@ static void summary(const struct run *r, double seconds)
 		const long g = fdtd_graph_steps(r->engine, &why);
 
 		if (g || *why)
-			fprintf(stderr, "roomsim: %ld of %ld steps as CUDA graphs%s%s\n", g,
-				r->plan.steps * r->nsources_done, *why ? "; capture failed: " : "", why);
+			fprintf(stderr, "roomsim: %ld of %.0f steps as CUDA graphs%s%s\n", g, done,
+				*why ? "; capture failed: " : "", why);
 	}
-	if (!r->quiet)
-		fprintf(stderr, "roomsim: %s: %d source(s) x %d receiver(s), %ld steps of %d x %d x %d "
-		"cells in %.1f s (%.0f Mvox/s); WAVs in %s/\n", room->name, r->nsources_done,
-		room->nreceivers, r->plan.steps, r->plan.grid.n[0], r->plan.grid.n[1],
-		r->plan.grid.n[2], seconds, seconds > 0 ? vox / seconds / 1e6 : 0, r->out);
+	if (!r->quiet) {
+		char ran[64] = "";
+
+		if (done < (double)r->plan.steps * r->nsources_done)	/* interrupted */
+			snprintf(ran, sizeof(ran), " (%.0f of them run)", done);
+		fprintf(stderr, "roomsim: %s: %d source(s) x %d receiver(s), %ld steps%s of %d x %d "
+			"x %d cells in %.1f s (%.0f Mvox/s); WAVs in %s/\n", room->name,
+			r->nsources_done, room->nreceivers, r->plan.steps * r->nsources_done, ran,
+			r->plan.grid.n[0], r->plan.grid.n[1], r->plan.grid.n[2], seconds,
+			seconds > 0 ? vox / seconds / 1e6 : 0, r->out);
+	}
 	if (r->wav_clipped)
 		fprintf(stderr, "roomsim: warning: %zu WAV samples clipped at full scale (use "
 			"output.wav.format: float32 or output.wav.normalize: true)\n", r->wav_clipped);
