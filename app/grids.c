@@ -43,6 +43,36 @@ int grids_make(struct run_grids *g, const struct room *room, const struct vox_gr
 	return 0;
 }
 
+int grids_split(struct run_grids *g, const struct part *pt, const struct vox_grid *vg,
+		 struct rs_error *err)
+{
+	int node[8][3];
+	double w[8], d;
+
+	if (!g->n || pt->size == 1)
+		return 0;
+	g->part = pt;
+	g->owner = malloc(g->total * sizeof(int));
+	g->mine = malloc(g->total * sizeof(size_t));
+	g->mpos = malloc(g->total * 3 * sizeof(double));
+	if (!g->owner || !g->mine || !g->mpos)
+		return rs_fail(err, RS_ENOMEM, "out of memory for %zu grid points", g->total);
+	for (size_t q = 0; q < g->total; q++) {
+		int lo;
+
+		vox_point(vg, g->pos + 3 * q, node, w, &d);
+		lo = node[0][2];
+		for (int c = 1; c < 8; c++)
+			lo = node[c][2] < lo ? node[c][2] : lo;
+		g->owner[q] = part_owner(pt, &vg->plan, lo);
+		if (g->owner[q] == pt->rank) {
+			memcpy(g->mpos + 3 * g->nmine, g->pos + 3 * q, 3 * sizeof(double));
+			g->mine[g->nmine++] = q;
+		}
+	}
+	return 0;
+}
+
 static void *writer(void *arg)
 {
 	struct run_grids *g = arg;
@@ -78,11 +108,20 @@ int grids_begin(struct run_grids *g, struct fdtd *engine, const char *path, size
 	g->queued[0] = g->queued[1] = 0;
 	g->done = g->rc = 0;
 	g->taken = 0;
+	if (g->part) {	/* this rank's points, and only rank 0 writes */
+		if (!g->lbuf && g->nmine &&
+		    !(g->lbuf = fdtd_host_alloc(engine, g->nmine * GRID_WINDOW)))
+			return rs_fail(err, RS_ENOMEM, "out of memory for grid samples");
+		if (g->nmine && fdtd_grid_set(engine, g->mpos, g->nmine, GRID_WINDOW))
+			return rs_fail(err, RS_ENOMEM, "receiver grids: %s", fdtd_error(engine));
+		if (g->part->rank > 0)
+			return 0;
+	}
 	for (int i = 0; i < 2; i++)
 		if (!g->buf[i] && !(g->buf[i] = fdtd_host_alloc(engine, g->total * GRID_WINDOW)))
 			return rs_fail(err, RS_ENOMEM, "out of memory for grid samples (%zu points)",
 				       g->total);
-	if (fdtd_grid_set(engine, g->pos, g->total, GRID_WINDOW))
+	if (!g->part && fdtd_grid_set(engine, g->pos, g->total, GRID_WINDOW))
 		return rs_fail(err, RS_ENOMEM, "receiver grids: %s", fdtd_error(engine));
 	if (!(g->file = gridf_open(path, g->desc, g->n, nsamples, fs, GRID_WINDOW, err)))
 		return err->code;
@@ -99,6 +138,45 @@ long grids_room(const struct run_grids *g)
 	return g->n ? GRID_WINDOW - (fdtd_steps(g->engine) - g->taken) : 1L << 40;
 }
 
+/*
+ * A decomposed run's take: every rank takes its points' samples since the last take, and
+ * rank 0 gathers them into out ([step][point] of every point). Returns the steps.
+ */
+static long take_split(struct run_grids *g, float *out, long *first, struct rs_error *err)
+{
+	const struct part *pt = g->part;
+	const long count = fdtd_steps(g->engine) - g->taken;
+	float *tmp = NULL;
+
+	*first = g->taken + 1;
+	if (g->nmine && fdtd_grid_take(g->engine, g->lbuf, first) != count)
+		return rs_fail(err, RS_EDEVICE, "receiver grids: %s", fdtd_error(g->engine)), -1;
+	for (int q = 0; q < pt->size; q++) {
+		size_t n = 0;
+
+		for (size_t p = 0; p < g->total; p++)
+			n += g->owner[p] == q;
+		if (pt->rank == 0 && q > 0 && n && !(tmp = malloc(n * (size_t)count * sizeof(float))))
+			return rs_fail(err, RS_ENOMEM, "out of memory for grid samples"), -1;
+		if (n)
+			part_send0(pt, q, g->lbuf, tmp, n * (size_t)count * sizeof(float));
+		if (pt->rank == 0 && n) {	/* q's points, in the order of g->pos */
+			const float *from = q ? tmp : g->lbuf;
+			size_t i = 0;
+
+			for (size_t p = 0; p < g->total; p++)
+				if (g->owner[p] == q) {
+					for (long s = 0; s < count; s++)
+						out[(size_t)s * g->total + p] = from[(size_t)s * n + i];
+					i++;
+				}
+		}
+		free(tmp);
+		tmp = NULL;
+	}
+	return count;
+}
+
 int grids_take(struct run_grids *g, struct rs_error *err)
 {
 	const int k = g->fill;
@@ -107,6 +185,12 @@ int grids_take(struct run_grids *g, struct rs_error *err)
 
 	if (!g->n || fdtd_steps(g->engine) == g->taken)
 		return 0;
+	if (g->part && g->part->rank > 0) {	/* its share, to rank 0 */
+		if (take_split(g, NULL, &first, err) < 0)
+			return err->code;
+		g->taken = fdtd_steps(g->engine);
+		return 0;
+	}
 	pthread_mutex_lock(&g->mu);
 	while (g->queued[k])
 		pthread_cond_wait(&g->cv, &g->mu);
@@ -114,8 +198,10 @@ int grids_take(struct run_grids *g, struct rs_error *err)
 	pthread_mutex_unlock(&g->mu);
 	if (rc)
 		return rs_fail(err, rc, "%s", g->err.msg);
-	if ((count = fdtd_grid_take(g->engine, g->buf[k], &first)) < 0)
-		return rs_fail(err, RS_EDEVICE, "receiver grids: %s", fdtd_error(g->engine));
+	if ((count = g->part ? take_split(g, g->buf[k], &first, err)
+			     : fdtd_grid_take(g->engine, g->buf[k], &first)) < 0)
+		return err->code ? err->code : rs_fail(err, RS_EDEVICE, "receiver grids: %s",
+						       fdtd_error(g->engine));
 	g->taken = first + count - 1;
 	pthread_mutex_lock(&g->mu);
 	g->first[k] = first;
@@ -133,6 +219,8 @@ int grids_end(struct run_grids *g, long completed, struct rs_error *err)
 
 	if (!g->n)
 		return 0;
+	if (g->part && g->part->rank > 0)	/* its last share; rank 0 writes */
+		return grids_take(g, err);
 	if (g->started) {
 		rc = grids_take(g, err);
 		pthread_mutex_lock(&g->mu);
@@ -157,6 +245,11 @@ void grids_free(struct run_grids *g)
 	for (int i = 0; i < 2; i++)
 		if (g->buf[i])
 			fdtd_host_free(g->engine, g->buf[i]);
+	if (g->lbuf)
+		fdtd_host_free(g->engine, g->lbuf);
+	free(g->owner);
+	free(g->mine);
+	free(g->mpos);
 	for (int i = 0; i < g->n; i++)
 		grid_points_free(&g->pts[i]);
 	free(g->pts);

@@ -12,6 +12,7 @@
 
 #include "../io/gridfile.h"
 #include "../solver/fdtd.h"
+#include "../solver/part.h"
 
 #define GRID_WINDOW 256	/* steps per take and per chunk of the files */
 
@@ -35,13 +36,26 @@ struct run_grids {
 	pthread_cond_t cv;
 	int started, done, rc;
 	struct rs_error err;
+	/* a decomposed run (grids_split): the points this rank reads (indices into pos), their
+	 * positions, its window of their samples; rank 0 gathers every rank's into buf */
+	const struct part *part;
+	int *owner;			/* per point: the rank whose slab holds its lowest node */
+	size_t *mine, nmine;
+	double *mpos;
+	float *lbuf;
 };
 
 /* The points of every grid of room over vg; RS_EINPUT naming an empty grid. */
 int grids_make(struct run_grids *g, const struct room *room, const struct vox_grid *vg,
 	       struct rs_error *err);
 
-/* Start streaming one source (after fdtd_reset) into path. */
+/* A decomposed run: each point read by the rank whose slab holds its lowest node of vg (the
+ * whole grid); rank 0 gathers them and writes the files. */
+int grids_split(struct run_grids *g, const struct part *pt, const struct vox_grid *vg,
+		struct rs_error *err);
+
+/* Start streaming one source (after fdtd_reset) into path (several ranks: all call it, and
+ * the take and end, together). */
 int grids_begin(struct run_grids *g, struct fdtd *engine, const char *path, size_t nsamples,
 		double fs, struct rs_error *err);
 

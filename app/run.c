@@ -774,8 +774,8 @@ static int choose_backend(struct run *r, struct rs_error *err)
 }
 
 /*
- * A decomposed run (solver/part.h): this rank's slab and window of the grid. Receiver grids
- * are not decomposed yet, and are refused with the reason.
+ * A decomposed run (solver/part.h): this rank's slab and window of the grid, and the
+ * receiver grids' points it reads.
  */
 static int decompose(struct run *r, struct rs_error *err)
 {
@@ -784,12 +784,9 @@ static int decompose(struct run *r, struct rs_error *err)
 
 	if (r->part.size == 1)
 		return 0;
-	if (room->ngrids)
-		return room_at(err, room, room->grids[0].mark, "receivers", "a run on %d ranks "
-			       "records no receiver grids yet (valid: one rank, or receivers as "
-			       "points)", r->part.size);
 	if (part_plan(&r->part, &r->plan.grid, room->precision, cuda, err) ||
-	    !(r->window = vox_window(r->grid, r->part.win[0], r->part.win[1], err)))
+	    !(r->window = vox_window(r->grid, r->part.win[0], r->part.win[1], err)) ||
+	    grids_split(&r->grids, &r->part, r->grid, err))
 		return err->code;
 	if (cuda) {
 		char bus[64] = "";

@@ -4,8 +4,8 @@
  * WAVs byte for byte and rirs.h5's responses value for value, in a box with receivers on
  * both sides of and across the cuts, and in a room of shapes (carved walls) with the 7-point
  * scheme, a stencil of reach 2 (leggy order 4: fallback and touch cells near the walls) and
- * the fcc scheme; snapshot planes across and along the cuts, gathered on rank 0, equal
- * too. An interrupted run stops every rank at the same step and leaves valid files; what a
+ * the fcc scheme; snapshot planes across and along the cuts and receiver grids, gathered
+ * on rank 0, equal too. An interrupted run stops every rank at the same step and leaves valid files; what a
  * decomposed run cannot do yet is refused before it starts. Skipped when the
  * build has no MPI or mpirun is missing. The binary is $ROOMSIM (default build/roomsim).
  */
@@ -111,18 +111,27 @@ static void snapshots_gathered(void **state)
 			    dir), 0);
 }
 
-/* What a decomposed run cannot do is refused before anything is written: receiver grids, too
- * many ranks for the room's layers. */
-static void refused_with_reasons(void **state)
+/* Receiver grids, a horizontal plane in one slab, a vertical one across all, and points over
+ * the floor with their WAVs: each point read where its lowest node lies, gathered on rank 0;
+ * the grid files equal to one process's. */
+static void receiver_grids_gathered(void **state)
 {
 	(void)state;
 	write_room("grid", box_room, "");
-	assert_int_equal(sh("cd %s && sed -i 's#^receivers: \\[#receivers: [{name: g, grid: {at: "
-			    "0.5, spacing: 0.2}}, #' grid.yaml && %s -np 2 %s run grid.yaml "
-			    "--backend cpu --out grid-2 -q 2> grid.err; [ $? -ne 0 ] && "
-			    "grep -q 'records no receiver grids yet' grid.err && "
-			    "[ $(grep -c 'grids yet' grid.err) = 1 ] && [ ! -e grid-2 ]", dir, mpirun,
-			    roomsim), 0);
+	assert_int_equal(sh("cd %s && sed -i 's#^receivers: \\[#receivers: [{name: h, grid: {at: "
+			    "0.5, spacing: 0.2}}, {name: v, grid: {plane: x, at: 0.7, spacing: 0.1}}, "
+			    "{name: f, grid: {over: floor, height: 0.3, spacing: 0.4}, wavs: true}, #' "
+			    "grid.yaml", dir), 0);
+	assert_int_equal(same_on_ranks("grid", 3), 0);
+	assert_int_equal(sh("cd %s && h5diff grid-1/S_grids.h5 grid-3/S_grids.h5 && "
+			    "ls grid-3 | grep -q '^S_f_0.wav$'", dir), 0);
+}
+
+/* What a decomposed run cannot do is refused before anything is written: too many ranks for
+ * the room's layers. */
+static void refused_with_reasons(void **state)
+{
+	(void)state;
 	/* a room 4 layers high: 5 ranks would leave one without a layer */
 	assert_int_equal(sh("cd %s && sed 's/box: \\[1.4, 1.1, 1.2\\]/box: [1.4, 1.1, 0.2]/; "
 			    "/^receivers/,$d' box.yaml > thin.yaml && echo 'receivers: [{name: R, "
@@ -199,6 +208,7 @@ int main(void)
 		cmocka_unit_test(box_on_two_and_three_ranks),
 		cmocka_unit_test(carved_room_and_larger_stencils),
 		cmocka_unit_test(snapshots_gathered),
+		cmocka_unit_test(receiver_grids_gathered),
 		cmocka_unit_test(refused_with_reasons),
 		cmocka_unit_test(interrupted_on_two_ranks),
 	};
