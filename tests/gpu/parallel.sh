@@ -23,6 +23,21 @@ for d in ("rir", "rir_air"):
         print(d, "differs: max", np.abs(a[d][()] - b[d][()]).max()); sys.exit(1)
 print("engine:", a.attrs["engine"], "|", b.attrs["engine"])
 P
+	for g in "$2"/*_grids.h5 "$2"/*_snapshots.h5; do	# every dataset of the grid and snapshot files
+		[ -e "$g" ] || continue
+		python3 - "$g" "$3/${g##*/}" <<'P' || ok=0
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1]), h5py.File(sys.argv[2])
+n = []
+def cmp(name, x):
+    if isinstance(x, h5py.Dataset):
+        n.append(name)
+        if not np.array_equal(x[()], b[name][()]):
+            print(sys.argv[1], name, "differs"); sys.exit(1)
+a.visititems(cmp)
+print(sys.argv[1].split("/")[-1] + ":", len(n), "datasets equal")
+P
+	done
 	echo "$1: $([ $ok = 1 ] && echo 'the same bytes on 1 and 2 GPUs' || echo DIFFERENT)"
 }
 if [ "$part" = all ] || [ "$part" = exact ]; then
@@ -54,10 +69,13 @@ receivers: [{name: R1, position: [1.1, 0.8, 0.3]}, {name: R2, position: [0.7, 0.
 Y
 sed "s#mesh: seminar.obj#mesh: $PWD/tests/gpu/rooms/seminar.obj#; s/^duration:.*/duration: 0.1/" \
 	tests/gpu/rooms/seminar.yaml > $w/seminar.yaml
+sed -e 's#^receivers: \[#receivers: [{name: h, grid: {at: 0.5, spacing: 0.2}}, {name: v, grid: {plane: x, at: 0.7, spacing: 0.1}}, #' \
+    -e 's#^receivers:#output: {snapshots: {every: 50, planes: [{axis: z, at: 0.62}, {axis: y, at: 0.5}]}}\nreceivers:#' $w/box.yaml > $w/grids.yaml
 for c in "box float32 slice-vec" "box float32 naive3d" "box float64 slice-shared" \
 	 "box float32 auto" "shapes float32 slice-vec" "shapes float64 tiled-shared" \
 	 "shapes:leggy4 float32 shell-shared" "shapes:leggy4 float32 general" \
-	 "shapes:fcc float64 fcc-vec" "box:compact float32 shell-vec" "seminar float32 auto"; do
+	 "shapes:fcc float64 fcc-vec" "box:compact float32 shell-vec" "seminar float32 auto" \
+	 "grids float32 slice-vec" "grids float64 naive3d"; do
 	set -- $c; room=${1%%:*}; st=${1#*:}
 	case $st in leggy4) s="stencil: leggy, order: 4";; fcc) s="stencil: fcc";;
 		compact) s="stencil: compact, radius2: 2";; *) s="stencil: leggy, order: 2";; esac
