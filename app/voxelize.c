@@ -145,6 +145,9 @@ static void report(const struct room *room, const struct vox_grid *g, double sec
 	if (isfinite(mv))
 		printf("; the %s's own %.4f m^3 (%+.2f %%)", room->geo.mesh.ntri ? "mesh" : "box",
 		       mv, 100 * (volume / mv - 1));
+	else if (room->geo.mesh.ntri && !room->geo.nshapes)
+		printf("; the mesh's own is not given: its triangles cannot all be turned to face "
+		       "one way, or it has too many separate parts to tell which are nested");
 	printf("\narea       %.4f m^2 of walls (%.4f m^2 of %s faces, before the correction)",
 	       area, faces * p->h * p->h, p->fcc ? "dual-cell" : "cell");
 	if (isfinite(ma))

@@ -540,6 +540,76 @@ static void hall(void **state)
 }
 
 /*
+ * The mesh's own volume whatever way its triangles face: an L-shaped room (6 x 6 m less a
+ * 3 x 3 m quarter, 2 m high, 54 m^3, 102 m^2) whose walls and floor face out and whose
+ * ceiling faces in measured 18 m^3 before; now 54 with any mix of faces turned. A twisted
+ * strip (no way to orient it) gets no volume (NAN), never a wrong one.
+ */
+static void mesh_volume_any_facing(void **state)
+{
+	static const double poly[6][2] = { { 0, 0 }, { 6, 0 }, { 6, 3 }, { 3, 3 }, { 3, 6 }, { 0, 6 } };
+	static const int fan[4][3] = { { 0, 1, 2 }, { 0, 2, 3 }, { 0, 3, 4 }, { 0, 4, 5 } };
+	double v[12][3], strip[24][3], vol, area;
+	uint32_t tri[20][3], stri[24][3];
+	struct mesh m = { .v = v, .nv = 12, .tri = tri, .ntri = 20 };
+	int t = 0;
+
+	(void)state;
+	for (int i = 0; i < 12; i++) {
+		v[i][0] = poly[i % 6][0];
+		v[i][1] = poly[i % 6][1];
+		v[i][2] = i < 6 ? 0 : 2;
+	}
+	for (int i = 0; i < 6; i++) {	/* walls, facing out */
+		const uint32_t j = (uint32_t)(i + 1) % 6;
+
+		tri[t][0] = (uint32_t)i, tri[t][1] = j, tri[t++][2] = j + 6;
+		tri[t][0] = (uint32_t)i, tri[t][1] = j + 6, tri[t++][2] = (uint32_t)i + 6;
+	}
+	for (int k = 0; k < 4; k++) {	/* floor facing down (out), ceiling facing down (in) */
+		tri[t][0] = (uint32_t)fan[k][0], tri[t][1] = (uint32_t)fan[k][2];
+		tri[t++][2] = (uint32_t)fan[k][1];
+		tri[t][0] = (uint32_t)fan[k][0] + 6, tri[t][1] = (uint32_t)fan[k][2] + 6;
+		tri[t++][2] = (uint32_t)fan[k][1] + 6;
+	}
+	for (int turned = 0; turned < 20; turned += 3) {	/* and some more turned */
+		vox_mesh_measure(&m, &vol, &area);
+		print_message("# L-shaped mesh, its ceiling facing in and %d more triangles "
+			      "turned: %.6f m^3, %.6f m^2\n", turned / 3, vol, area);
+		assert_true(fabs(vol - 54) < 1e-9 && fabs(area - 102) < 1e-9);
+		{
+			const uint32_t s = tri[turned][1];
+
+			tri[turned][1] = tri[turned][2];
+			tri[turned][2] = s;
+		}
+	}
+	for (int i = 0; i < 12; i++) {	/* a strip with a half twist, its ends joined */
+		const double a = 2 * M_PI * i / 12, c = cos(a / 2), s = sin(a / 2);
+
+		for (int e = 0; e < 2; e++) {
+			const double w = e ? 0.3 : -0.3;
+
+			strip[2 * i + e][0] = 3 + (1 + w * c) * cos(a);
+			strip[2 * i + e][1] = 3 + (1 + w * c) * sin(a);
+			strip[2 * i + e][2] = 1.5 + w * s;
+		}
+	}
+	for (int i = 0; i < 12; i++) {
+		const uint32_t a = (uint32_t)(2 * i), b = a + 1;
+		const uint32_t c = i < 11 ? a + 2 : 1, d = i < 11 ? a + 3 : 0;	/* the twist */
+
+		stri[2 * i][0] = a, stri[2 * i][1] = c, stri[2 * i][2] = b;
+		stri[2 * i + 1][0] = b, stri[2 * i + 1][1] = c, stri[2 * i + 1][2] = d;
+	}
+	m = (struct mesh){ .v = strip, .nv = 24, .tri = stri, .ntri = 24 };
+	vox_mesh_measure(&m, &vol, &area);
+	print_message("# twisted strip: volume %g, area %.4f m^2\n", vol, area);
+	assert_true(isnan(vol) && area > 0);
+	assert_int_equal(t, 20);
+}
+
+/*
  * A 2 m cube of 10 cm triangles at h = 15 cm: with one triangle missing (a hole smaller than a
  * cell), with duplicated and with flipped triangles, it voxelises as the closed cube does; with
  * a face missing it is reported as leaking, at that face.
@@ -753,6 +823,7 @@ int main(void)
 		cmocka_unit_test(sphere),
 		cmocka_unit_test(hall),
 		cmocka_unit_test(holes_and_leaks), cmocka_unit_test(shapes),
+		cmocka_unit_test(mesh_volume_any_facing),
 		cmocka_unit_test(box_with_shapes),
 		cmocka_unit_test(voxel_file),
 	};
