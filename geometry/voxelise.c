@@ -1031,7 +1031,9 @@ static int slabs_join(struct slabs *s, struct vox_grid *g, int failed, const cha
 		total += s->count[k];
 	if (!failed && (g->walls = malloc((total + 1) * sizeof(*g->walls)))) {
 		for (int k = 0; k < s->n; k++) {
-			memcpy(g->walls + g->nwalls, s->list[k], s->count[k] * sizeof(*s->list[k]));
+			if (s->count[k])	/* an empty slab's list may be NULL */
+				memcpy(g->walls + g->nwalls, s->list[k],
+				       s->count[k] * sizeof(*s->list[k]));
 			g->nwalls += s->count[k];
 		}
 	} else {
