@@ -602,7 +602,8 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 		return rs_fail(err, RS_ENOMEM, "out of memory for the source signal");
 	fdtd_reset(r->engine);
 	sig_source(src, r->plan.dt, (size_t)steps, sig);
-	if (point_here(r, src->pos) && fdtd_add_source(r->engine, src->pos, sig, (size_t)steps) < 0) {
+	if (point_here(r, src->pos) &&
+	    fdtd_add_source(r->engine, src->pos, sig, (size_t)steps) < 0) {
 		rc = rs_fail(err, RS_ENOMEM, "cannot add source %s: %s", src->name,
 			     fdtd_error(r->engine));
 		goto out;
