@@ -46,28 +46,20 @@ int grids_make(struct run_grids *g, const struct room *room, const struct vox_gr
 int grids_split(struct run_grids *g, const struct part *pt, const struct vox_grid *vg,
 		 struct rs_error *err)
 {
-	int node[8][3];
-	double w[8], d;
-
 	if (!g->n || pt->size == 1)
 		return 0;
 	g->part = pt;
 	g->owner = malloc(g->total * sizeof(int));
-	g->mine = malloc(g->total * sizeof(size_t));
 	g->mpos = malloc(g->total * 3 * sizeof(double));
-	if (!g->owner || !g->mine || !g->mpos)
+	if (!g->owner || !g->mpos)
 		return rs_fail(err, RS_ENOMEM, "out of memory for %zu grid points", g->total);
 	for (size_t q = 0; q < g->total; q++) {
-		int lo;
+		int lo, hi;
 
-		vox_point(vg, g->pos + 3 * q, node, w, &d);
-		lo = node[0][2];
-		for (int c = 1; c < 8; c++)
-			lo = node[c][2] < lo ? node[c][2] : lo;
+		vox_point_layers(vg, g->pos + 3 * q, &lo, &hi);
 		g->owner[q] = part_owner(pt, &vg->plan, lo);
 		if (g->owner[q] == pt->rank) {
-			memcpy(g->mpos + 3 * g->nmine, g->pos + 3 * q, 3 * sizeof(double));
-			g->mine[g->nmine++] = q;
+			memcpy(g->mpos + 3 * g->nmine++, g->pos + 3 * q, 3 * sizeof(double));
 		}
 	}
 	return 0;
@@ -248,7 +240,6 @@ void grids_free(struct run_grids *g)
 	if (g->lbuf)
 		fdtd_host_free(g->engine, g->lbuf);
 	free(g->owner);
-	free(g->mine);
 	free(g->mpos);
 	for (int i = 0; i < g->n; i++)
 		grid_points_free(&g->pts[i]);

@@ -36,11 +36,11 @@ struct run_grids {
 	pthread_cond_t cv;
 	int started, done, rc;
 	struct rs_error err;
-	/* a decomposed run (grids_split): the points this rank reads (indices into pos), their
-	 * positions, its window of their samples; rank 0 gathers every rank's into buf */
+	/* a decomposed run (grids_split): the points this rank reads (nmine, in pos's order,
+	 * at mpos), its window of their samples; rank 0 gathers every rank's into buf */
 	const struct part *part;
 	int *owner;			/* per point: the rank whose slab holds its lowest node */
-	size_t *mine, nmine;
+	size_t nmine;
 	double *mpos;
 	float *lbuf;
 };

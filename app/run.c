@@ -559,20 +559,6 @@ static int snapper_stop(struct snapper *w, struct rs_error *err)
 }
 
 /* Simulate source s; its signals land in r->signals. */
-/* The lowest and highest z layer of the nodes that interpolate pos (vox_point). */
-static void point_layers(const struct run *r, const double pos[3], int *lo, int *hi)
-{
-	int node[8][3];
-	double w[8], d;
-
-	vox_point(r->grid, pos, node, w, &d);
-	*lo = *hi = node[0][2];
-	for (int c = 1; c < 8; c++) {
-		*lo = node[c][2] < *lo ? node[c][2] : *lo;
-		*hi = node[c][2] > *hi ? node[c][2] : *hi;
-	}
-}
-
 /* 1 when a source at pos adds to a cell this rank updates (always, undecomposed). */
 static int point_here(const struct run *r, const double pos[3])
 {
@@ -580,7 +566,7 @@ static int point_here(const struct run *r, const double pos[3])
 
 	if (r->part.size == 1)
 		return 1;
-	point_layers(r, pos, &lo, &hi);
+	vox_point_layers(r->grid, pos, &lo, &hi);
 	return hi >= r->part.own[0] && lo <= r->part.own[1];
 }
 
@@ -955,7 +941,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	for (int q = 0; q < room->nreceivers; q++) {	/* each read by one rank */
 		int lo, hi;
 
-		point_layers(r, room->receivers[q].pos, &lo, &hi);
+		vox_point_layers(r->grid, room->receivers[q].pos, &lo, &hi);
 		r->rec_rank[q] = part_owner(&r->part, &r->plan.grid, lo);
 		r->rec_index[q] = -1;
 		if (r->rec_rank[q] == r->part.rank &&

@@ -560,6 +560,19 @@ int vox_point(const struct vox_grid *g, const double pos[3], int node[8][3], dou
 	return 0;
 }
 
+void vox_point_layers(const struct vox_grid *g, const double pos[3], int *lo, int *hi)
+{
+	int node[8][3];
+	double w[8], d;
+
+	vox_point(g, pos, node, w, &d);
+	*lo = *hi = node[0][2];
+	for (int c = 1; c < 8; c++) {
+		*lo = node[c][2] < *lo ? node[c][2] : *lo;
+		*hi = node[c][2] > *hi ? node[c][2] : *hi;
+	}
+}
+
 int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], double w[3],
 	       double *distance)
 {

@@ -187,6 +187,9 @@ void vox_free(struct vox_grid *g);
 int vox_point(const struct vox_grid *g, const double pos[3], int node[8][3], double w[8],
 	      double *distance);
 
+/* The lowest and highest z layer of the eight nodes that interpolate pos (vox_point). */
+void vox_point_layers(const struct vox_grid *g, const double pos[3], int *lo, int *hi);
+
 static inline size_t vox_index(const struct vox_plan *p, int i, int j, int k)
 {
 	return (size_t)i + (size_t)p->n[0] * ((size_t)j + (size_t)p->n[1] * (size_t)k);

@@ -915,6 +915,25 @@ static void apply_shapes(struct build *b)
 }
 
 /*
+ * The last shape that holds exactly one of the nodes at xc and xs: 1, its material and its
+ * surface's normal n at mid; 0 when none does (the base is responsible).
+ */
+static int shape_between(const struct room_geometry *geo, const double xc[3],
+			 const double xs[3], const double mid[3], double n[3], uint8_t *material)
+{
+	for (int q = geo->nshapes - 1; q >= 0; q--) {
+		const struct room_shape *sh = &geo->shapes[q];
+
+		if (vox_shape_holds(sh, xc) == vox_shape_holds(sh, xs))
+			continue;
+		vox_shape_normal(sh, mid, n);
+		*material = (uint8_t)sh->material;
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * The wall between air cell c and solid neighbour s across face f: the material and area
  * correction of the surface responsible, the last of base and shapes to hold exactly one.
  */
@@ -929,13 +948,7 @@ static void face_wall(const struct build *b, const int c[3], const int s[3], int
 		xs[d] = node_at(b, d, s[d]);
 		mid[d] = 0.5 * (xc[d] + xs[d]);
 	}
-	for (int q = geo->nshapes - 1; q >= 0; q--) {
-		const struct room_shape *sh = &geo->shapes[q];
-
-		if (vox_shape_holds(sh, xc) == vox_shape_holds(sh, xs))
-			continue;
-		vox_shape_normal(sh, mid, n);
-		*material = (uint8_t)sh->material;
+	if (shape_between(geo, xc, xs, mid, n, material)) {
 		*area = area_of(n);
 		return;
 	}
@@ -1150,13 +1163,7 @@ static void link_wall(const struct build *b, const int c[3], const int o[3],
 		if (o[d])	/* the link's two axes */
 			*(a0 < 0 ? &a0 : &a1) = d;
 	}
-	for (int q = geo->nshapes - 1; q >= 0; q--) {
-		const struct room_shape *sh = &geo->shapes[q];
-
-		if (vox_shape_holds(sh, xc) == vox_shape_holds(sh, xs))
-			continue;
-		vox_shape_normal(sh, mid, n);
-		*material = (uint8_t)sh->material;
+	if (shape_between(geo, xc, xs, mid, n, material)) {
 		*weight = link_weight(b, n);
 		return;
 	}
