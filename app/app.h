@@ -62,6 +62,18 @@ void app_disk_need(const struct room *room, const struct app_plan *plan, struct 
  * unknown). ROOMSIM_DISK_FREE, when set, stands in for it (the tests' full disk). */
 double app_disk_free(const char *dir);
 
+/* The same without ROOMSIM_DISK_FREE: what the file system says now. */
+double app_disk_avail(const char *dir);
+
+/*
+ * Keep `bytes` of dir's file system for the outputs that matter most (the WAVs and rirs.h5):
+ * a file APP_RESERVE allocated in dir (posix_fallocate), made anew at each call; bytes < 1
+ * removes it, as app_unreserve() does. RS_EIO naming dir when the space is not there.
+ */
+#define APP_RESERVE ".roomsim-reserve"
+int app_reserve(const char *dir, double bytes, struct rs_error *err);
+void app_unreserve(const char *dir);
+
 /* "1.23 GiB" and friends; returns buf. */
 const char *app_bytes(double bytes, char buf[32]);
 

@@ -91,7 +91,7 @@ static void *writer(void *arg)
 }
 
 int grids_begin(struct run_grids *g, struct fdtd *engine, const char *path, size_t nsamples,
-		double fs, struct rs_error *err)
+		double fs, int resume, struct rs_error *err)
 {
 	if (!g->n)
 		return 0;
@@ -99,7 +99,7 @@ int grids_begin(struct run_grids *g, struct fdtd *engine, const char *path, size
 	g->fill = g->next = 0;
 	g->queued[0] = g->queued[1] = 0;
 	g->done = g->rc = 0;
-	g->taken = 0;
+	g->taken = fdtd_steps(engine);	/* 0, or the step a resumed run goes on from */
 	if (g->part) {	/* this rank's points, and only rank 0 writes */
 		if (!g->lbuf && g->nmine &&
 		    !(g->lbuf = fdtd_host_alloc(engine, g->nmine * GRID_WINDOW)))
@@ -115,7 +115,8 @@ int grids_begin(struct run_grids *g, struct fdtd *engine, const char *path, size
 				       g->total);
 	if (!g->part && fdtd_grid_set(engine, g->pos, g->total, GRID_WINDOW))
 		return rs_fail(err, RS_ENOMEM, "receiver grids: %s", fdtd_error(engine));
-	if (!(g->file = gridf_open(path, g->desc, g->n, nsamples, fs, GRID_WINDOW, err)))
+	if (!(g->file = resume ? gridf_reopen(path, g->desc, g->n, nsamples, err)
+			       : gridf_open(path, g->desc, g->n, nsamples, fs, GRID_WINDOW, err)))
 		return err->code;
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
@@ -203,6 +204,24 @@ int grids_take(struct run_grids *g, struct rs_error *err)
 	pthread_cond_broadcast(&g->cv);
 	pthread_mutex_unlock(&g->mu);
 	return 0;
+}
+
+int grids_sync(struct run_grids *g, struct rs_error *err)
+{
+	int rc;
+
+	if (!g->n || (rc = grids_take(g, err)))
+		return g->n ? rc : 0;
+	if (g->part && g->part->rank > 0)
+		return 0;
+	pthread_mutex_lock(&g->mu);
+	while (g->queued[0] || g->queued[1])
+		pthread_cond_wait(&g->cv, &g->mu);
+	rc = g->rc;
+	pthread_mutex_unlock(&g->mu);
+	if (rc)
+		return rs_fail(err, rc, "%s", g->err.msg);
+	return gridf_flush(g->file, err);
 }
 
 int grids_end(struct run_grids *g, long completed, struct rs_error *err)

@@ -55,15 +55,19 @@ int grids_split(struct run_grids *g, const struct part *pt, const struct vox_gri
 		struct rs_error *err);
 
 /* Start streaming one source (after fdtd_reset) into path (several ranks: all call it, and
- * the take and end, together). */
+ * the take and end, together); resume = 1: into the file of an interrupted run, from the
+ * engine's step on (after fdtd_set_state). */
 int grids_begin(struct run_grids *g, struct fdtd *engine, const char *path, size_t nsamples,
-		double fs, struct rs_error *err);
+		double fs, int resume, struct rs_error *err);
 
 /* Steps the engine may advance before grids_take() must run (a large number without grids). */
 long grids_room(const struct run_grids *g);
 
 /* Take the samples advanced so far and queue them for the writer. */
 int grids_take(struct run_grids *g, struct rs_error *err);
+
+/* Take the samples so far and wait until they are in the file, on the disk (a checkpoint). */
+int grids_sync(struct run_grids *g, struct rs_error *err);
 
 /* Take what is left, stop the writer, close the file (renamed into place even when failing,
  * with err NULL). */

@@ -2,6 +2,7 @@
 #include "app.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,14 +207,12 @@ void app_disk_need(const struct room *room, const struct app_plan *plan, struct 
 	d->total = d->wav + d->rirs + d->snapshots + d->grids;
 }
 
-double app_disk_free(const char *dir)
+/* Bytes free for an unprivileged writer in path, or in its nearest existing parent. */
+static double disk_avail(const char *dir)
 {
-	const char *force = getenv("ROOMSIM_DISK_FREE");
 	char path[ROOM_PATH_MAX + 1];
 	struct statvfs st;
 
-	if (force && *force)
-		return strtod(force, NULL);
 	snprintf(path, sizeof(path), "%s", dir && *dir ? dir : ".");
 	for (;;) {
 		char *slash;
@@ -233,6 +232,49 @@ double app_disk_free(const char *dir)
 		}
 		*slash = 0;
 	}
+}
+
+double app_disk_free(const char *dir)
+{
+	const char *force = getenv("ROOMSIM_DISK_FREE");
+
+	return force && *force ? strtod(force, NULL) : disk_avail(dir);
+}
+
+double app_disk_avail(const char *dir)
+{
+	return disk_avail(dir);
+}
+
+int app_reserve(const char *dir, double bytes, struct rs_error *err)
+{
+	char path[ROOM_PATH_MAX + 32], size[32];
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, APP_RESERVE);
+	if (bytes < 1) {
+		unlink(path);
+		return 0;
+	}
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+		return rs_fail(err, RS_EIO, "%s: cannot create: %s", path, strerror(errno));
+	rc = posix_fallocate(fd, 0, (off_t)bytes);
+	close(fd);
+	if (rc) {
+		unlink(path);
+		return rs_fail(err, RS_EIO, "%s: cannot reserve %s for the WAVs and rirs.h5: %s "
+			       "(valid: free space there, or --out elsewhere)", dir,
+			       app_bytes(bytes, size), strerror(rc));
+	}
+	return 0;
+}
+
+void app_unreserve(const char *dir)
+{
+	char path[ROOM_PATH_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, APP_RESERVE);
+	unlink(path);
 }
 
 const char *app_bytes(double b, char buf[32])

@@ -19,6 +19,9 @@
 
 #include "app.h"
 #include "grids.h"
+#include "../common/hash.h"
+#include "../io/checkpoint.h"
+#include "../io/config.h"
 #include "../io/rirs.h"
 #include "../io/snapshot.h"
 #include "../io/wav.h"
@@ -68,11 +71,23 @@ struct run {
 	struct part part;
 	struct vox_grid *window;
 	int *rec_rank, *rec_index;
+	struct app_disk disk;	/* what the outputs take at most (app_disk_need) */
+	int reserved;		/* rank 0 keeps space for the WAVs and rirs.h5 (app_reserve) */
+	/* checkpoints (io/checkpoint.h): every ckpt_seconds of running or ckpt_steps steps
+	 * (the room's, or --checkpoint), the last one's time and step */
+	double ckpt_seconds;
+	long ckpt_steps;
+	double ckpt_last;
+	long ckpt_last_step;
+	uint64_t grid_hash, points_hash;	/* what a checkpoint must match (ckpt_meta) */
+	int resume;		/* --resume: go on from resume_path */
+	struct ckpt_meta resumed;	/* its meta */
+	char resume_path[ROOM_PATH_MAX + 64];
 };
 
 static const char usage_run[] =
 	"usage: roomsim run FILE.yaml [--out DIR] [--backend cpu|cuda|auto] [--kernel NAME]\n"
-	"                   [--threads N] [--gpus N] [-q]\n"
+	"                   [--threads N] [--gpus N] [--checkpoint EVERY] [--resume] [-q]\n"
 	"\n"
 	"Simulate the room in FILE.yaml and write, into DIR (default: output.dir of the file):\n"
 	"  <source>_<receiver>.wav   one impulse response per pair, at output.wav.samplerate\n"
@@ -88,7 +103,15 @@ static const char usage_run[] =
 	"  --gpus N         run on N GPUs of this node: starts N ranks through mpirun, each\n"
 	"                   a slab of the room (docs/parallel.md); under mpirun or srun the\n"
 	"                   ranks are the run's already\n"
+	"  --checkpoint EVERY  write a checkpoint every EVERY of running ('10 min', '2 h',\n"
+	"                   '5000 steps'; overrides output.checkpoint.every) into DIR:\n"
+	"                   checkpoint.h5, the one before kept as checkpoint.prev.h5\n"
+	"  --resume         go on from DIR's checkpoint, bitwise as if never stopped\n"
 	"  -q, --quiet      no progress on stderr\n"
+	"\n"
+	"\n"
+	"SIGTERM (a scheduler's) writes a checkpoint before the run ends; so does Ctrl-C when\n"
+	"checkpoints are on. A run that finishes removes its checkpoints.\n"
 	"\n"
 	"Exit status: 0 done, 1 run-time failure or interrupted, 2 bad usage or bad input.\n";
 
@@ -313,6 +336,18 @@ static int write_rirs(struct run *r, struct rs_error *err)
 	return rc;
 }
 
+/* Source s's WAVs and rirs.h5 (with every source done so far). */
+static int write_outputs(struct run *r, int s, struct rs_error *err)
+{
+	int rc = absorb_air(r, s, err);
+
+	if (!rc)
+		rc = write_wavs(r, err);
+	if (!rc)
+		rc = write_rirs(r, err);
+	return rc;
+}
+
 static void free_planes(struct snap_plane *pl, int n)
 {
 	for (int i = 0; pl && i < n; i++)
@@ -385,6 +420,10 @@ struct snap_job {
 struct snapper {
 	struct fdtd *engine;
 	struct snap_file *file;
+	const struct snap_plane *planes;
+	const char *dir;	/* where the file is: a frame is written only while it fits */
+	const char *path;
+	long frames;		/* frames written */
 	struct snap_job *jobs;	/* ring of cap jobs; queued: [head, head + count) */
 	int cap, head, count, done, rc;
 	struct rs_error err;
@@ -393,6 +432,27 @@ struct snapper {
 	pthread_t thread;
 	int started;
 };
+
+/*
+ * A frame is written only while the file system holds it uncompressed with SNAP_MARGIN to
+ * spare (the file's own close and its .xmf), beyond the space kept for the WAVs and rirs.h5
+ * (app_reserve): snapshots never take the space of the outputs that matter most, and the
+ * file stays whole, with the frames written so far.
+ */
+#define SNAP_MARGIN (256 * 1024.0)
+
+static int frame_fits(struct snapper *w, int p)
+{
+	const double need = 4.0 * w->planes[p].n1 * w->planes[p].n2 + SNAP_MARGIN;
+	const double have = app_disk_avail(w->dir);
+	char a[32], b[32];
+
+	if (have < 0 || have >= need)
+		return 0;
+	return rs_fail(&w->err, RS_EIO, "%s: no space left on the device for the next snapshot "
+		       "frame (%s free, %s needed); the file keeps the %ld frames written so far",
+		       w->path, app_bytes(have, a), app_bytes(need, b), w->frames);
+}
 
 static void *snap_writer(void *arg)
 {
@@ -411,11 +471,11 @@ static void *snap_writer(void *arg)
 		}
 		job = &w->jobs[w->head];
 		pthread_mutex_unlock(&w->mu);
-		rc = fdtd_plane_finish(w->engine, &job->copy);
-		if (!rc && !w->rc)
-			rc = snap_append(w->file, job->plane, job->buf, job->t, &w->err);
-		else if (rc)
+		if ((rc = fdtd_plane_finish(w->engine, &job->copy)))
 			rs_fail(&w->err, rc, "copying a snapshot plane: %s", fdtd_error(w->engine));
+		else if (!w->rc && !(rc = frame_fits(w, job->plane)) &&
+			 !(rc = snap_append(w->file, job->plane, job->buf, job->t, &w->err)))
+			w->frames++;
 		pthread_mutex_lock(&w->mu);
 		w->rc = w->rc ? w->rc : rc;
 		w->head = (w->head + 1) % w->cap;
@@ -426,11 +486,15 @@ static void *snap_writer(void *arg)
 }
 
 static int snapper_start(struct snapper *w, struct fdtd *engine, struct snap_file *file,
-			 int nplanes, size_t frame, struct rs_error *err)
+			 const struct snap_plane *planes, int nplanes, size_t frame,
+			 const char *dir, const char *path, struct rs_error *err)
 {
 	memset(w, 0, sizeof(*w));
 	w->engine = engine;
 	w->file = file;
+	w->planes = planes;
+	w->dir = dir;
+	w->path = path;
 	w->cap = nplanes * SNAP_BUFFERS;
 	w->jobs = calloc((size_t)w->cap, sizeof(*w->jobs));
 	if (!w->jobs)
@@ -533,6 +597,21 @@ static int snapper_queue(struct snapper *w, const struct run *r, const struct sn
 	return 0;
 }
 
+/* Wait until every queued frame is in the file (a checkpoint counts them); its error. */
+static int snapper_drain(struct snapper *w, struct rs_error *err)
+{
+	int rc;
+
+	if (!w->started)
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	while (w->count)
+		pthread_cond_wait(&w->room, &w->mu);
+	rc = w->rc;
+	pthread_mutex_unlock(&w->mu);
+	return rc ? rs_fail(err, rc, "%s", w->err.msg) : 0;
+}
+
 /* Let the writer drain the queue, stop it, free the buffers; its first error if any. */
 static int snapper_stop(struct snapper *w, struct rs_error *err)
 {
@@ -558,6 +637,294 @@ static int snapper_stop(struct snapper *w, struct rs_error *err)
 	return rc;
 }
 
+/* ---- checkpoints (io/checkpoint.h; docs/cli.md, "Checkpoints") ---- */
+
+/* What this rank's checkpoint is made of, at source s and the engine's step. */
+static void ckpt_describe(const struct run *r, int s, struct ckpt_meta *m)
+{
+	const struct vox_plan *g = r->window ? &r->window->plan : &r->plan.grid;
+	size_t values, bstates, bW;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(m->room, sizeof(m->room), "%s", r->room->name);
+	snprintf(m->scheme, sizeof(m->scheme), "%s", r->plan.stencil.name);
+	snprintf(m->engine, sizeof(m->engine), "%s", r->engine_name);
+	for (int a = 0; a < 3; a++)
+		m->n[a] = g->n[a];
+	m->h = g->h;
+	m->dt = r->plan.dt;
+	m->precision = r->room->precision;
+	m->steps = r->plan.steps;
+	m->nsamples = (long long)r->plan.nsamples;
+	m->nsources = r->room->nsources;
+	m->nreceivers = r->room->nreceivers;
+	for (int q = 0; q < r->room->nreceivers; q++)
+		m->nrec += r->rec_index[q] >= 0;
+	m->rank = r->part.rank;
+	m->ranks = r->part.size;
+	m->grid_hash = r->grid_hash;
+	m->points_hash = r->points_hash;
+	m->source = s;
+	m->step = fdtd_steps(r->engine);
+	fdtd_state_sizes(r->engine, &values, &bstates, &bW);
+	m->values = (long long)values;
+	m->bstates = (long long)bstates;
+	m->bW = (long long)bW;
+}
+
+static void ckpt_free(struct ckpt_data *d)
+{
+	free(d->completed);
+	free(d->rec);
+	free(d->cur);
+	free(d->prev);
+	free(d->bstate);
+	free(d->bW);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Buffers for the arrays of m (signals borrowed from the run on rank 0). */
+static int ckpt_alloc(const struct ckpt_meta *m, struct ckpt_data *d, struct rs_error *err)
+{
+	const size_t bytes = (size_t)m->values * (size_t)m->precision;
+
+	memset(d, 0, sizeof(*d));
+	d->completed = calloc((size_t)m->nsources, sizeof(long long));
+	d->rec = malloc((size_t)(m->nrec ? m->nrec : 1) * (size_t)(m->step + 1) * sizeof(double));
+	d->cur = malloc(bytes ? bytes : 1);
+	d->prev = malloc(bytes ? bytes : 1);
+	if (m->bstates) {
+		d->bstate = malloc((size_t)m->bstates * (size_t)m->precision);
+		d->bW = malloc((size_t)(m->bW ? m->bW : 1) * (size_t)m->precision);
+	}
+	if (!d->completed || !d->rec || !d->cur || !d->prev || (m->bstates && (!d->bstate || !d->bW))) {
+		ckpt_free(d);
+		return rs_fail(err, RS_ENOMEM, "out of memory for a checkpoint (%.0f MB)",
+			       2e-6 * (double)bytes);
+	}
+	return 0;
+}
+
+/*
+ * Write a checkpoint of source s at the engine's step, after the snapshot and grid writers
+ * have put everything up to it on the disk; every rank its own file, each moved into place
+ * only when all were written.
+ */
+static int checkpoint(struct run *r, int s, struct snapper *w, struct rs_error *err)
+{
+	struct ckpt_meta m;
+	struct ckpt_data d;
+	char path[ROOM_PATH_MAX + 64], size[32];
+	const double t0 = app_now();
+	int rc, e = 0;
+
+	if (snapper_drain(w, err) || grids_sync(&r->grids, err))
+		return err->code;
+	ckpt_describe(r, s, &m);
+	if (ckpt_alloc(&m, &d, err))
+		return err->code;
+	for (int q = 0, i = 0; q < r->room->nreceivers; q++)	/* the receivers it reads */
+		if (r->rec_index[q] >= 0)
+			memcpy(d.rec + (size_t)i++ * (size_t)(m.step + 1),
+			       fdtd_receiver(r->engine, r->rec_index[q]),
+			       (size_t)(m.step + 1) * sizeof(double));
+	if (r->part.rank == 0) {
+		for (int i = 0; i < m.nsources; i++)
+			d.completed[i] = r->completed[i];
+		d.signals = r->signals;	/* the finished sources' rows count */
+	} else {
+		free(d.completed);
+		d.completed = NULL;
+	}
+	ckpt_path(path, sizeof(path), r->out, r->part.rank, 0);
+	rc = fdtd_get_state(r->engine, d.cur, d.prev, d.bstate, d.bW)
+		     ? rs_fail(err, RS_EDEVICE, "checkpoint: %s", fdtd_error(r->engine))
+		     : ckpt_write_tmp(path, &m, &d, err);
+	ckpt_free(&d);
+	if (part_any(&r->part, rc != 0)) {	/* all or none */
+		ckpt_discard(path);
+		return rc ? rc : rs_fail(err, RS_EIO, "checkpoint: another rank could not write its "
+					 "file");
+	}
+	if ((rc = ckpt_commit(path, err)))
+		e = 1;
+	if (part_any(&r->part, e))
+		return rc ? rc : rs_fail(err, RS_EIO, "checkpoint: another rank could not finish "
+					 "its file");
+	r->ckpt_last = app_now();
+	r->ckpt_last_step = m.step;
+	if (!r->quiet)
+		fprintf(stderr, "roomsim: checkpoint at step %lld of %lld of source %s: %s (%s, "
+			"%.1f s)\n", m.step, m.steps, r->room->sources[s].name, path,
+			app_bytes(2.0 * (double)m.values * m.precision, size), app_now() - t0);
+	return 0;
+}
+
+/* What a checkpoint must match besides its sizes: the whole grid's classes and the update's
+ * constants; the sources' positions and signals and the receivers' positions. */
+static void fingerprint(struct run *r)
+{
+	const struct room *room = r->room;
+	double *sig = malloc((size_t)r->plan.steps * sizeof(double));
+	uint64_t h = rs_hash(RS_HASH_START, r->grid->cls, r->plan.grid.cells);
+
+	r->grid_hash = fdtd_fingerprint(r->engine, h);
+	h = RS_HASH_START;
+	for (int s = 0; s < room->nsources; s++) {
+		h = rs_hash(h, room->sources[s].pos, sizeof(room->sources[s].pos));
+		if (sig) {
+			sig_source(&room->sources[s], r->plan.dt, (size_t)r->plan.steps, sig);
+			h = rs_hash(h, sig, (size_t)r->plan.steps * sizeof(double));
+		}
+	}
+	for (int q = 0; q < room->nreceivers; q++)
+		h = rs_hash(h, room->receivers[q].pos, sizeof(room->receivers[q].pos));
+	r->points_hash = h;
+	free(sig);
+}
+
+/* 1 when a checkpoint is due at this chunk's end (rank 0's clock decides for all). */
+static int checkpoint_due(struct run *r)
+{
+	int due = (r->ckpt_steps > 0 && fdtd_steps(r->engine) - r->ckpt_last_step >= r->ckpt_steps) ||
+		  (r->ckpt_seconds > 0 && app_now() - r->ckpt_last >= r->ckpt_seconds);
+
+	if (r->part.size > 1 && r->ckpt_seconds > 0)
+		part_bcast(&r->part, &due, sizeof(due));
+	return due && fdtd_steps(r->engine) < r->plan.steps;
+}
+
+/* Differences between the checkpoint's meta and this run's that forbid going on from it. */
+static int ckpt_mismatch(const struct ckpt_meta *c, const struct ckpt_meta *m, char *why,
+			 size_t len)
+{
+	if (c->ranks != m->ranks)
+		snprintf(why, len, "it was written by %d rank(s), this run has %d", c->ranks,
+			 m->ranks);
+	else if (c->n[0] != m->n[0] || c->n[1] != m->n[1] || c->n[2] != m->n[2] || c->h != m->h)
+		snprintf(why, len, "its grid is %lld x %lld x %lld cells of %g m, this room's %lld x "
+			 "%lld x %lld of %g m", c->n[0], c->n[1], c->n[2], c->h, m->n[0], m->n[1],
+			 m->n[2], m->h);
+	else if (c->steps != m->steps || c->nsamples != m->nsamples)
+		snprintf(why, len, "it runs %lld steps per source, this room %lld (duration)",
+			 c->steps, m->steps);
+	else if (c->grid_hash != m->grid_hash)
+		snprintf(why, len, "the room's geometry or materials changed since");
+	else if (c->points_hash != m->points_hash)
+		snprintf(why, len, "its sources or receivers changed since");
+	else if (strcmp(c->scheme, m->scheme) || c->precision != m->precision || c->dt != m->dt)
+		snprintf(why, len, "it ran %s in float%d with a step of %g s, this room %s in "
+			 "float%d with %g s", c->scheme, 8 * c->precision, c->dt, m->scheme,
+			 8 * m->precision, m->dt);
+	else if (c->nsources != m->nsources || c->nreceivers != m->nreceivers ||
+		 c->nrec != m->nrec)
+		snprintf(why, len, "it has %d source(s) and %d receiver(s), this room %d and %d",
+			 c->nsources, c->nreceivers, m->nsources, m->nreceivers);
+	else if (c->values != m->values || c->bstates != m->bstates || c->bW != m->bW)
+		snprintf(why, len, "its fields or wall states differ in size (another scheme or "
+			 "materials)");
+	else
+		return 0;
+	return 1;
+}
+
+/*
+ * --resume: this rank's newest checkpoint, or the one before when any rank's newest is
+ * missing, damaged or of another step; checked against this run. On rank 0 the finished
+ * sources' signals and steps are loaded, and their air absorption made again.
+ */
+static int resume_open(struct run *r, struct rs_error *err)
+{
+	struct ckpt_meta m;
+	char why[256];
+	int prev = 0, bad;
+	long long at[2] = { 0, 0 };
+
+	ckpt_describe(r, 0, &m);
+	for (prev = 0; prev < 2; prev++) {
+		struct rs_error e = { 0 };
+
+		ckpt_path(r->resume_path, sizeof(r->resume_path), r->out, r->part.rank, prev);
+		bad = ckpt_read_meta(r->resume_path, &r->resumed, &e) != 0;
+		if (!bad) {
+			at[0] = r->resumed.source;
+			at[1] = r->resumed.step;
+		}
+		part_bcast(&r->part, at, sizeof(at));	/* rank 0's file decides the step */
+		bad |= r->resumed.source != at[0] || r->resumed.step != at[1];
+		if (!part_any(&r->part, bad))
+			break;
+		if (prev == 0 && !r->quiet && !bad)
+			fprintf(stderr, "roomsim: another rank's newest checkpoint is not usable; going "
+				"on from the ones before\n");
+		else if (prev == 0 && !r->quiet)
+			fprintf(stderr, "roomsim: %s; trying the checkpoint before\n", e.msg);
+		if (prev == 1)
+			return bad ? rs_fail(err, RS_EINPUT, "--resume: no usable checkpoint in %s "
+					     "(%s; valid: a directory a run with output.checkpoint "
+					     "or --checkpoint wrote into, or leave --resume out)",
+					     r->out, e.msg[0] ? e.msg : "the ranks' files disagree")
+				   : rs_fail(err, RS_EINPUT, "--resume: the ranks' checkpoints in "
+					     "%s disagree", r->out);
+	}
+	m.source = r->resumed.source;
+	m.step = r->resumed.step;
+	if (ckpt_mismatch(&r->resumed, &m, why, sizeof(why)))
+		return rs_fail(err, RS_EINPUT, "--resume: %s does not fit this run: %s (valid: the "
+			       "same room file and settings, or leave --resume out to start "
+			       "again)", r->resume_path, why);
+	if (r->part.rank == 0) {
+		struct ckpt_data d = { 0 };
+		long long *done = calloc((size_t)m.nsources, sizeof(long long));
+
+		d.completed = done;
+		d.signals = r->signals;
+		if (!done)
+			return rs_fail(err, RS_ENOMEM, "out of memory");
+		if (ckpt_read(r->resume_path, &r->resumed, &d, err)) {
+			free(done);
+			return err->code;
+		}
+		for (int s = 0; s < m.nsources; s++)
+			r->completed[s] = (long)done[s];
+		free(done);
+	}
+	r->nsources_done = r->resumed.source;
+	for (int s = 0; s < r->nsources_done; s++)
+		if (absorb_air(r, s, err))
+			return err->code;
+	if (!r->quiet)
+		fprintf(stderr, "roomsim: resuming from %s: source %s at step %lld of %lld (written "
+			"by %s)\n", r->resume_path, r->room->sources[r->resumed.source].name,
+			r->resumed.step, r->resumed.steps, r->resumed.engine);
+	return 0;
+}
+
+/* The engine at the checkpoint's step of the source it was running (after fdtd_reset and
+ * the source): fields, wall states, step, this rank's receivers so far. */
+static int resume_engine(struct run *r, struct rs_error *err)
+{
+	const struct ckpt_meta *m = &r->resumed;
+	struct ckpt_data d;
+	int rc = 0;
+
+	if (ckpt_alloc(m, &d, err))
+		return err->code;
+	free(d.completed);
+	d.completed = NULL;
+	if (ckpt_read(r->resume_path, m, &d, err))
+		rc = err->code;
+	if (!rc && fdtd_set_state(r->engine, (long)m->step, d.cur, d.prev, d.bstate, d.bW))
+		rc = rs_fail(err, RS_EDEVICE, "resume: %s", fdtd_error(r->engine));
+	for (int q = 0, i = 0; !rc && q < r->room->nreceivers; q++)
+		if (r->rec_index[q] >= 0 &&
+		    fdtd_set_receiver(r->engine, r->rec_index[q],
+				      d.rec + (size_t)i++ * (size_t)(m->step + 1), (size_t)m->step + 1))
+			rc = rs_fail(err, RS_EINTERNAL, "resume: %s", fdtd_error(r->engine));
+	ckpt_free(&d);
+	return rc;
+}
+
 /* Simulate source s; its signals land in r->signals. */
 /* 1 when a source at pos adds to a cell this rank updates (always, undecomposed). */
 static int point_here(const struct run *r, const double pos[3])
@@ -575,6 +942,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	const struct room *room = r->room;
 	const struct room_source *src = &room->sources[s];
 	const long steps = r->plan.steps;
+	const int resuming = r->resume && s == r->resumed.source;
 	struct snap_plane *pl = NULL;
 	struct snap_file *sf = NULL;
 	struct snapper writer = { 0 };
@@ -594,8 +962,13 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			     fdtd_error(r->engine));
 		goto out;
 	}
+	if (resuming && (rc = resume_engine(r, err)))
+		goto out;
+	r->ckpt_last = app_now();
+	r->ckpt_last_step = fdtd_steps(r->engine);
 	snprintf(path, sizeof(path), "%s/%s_grids.h5", r->out, src->name);
-	if ((rc = grids_begin(&r->grids, r->engine, path, r->plan.nsamples, r->plan.fs, err)))
+	if ((rc = grids_begin(&r->grids, r->engine, path, r->plan.nsamples, r->plan.fs, resuming,
+			      err)))
 		goto out;
 	if (room->snap_every) {
 		const struct vox_plan *g = &r->plan.grid;
@@ -611,13 +984,17 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 		}
 		snprintf(path, sizeof(path), "%s/%s_snapshots.h5", r->out, src->name);
 		if (r->part.rank == 0 &&	/* it writes them */
-		    (!(sf = snap_open(path, pl, room->nplanes, g->h, room->snap_every * r->plan.dt,
-				      err)) ||
-		     (rc = snapper_start(&writer, r->engine, sf, room->nplanes, most, err)))) {
+		    (!(sf = resuming ? snap_reopen(path, pl, room->nplanes, g->h, room->snap_every,
+						   r->plan.dt,
+						   fdtd_steps(r->engine) / room->snap_every + 1, err)
+				     : snap_open(path, pl, room->nplanes, g->h,
+						 room->snap_every * r->plan.dt, err)) ||
+		     (rc = snapper_start(&writer, r->engine, sf, pl, room->nplanes, most, r->out,
+					 path, err)))) {
 			rc = err->code;	/* several ranks: cmd_run ends them all */
 			goto out;
 		}
-		if ((rc = snapper_queue(&writer, r, pl, index, err)))
+		if (!resuming && (rc = snapper_queue(&writer, r, pl, index, err)))
 			goto out;
 	}
 	batch = fdtd_batch(r->engine);
@@ -643,17 +1020,33 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			rs_fail(err, rc, "%s", fdtd_error(r->engine));
 			break;
 		}
+		/* the frame of this step, interrupted or not: a checkpoint counts it written */
+		if (room->snap_every && fdtd_steps(r->engine) % room->snap_every == 0 &&
+		    fdtd_steps(r->engine) > done && snapper_queue(&writer, r, pl, index, err)) {
+			rc = err->code;
+			break;
+		}
 		if (rc) {
 			rs_fail(err, rc, "interrupted at step %ld of %ld (source %s); the files hold "
 				"what was computed", fdtd_steps(r->engine), steps, src->name);
 			break;
 		}
-		if (room->snap_every && fdtd_steps(r->engine) % room->snap_every == 0 &&
-		    (rc = snapper_queue(&writer, r, pl, index, err)))
-			break;
 		if (!grids_room(&r->grids) && (rc = grids_take(&r->grids, err)))
 			break;
+		if (checkpoint_due(r) && (rc = checkpoint(r, s, &writer, err)))
+			break;
 		app_progress_update(&prog, fdtd_steps(r->engine));
+	}
+	/* SIGTERM (a scheduler's), or any interrupt of a run that takes checkpoints: one more */
+	if (rc == RS_EINTR &&
+	    part_any(&r->part, stop_requested == SIGTERM || r->ckpt_seconds > 0 || r->ckpt_steps > 0)) {
+		struct rs_error e = { 0 };
+
+		if (checkpoint(r, s, &writer, &e))
+			fprintf(stderr, "roomsim: %s\n", e.msg);
+		else
+			snprintf(err->msg + strlen(err->msg), sizeof(err->msg) - strlen(err->msg),
+				 "; roomsim run --resume goes on from the checkpoint");
 	}
 	app_progress_end(&prog, fdtd_steps(r->engine));
 	r->completed[s] = fdtd_steps(r->engine);
@@ -688,6 +1081,8 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "gpus", required_argument, NULL, 'g' },
+		{ "checkpoint", required_argument, NULL, 'c' },
+		{ "resume", no_argument, NULL, 'r' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -698,8 +1093,18 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 	*backend = ROOM_BACKEND_AUTO;
 	r->kernel = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:b:k:t:g:qh", opts, NULL)) != -1) {
+	r->ckpt_seconds = -1;	/* the room's unless --checkpoint */
+	while ((c = getopt_long(argc, argv, "o:b:k:t:g:c:rqh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'c':
+			if (cfg_interval(optarg, &r->ckpt_seconds, &r->ckpt_steps))
+				return rs_fail(err, RS_EINPUT, "--checkpoint: '%s' is not an interval "
+					       "(valid: a positive number of s, min or h, e.g. 10min "
+					       "or '10 min', or of steps, e.g. '5000 steps')", optarg);
+			break;
+		case 'r':
+			r->resume = 1;
+			break;
 		case 'g':
 			r->gpus = (int)strtol(optarg, &end, 10);
 			if (*end || r->gpus < 1 || r->gpus > 1024)
@@ -820,6 +1225,41 @@ static int create_engine(struct run *r, struct fdtd_setup *setup, struct rs_erro
 	return 0;
 }
 
+/*
+ * Keep the space the WAVs and rirs.h5 still need (rank 0): all of them at most, and rirs.h5
+ * once more, which is written anew beside the old one before it replaces it, less what the
+ * ones written so far take. Snapshots and grid files cannot fill it (app_reserve).
+ */
+static double output_bytes(const struct run *r)
+{
+	const struct room *room = r->room;
+	char path[ROOM_PATH_MAX * 2];
+	struct stat st;
+	double sum = 0;
+
+	snprintf(path, sizeof(path), "%s/rirs.h5", r->out);
+	if (!stat(path, &st))
+		sum += (double)st.st_size;
+	for (int s = 0; s < r->nsources_done; s++)
+		for (int q = 0; q < room->nreceivers; q++) {
+			snprintf(path, sizeof(path), "%s/%s_%s.wav", r->out, room->sources[s].name,
+				 room->receivers[q].name);
+			if (!stat(path, &st))
+				sum += (double)st.st_size;
+		}
+	return sum;
+}
+
+static int keep_space(struct run *r, struct rs_error *err)
+{
+	const double need = r->disk.wav + 2 * r->disk.rirs - output_bytes(r);
+
+	if (app_reserve(r->out, need, err))
+		return err->code;
+	r->reserved = need >= 1;
+	return 0;
+}
+
 static int prepare(struct run *r, const char *file, int backend, struct rs_error *err)
 {
 	struct room *room = cfg_load(file, err);
@@ -855,6 +1295,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		char need[32], have[32];
 
 		app_disk_need(room, &r->plan, &d);
+		r->disk = d;
 		if (avail >= 0 && d.total > avail)
 			return rs_fail(err, RS_EIO, "the outputs need up to %s (WAVs, rirs.h5%s%s) but "
 				       "%s has %s free (valid: free space there, or --out elsewhere%s)",
@@ -951,7 +1392,14 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	}
 	if (fdtd_reserve(r->engine, r->plan.nsamples))
 		return rs_fail(err, RS_ENOMEM, "receiver buffers: %s", fdtd_error(r->engine));
-	return r->part.rank ? 0 : app_mkdirs(r->out, err);
+	if (r->ckpt_seconds < 0) {	/* no --checkpoint: the room's */
+		r->ckpt_seconds = room->ckpt_seconds;
+		r->ckpt_steps = room->ckpt_steps;
+	}
+	fingerprint(r);
+	if (r->part.rank == 0 && (app_mkdirs(r->out, err) || keep_space(r, err)))
+		return err->code;
+	return r->resume ? resume_open(r, err) : 0;
 }
 
 static void summary(const struct run *r, double seconds)
@@ -959,8 +1407,10 @@ static void summary(const struct run *r, double seconds)
 	const struct room *room = r->room;
 	double done = 0, vox;
 
-	for (int s = 0; s < r->nsources_done; s++)	/* the steps run, not those planned */
+	for (int s = 0; s < r->nsources_done; s++)	/* the steps run here, not those planned */
 		done += (double)r->completed[s];
+	for (int s = 0; r->resume && s <= r->resumed.source && s < r->nsources_done; s++)
+		done -= s < r->resumed.source ? (double)r->completed[s] : (double)r->resumed.step;
 	vox = (double)vox_nodes(&r->plan.grid) * done;
 
 	if (r->quiet && !r->wav_clipped)
@@ -1062,7 +1512,8 @@ int cmd_run(int argc, char **argv)
 	if (!rc) {
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
-		for (int s = 0; s < r.room->nsources && !rc; s++) {
+		for (int s = r.resume ? r.resumed.source : 0; s < r.room->nsources && !rc; s++) {
+			struct rs_error werr = { 0 };
 			int wrc;
 
 			rc = simulate(&r, s, &err);
@@ -1074,17 +1525,28 @@ int cmd_run(int argc, char **argv)
 				break;
 			if (r.part.rank > 0)	/* rank 0 gathered the signals and writes them */
 				continue;
-			/* Write what this source computed even when it was interrupted. */
-			wrc = absorb_air(&r, s, rc ? NULL : &err);
-			if (!wrc)
-				wrc = write_wavs(&r, rc ? NULL : &err);
-			if (!wrc)
-				wrc = write_rirs(&r, rc ? NULL : &err);
+			/* Write what this source computed even when it was interrupted or a
+			 * snapshot failed, into the space kept for it. */
+			app_unreserve(r.out);
+			r.reserved = 0;
+			wrc = write_outputs(&r, s, rc ? &werr : &err);
+			if (wrc && rc)	/* the first failure is the run's; say this one too */
+				fprintf(stderr, "roomsim: %s\n", werr.msg);
 			if (!rc)
 				rc = wrc;
+			if (!rc && s + 1 < r.room->nsources && keep_space(&r, &werr))
+				fprintf(stderr, "roomsim: warning: %s\n", werr.msg);
 		}
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		if (!rc)	/* done: nothing to go on from */
+			for (int prev = 0; prev < 2; prev++) {
+				char path[ROOM_PATH_MAX + 64];
+
+				ckpt_path(path, sizeof(path), r.out, r.part.rank, prev);
+				remove(path);
+				ckpt_discard(path);	/* a side file a killed run left */
+			}
 		if (!rc || rc == RS_EINTR)
 			summary(&r, app_now() - t0);
 	}
@@ -1092,6 +1554,8 @@ int cmd_run(int argc, char **argv)
 	if (rc && (r.part.rank == 0 || (rc != RS_EINPUT && rc != RS_EINTR)))
 		fprintf(stderr, r.part.rank ? "roomsim: rank %d: %s\n" : "roomsim: %.0d%s\n",
 			r.part.rank, err.msg[0] ? err.msg : rs_strerror(rc));
+	if (r.reserved)
+		app_unreserve(r.out);
 	grids_free(&r.grids);
 	fdtd_destroy(r.engine);
 	free(r.banks);

@@ -24,6 +24,13 @@ struct room *cfg_load(const char *path, struct rs_error *err);
 /* Same, from a string in memory; name stands for the file in messages. */
 struct room *cfg_load_string(const char *text, const char *name, struct rs_error *err);
 
+/*
+ * An interval as output.checkpoint.every and `run --checkpoint` take it: a number and a unit,
+ * "90 s", "10 min", "2 h" (a plain number is seconds) into *seconds, or "5000 steps" into
+ * *steps (the other set to 0). -1 when text is none of these.
+ */
+int cfg_interval(const char *text, double *seconds, long *steps);
+
 #ifdef __cplusplus
 }
 #endif

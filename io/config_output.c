@@ -77,9 +77,60 @@ static int parse_planes(struct yp *p, yaml_node_t *snap)
 	return 0;
 }
 
+int cfg_interval(const char *text, double *seconds, long *steps)
+{
+	static const struct {
+		const char *name;
+		double scale;	/* seconds; 0: steps */
+	} units[] = { { "", 1 }, { "s", 1 }, { "sec", 1 }, { "min", 60 }, { "h", 3600 },
+		      { "steps", 0 }, { "step", 0 } };
+	char *end;
+	double v = strtod(text, &end);
+
+	while (*end == ' ')
+		end++;
+	*seconds = 0;
+	*steps = 0;
+	if (end == text || !(v > 0) || v > 1e9)
+		return -1;
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		if (strcmp(end, units[u].name))
+			continue;
+		if (units[u].scale > 0) {
+			*seconds = v * units[u].scale;
+			return 0;
+		}
+		if (v != (long)v)
+			return -1;
+		*steps = (long)v;
+		return 0;
+	}
+	return -1;
+}
+
+static int parse_checkpoint(struct yp *p, yaml_node_t *out)
+{
+	static const char *const keys[] = { "every", NULL };
+	struct room *r = p->room;
+	yaml_node_t *c = yp_get(p, out, "checkpoint"), *n;
+
+	if (!c)
+		return 0;
+	if (yp_want_map(p, c, "output.checkpoint") || yp_check_keys(p, c, "output.checkpoint", keys))
+		return RS_EINPUT;
+	if (!(n = yp_get(p, c, "every")))
+		return yp_missing(p, c, "output.checkpoint.every", "give every: 10 min");
+	if (n->type != YAML_SCALAR_NODE || cfg_interval(yp_scalar(n), &r->ckpt_seconds,
+							&r->ckpt_steps))
+		return yp_bad(p, n, "output.checkpoint.every", "'%s' is not an interval (valid: a "
+			      "positive number of s, min or h, e.g. 10 min, or of steps, e.g. 5000 "
+			      "steps)", n->type == YAML_SCALAR_NODE ? yp_scalar(n) : yp_kind(n));
+	return 0;
+}
+
 int cfg_parse_output(struct yp *p, yaml_node_t *root)
 {
-	static const char *const keys[] = { "dir", "wav", "snapshots", NULL };
+	static const char *const keys[] = { "dir", "wav", "snapshots", "checkpoint", NULL };
 	static const char *const snap_keys[] = { "every", "planes", NULL };
 	struct room *r = p->room;
 	yaml_node_t *o = yp_get(p, root, "output"), *n, *s;
@@ -100,7 +151,7 @@ int cfg_parse_output(struct yp *p, yaml_node_t *root)
 				      yp_kind(n));
 		strcpy(r->out_dir, yp_scalar(n));
 	}
-	if (parse_wav(p, o))
+	if (parse_wav(p, o) || parse_checkpoint(p, o))
 		return RS_EINPUT;
 	if (!(s = yp_get(p, o, "snapshots")))
 		return 0;

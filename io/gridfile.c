@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "h5attr.h"
 
@@ -116,6 +117,64 @@ struct grid_file *gridf_open(const char *path, const struct grid_desc *g, int ng
 		return NULL;
 	}
 	return f;
+}
+
+struct grid_file *gridf_reopen(const char *path, const struct grid_desc *g, int ngrids,
+			       size_t nsamples, struct rs_error *err)
+{
+	struct grid_file *f = calloc(1, sizeof(*f));
+	char name[300];
+
+	if (!f || !(f->rir = calloc((size_t)ngrids, sizeof(hid_t))) ||
+	    !(f->off = calloc((size_t)ngrids, sizeof(size_t))) ||
+	    !(f->npts = calloc((size_t)ngrids, sizeof(size_t)))) {
+		if (f) {
+			free(f->rir);
+			free(f->off);
+		}
+		free(f);
+		rs_fail(err, RS_ENOMEM, "out of memory opening %s", path);
+		return NULL;
+	}
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	snprintf(f->tmp, sizeof(f->tmp), "%s.tmp", path);
+	f->ngrids = ngrids;
+	f->nsamples = nsamples;
+	for (int i = 0; i < ngrids; i++)
+		f->rir[i] = -1;
+	/* an interrupted run renamed it into place; one that was killed left it at tmp */
+	if (access(f->tmp, F_OK) && rename(f->path, f->tmp)) {
+		rs_fail(err, RS_EIO, "%s: cannot go on with the grid file: %s", path,
+			strerror(errno));
+		f->file = -1;
+		gridf_close(f, 0, NULL);
+		return NULL;
+	}
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	f->file = H5Fopen(f->tmp, H5F_ACC_RDWR, H5P_DEFAULT);
+	for (int i = 0; i < ngrids && f->file >= 0; i++) {
+		snprintf(name, sizeof(name), "%s/rir", g[i].name);
+		f->rir[i] = H5Dopen2(f->file, name, H5P_DEFAULT);
+		f->off[i] = f->total;
+		f->npts[i] = g[i].pts->n;
+		f->total += g[i].pts->n;
+		if (f->rir[i] < 0)
+			break;
+	}
+	if (f->file < 0 || (ngrids && f->rir[ngrids - 1] < 0)) {
+		rs_fail(err, RS_EIO, "%s: cannot open the grid file to go on with it", f->tmp);
+		gridf_close(f, 0, NULL);
+		return NULL;
+	}
+	if (H5Aexists(f->file, "completed_steps") > 0)	/* written again at the close */
+		H5Adelete(f->file, "completed_steps");
+	return f;
+}
+
+int gridf_flush(struct grid_file *f, struct rs_error *err)
+{
+	return f && H5Fflush(f->file, H5F_SCOPE_LOCAL) < 0
+		       ? rs_fail(err, RS_EIO, "%s: cannot flush the grid samples", f->tmp) : 0;
 }
 
 int gridf_append(struct grid_file *f, const float *rows, long first, long count,
@@ -240,40 +299,6 @@ int gridf_describe(long long file, const struct grid_desc *g, int ngrids,
 
 /* ---- reading rirs.h5's grids, writing maps.h5 ------------------------------------------ */
 
-static int read_attr_string(hid_t loc, const char *name, char *out, size_t len)
-{
-	hid_t a = H5Aopen(loc, name, H5P_DEFAULT), t;
-	int rc = -1;
-
-	if (a < 0)
-		return -1;
-	t = H5Aget_type(a);
-	if (H5Tis_variable_str(t) > 0) {
-		char *s = NULL;
-		hid_t mt = H5Tcopy(H5T_C_S1);
-
-		H5Tset_size(mt, H5T_VARIABLE);
-		if (H5Aread(a, mt, &s) >= 0 && s) {
-			snprintf(out, len, "%s", s);
-			H5free_memory(s);
-			rc = 0;
-		}
-		H5Tclose(mt);
-	} else {
-		size_t n = H5Tget_size(t);
-		char *s = calloc(n + 1, 1);
-
-		if (s && H5Aread(a, t, s) >= 0) {
-			snprintf(out, len, "%s", s);
-			rc = 0;
-		}
-		free(s);
-	}
-	H5Tclose(t);
-	H5Aclose(a);
-	return rc;
-}
-
 /* One grid group of rirs.h5 into m. */
 static int read_grid(hid_t grp, struct grid_meta *m)
 {
@@ -283,8 +308,8 @@ static int read_grid(hid_t grp, struct grid_meta *m)
 	hsize_t dd[2];
 	H5G_info_t info;
 
-	if (read_attr_string(grp, "kind", m->kind, sizeof(m->kind)) ||
-	    read_attr_string(grp, "lattice_axes", axes, sizeof(axes)) || strlen(axes) != 2 ||
+	if (h5a_get_string(grp, "kind", m->kind, sizeof(m->kind)) ||
+	    h5a_get_string(grp, "lattice_axes", axes, sizeof(axes)) || strlen(axes) != 2 ||
 	    h5a_get(grp, "lattice_first", H5T_NATIVE_DOUBLE, m->pts.first) ||
 	    h5a_get(grp, "lattice_dims", H5T_NATIVE_DOUBLE, dims) ||
 	    h5a_get(grp, "spacing", H5T_NATIVE_DOUBLE, &m->pts.spacing) ||

@@ -30,6 +30,14 @@ struct grid_file;
 struct grid_file *gridf_open(const char *path, const struct grid_desc *g, int ngrids,
 			     size_t nsamples, double fs, size_t window, struct rs_error *err);
 
+/* The file of an interrupted run (at path, or path.tmp when it was killed) opened again to
+ * go on writing its samples (`roomsim run --resume`). */
+struct grid_file *gridf_reopen(const char *path, const struct grid_desc *g, int ngrids,
+			       size_t nsamples, struct rs_error *err);
+
+/* Push what was appended to the disk (a checkpoint counts on it). */
+int gridf_flush(struct grid_file *f, struct rs_error *err);
+
 /* count steps of samples first, first + 1, ...: rows[step][point] over every grid's points in
  * order (as the engine's grid holds them). */
 int gridf_append(struct grid_file *f, const float *rows, long first, long count,

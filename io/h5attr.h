@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/rs_error.h"
@@ -98,6 +99,43 @@ static inline herr_t h5_names(hid_t file, const char *name, const char **s, hsiz
 	return rc;
 }
 
+/* String attribute name of loc (fixed or variable length) into out, len bytes; 0, or -1
+ * when absent or unreadable. */
+static inline int h5a_get_string(hid_t loc, const char *name, char *out, size_t len)
+{
+	hid_t a = H5Aopen(loc, name, H5P_DEFAULT), t;
+	int rc = -1;
+
+	if (a < 0)
+		return -1;
+	t = H5Aget_type(a);
+	if (H5Tis_variable_str(t) > 0) {
+		char *s = NULL;
+		hid_t mt = H5Tcopy(H5T_C_S1);
+
+		H5Tset_size(mt, H5T_VARIABLE);
+		H5Tset_cset(mt, H5Tget_cset(t));	/* no conversion between ASCII and UTF-8 */
+		if (H5Aread(a, mt, &s) >= 0 && s) {
+			snprintf(out, len, "%s", s);
+			H5free_memory(s);
+			rc = 0;
+		}
+		H5Tclose(mt);
+	} else {
+		size_t n = H5Tget_size(t);
+		char *s = calloc(n + 1, 1);
+
+		if (s && H5Aread(a, t, s) >= 0) {
+			snprintf(out, len, "%s", s);
+			rc = 0;
+		}
+		free(s);
+	}
+	H5Tclose(t);
+	H5Aclose(a);
+	return rc;
+}
+
 /* A file access list whose attributes may exceed 64 KiB (dense attribute storage). */
 static inline hid_t h5a_fapl(void)
 {
@@ -107,10 +145,10 @@ static inline hid_t h5a_fapl(void)
 	return fapl;
 }
 
-/* Dataset name of doubles with the given dims under loc, chunked and compressed when chunk
- * is not NULL; a negative value on failure. */
-static inline herr_t h5_put_doubles(hid_t file, const char *name, int rank, const hsize_t *dims,
-					    const hsize_t *chunk, const double *v)
+/* Dataset name of native type `type` with the given dims under loc, chunked and compressed
+ * when chunk is not NULL; a negative value on failure. */
+static inline herr_t h5_put(hid_t file, const char *name, hid_t type, int rank,
+			    const hsize_t *dims, const hsize_t *chunk, const void *v)
 {
 	hid_t sp = H5Screate_simple(rank, dims, NULL), pl = H5Pcreate(H5P_DATASET_CREATE), d;
 	herr_t rc = -1;
@@ -120,14 +158,20 @@ static inline herr_t h5_put_doubles(hid_t file, const char *name, int rank, cons
 		H5Pset_shuffle(pl);
 		H5Pset_deflate(pl, 4);
 	}
-	d = H5Dcreate2(file, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+	d = H5Dcreate2(file, name, type, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
 	if (d >= 0) {
-		rc = H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+		rc = H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
 		H5Dclose(d);
 	}
 	H5Pclose(pl);
 	H5Sclose(sp);
 	return rc;
+}
+
+static inline herr_t h5_put_doubles(hid_t file, const char *name, int rank, const hsize_t *dims,
+				    const hsize_t *chunk, const double *v)
+{
+	return h5_put(file, name, H5T_NATIVE_DOUBLE, rank, dims, chunk, v);
 }
 
 /* Close f, written as tmp with rc the writes' result, and rename it onto path; tmp is removed
@@ -136,8 +180,13 @@ static inline int h5_finish(hid_t f, herr_t rc, const char *tmp, const char *pat
 			    struct rs_error *err)
 {
 	if (H5Fclose(f) < 0 || rc < 0) {
+		/* HDF5 keeps errno from the write(2) that failed, the reason a user can act on */
+		const int e = errno == ENOSPC || errno == EDQUOT || errno == EIO || errno == EFBIG
+				      ? errno : 0;
+
 		remove(tmp);
-		return rs_fail(err, RS_EIO, "%s: writing the HDF5 file failed", tmp);
+		return rs_fail(err, RS_EIO, "%s: writing the HDF5 file failed%s%s", path,
+			       e ? ": " : "", e ? strerror(e) : "");
 	}
 	if (rename(tmp, path)) {
 		remove(tmp);

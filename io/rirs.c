@@ -1,6 +1,7 @@
 /* rirs.c - write rirs.h5 with HDF5, and read it back. */
 #include "rirs.h"
 
+#include <errno.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
@@ -109,11 +110,14 @@ int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *er
 		done[i] = (double)run->completed[i];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	errno = 0;	/* h5_finish names a failed write's reason */
 	f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
 	H5Pclose(fapl);
 	if (f < 0) {
 		free(done);
-		return rs_fail(err, RS_EIO, "%s: cannot create the HDF5 file", tmp);
+		remove(tmp);
+		return rs_fail(err, RS_EIO, "%s: cannot create the HDF5 file: %s", path,
+			       strerror(errno));
 	}
 	rc = put_meta(f, run);
 	rc |= h5_put_doubles(f, "rir", 3, dims, chunk, run->signals);

@@ -123,6 +123,61 @@ out_free:
 	return NULL;
 }
 
+struct snap_file *snap_reopen(const char *path, const struct snap_plane *planes, int nplanes,
+			      double spacing, long every, double dt, long frames,
+			      struct rs_error *err)
+{
+	struct snap_file *s = calloc(1, sizeof(*s));
+
+	if (!s || !(s->sets = calloc((size_t)nplanes, sizeof(*s->sets)))) {
+		free(s);
+		rs_fail(err, RS_ENOMEM, "out of memory opening %s", path);
+		return NULL;
+	}
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	s->spacing = spacing;
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	if ((s->file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT)) < 0) {
+		rs_fail(err, RS_EIO, "%s: cannot open the snapshots to go on with them", path);
+		free(s->sets);
+		free(s);
+		return NULL;
+	}
+	for (int i = 0; i < nplanes; i++) {
+		struct snap_set *set = &s->sets[i];
+		hsize_t dims[3] = { 0 };
+		hid_t sp;
+
+		set->n1 = planes[i].n1;
+		set->n2 = planes[i].n2;
+		set->plane = planes[i];
+		set->dset = H5Dopen2(s->file, planes[i].name, H5P_DEFAULT);
+		s->nsets = i + 1;
+		if (set->dset >= 0) {
+			sp = H5Dget_space(set->dset);
+			H5Sget_simple_extent_dims(sp, dims, NULL);
+			H5Sclose(sp);
+		}
+		/* frames past the checkpoint are dropped; fewer than it holds cannot be made up */
+		set->cap = (hsize_t)frames + 64;
+		set->times = malloc(set->cap * sizeof(double));
+		if (set->dset < 0 || dims[0] < (hsize_t)frames || dims[1] != (hsize_t)set->n1 ||
+		    dims[2] != (hsize_t)set->n2 || !set->times) {
+			rs_fail(err, RS_EIO, "%s: plane %s does not hold the %ld frames the checkpoint "
+				"counts (it holds %llu)", path, planes[i].name, frames,
+				(unsigned long long)dims[0]);
+			snap_close(s, NULL);
+			return NULL;
+		}
+		dims[0] = (hsize_t)frames;
+		H5Dset_extent(set->dset, dims);
+		set->frames = (hsize_t)frames;
+		for (long f = 0; f < frames; f++)
+			set->times[f] = (double)(f * every) * dt;	/* as the run took it */
+	}
+	return s;
+}
+
 int snap_append(struct snap_file *s, int p, const float *frame, double t, struct rs_error *err)
 {
 	struct snap_set *set = &s->sets[p];
@@ -227,6 +282,8 @@ int snap_close(struct snap_file *s, struct rs_error *err)
 
 		if (set->dset >= 0) {
 			/* h5py cannot read an empty attribute array: a run with no frame gets none. */
+			if (H5Aexists(set->dset, "times") > 0)	/* a resumed run's file */
+				rc |= H5Adelete(set->dset, "times");
 			if (set->frames)
 				rc |= h5a_doubles(set->dset, "times", set->times, set->frames);
 			rc |= H5Dclose(set->dset);

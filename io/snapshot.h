@@ -28,6 +28,12 @@ struct snap_file;
 struct snap_file *snap_open(const char *path, const struct snap_plane *planes, int nplanes,
 			    double spacing, double frame_dt, struct rs_error *err);
 
+/* The file of an interrupted run, to go on after its first `frames` frames (the later ones
+ * dropped; frame f was taken at step f * every, of dt seconds): `roomsim run --resume`. */
+struct snap_file *snap_reopen(const char *path, const struct snap_plane *planes, int nplanes,
+			      double spacing, long every, double dt, long frames,
+			      struct rs_error *err);
+
 /* Append one frame (n1 * n2 floats) at time t to plane p. */
 int snap_append(struct snap_file *s, int p, const float *frame, double t, struct rs_error *err);
 

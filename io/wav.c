@@ -72,15 +72,23 @@ int wav_write_frames(const char *path, const double *x, size_t n, int channels, 
 		for (size_t i = 0; i < n * (size_t)channels; i++)
 			*clipped += fabs(x[i]) > 1;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	errno = 0;
 	sf = sf_open(tmp, SFM_WRITE, &info);
-	if (!sf)
-		return rs_fail(err, RS_EIO, "%s: cannot write: %s", tmp, sf_strerror(NULL));
+	if (!sf) {	/* it may have made the file and failed on the header */
+		const int e = errno;
+
+		remove(tmp);
+		return rs_fail(err, RS_EIO, "%s: cannot write: %s", path,
+			       e ? strerror(e) : sf_strerror(NULL));
+	}
 	sf_command(sf, SFC_SET_CLIPPING, NULL, SF_TRUE);
 	/* No PEAK chunk: it holds a timestamp, and the same run should give the same bytes. */
 	sf_command(sf, SFC_SET_ADD_PEAK_CHUNK, NULL, SF_FALSE);
+	errno = 0;
 	wrote = sf_writef_double(sf, x, (sf_count_t)n);
 	if (wrote != (sf_count_t)n) {
-		rs_fail(err, RS_EIO, "%s: write failed: %s", tmp, sf_strerror(sf));
+		rs_fail(err, RS_EIO, "%s: write failed: %s", path,
+			errno ? strerror(errno) : sf_strerror(sf));
 		sf_close(sf);
 		remove(tmp);
 		return RS_EIO;

@@ -239,6 +239,11 @@ struct room {
 	int snap_every;		/* steps between snapshot frames; 0 = no snapshots */
 	struct room_plane *planes;
 	int nplanes;
+
+	/* checkpoints (output.checkpoint.every): one every ckpt_seconds of running or every
+	 * ckpt_steps steps; both 0 = none (SIGTERM still writes one) */
+	double ckpt_seconds;
+	long ckpt_steps;
 };
 
 /* Release room and everything it owns (NULL is allowed). */

@@ -5,6 +5,7 @@
  * docs/physics.md derives every formula used here.
  */
 #include "fdtd_impl.h"
+#include "../common/hash.h"
 
 #include <math.h>
 #include <omp.h>
@@ -823,4 +824,83 @@ int fdtd_set_field(struct fdtd *f, const double *cur, const double *prev)
 	}
 	free(v);
 	return rc;
+}
+
+size_t fdtd_state_sizes(const struct fdtd *f, size_t *values, size_t *bstates, size_t *bW)
+{
+	*values = f->values;
+	*bstates = f->branch ? f->branch->states : 0;
+	*bW = f->branch ? f->branch->entries : 0;
+	return (size_t)f->precision;
+}
+
+int fdtd_get_state(struct fdtd *f, void *cur, void *prev, void *bstate, void *bW)
+{
+	const size_t bytes = f->values * (size_t)f->precision;
+	const struct branch_walls *b = f->branch;
+
+	if (f->gpu && (GPU_CALL(cuda_levels(f->gpu, cur, prev, &f->err)) ||
+		       (b && GPU_CALL(cuda_branch_state(f->gpu, f->branch, &f->err)))))
+		return f->err.code ? f->err.code : RS_EDEVICE;
+	if (!f->gpu) {
+		memcpy(cur, f->cur, bytes);
+		memcpy(prev, f->prev, bytes);
+	}
+	if (b) {	/* on the GPU just downloaded into the host arrays */
+		memcpy(bstate, b->state, b->states * (size_t)f->precision);
+		memcpy(bW, b->W, b->entries * (size_t)f->precision);
+	}
+	return 0;
+}
+
+int fdtd_set_state(struct fdtd *f, long step, const void *cur, const void *prev,
+		   const void *bstate, const void *bW)
+{
+	const size_t bytes = f->values * (size_t)f->precision;
+	const struct branch_walls *b = f->branch;
+
+	f->gbase = step + 1;
+	f->gcount = 0;
+	if (f->gpu)
+		return GPU_CALL(cuda_set_state(f->gpu, step, cur, prev, b ? bstate : NULL,
+					       b ? bW : NULL, &f->err));
+	memcpy(f->cur, cur, bytes);
+	memcpy(f->prev, prev, bytes);
+	if (b) {
+		memcpy(b->state, bstate, b->states * (size_t)f->precision);
+		memcpy(b->W, bW, b->entries * (size_t)f->precision);
+	}
+	f->step = step;
+	return 0;
+}
+
+int fdtd_set_receiver(struct fdtd *f, int r, const double *samples, size_t n)
+{
+	if (f->gpu)
+		return GPU_CALL(cuda_set_receiver(f->gpu, r, samples, n, &f->err));
+	if (r < 0 || r >= f->nrec || n > f->rec[r].len)
+		return rs_fail(&f->err, RS_EINTERNAL, "receiver %d: %zu samples do not fit", r, n);
+	memcpy(f->rec[r].signal, samples, n * sizeof(double));
+	return 0;
+}
+
+uint64_t fdtd_fingerprint(const struct fdtd *f, uint64_t h)
+{
+	const struct branch_walls *b = f->branch;
+
+	h = rs_hash(h, &f->coefs.first_diff, sizeof(f->coefs.first_diff));	/* no padding */
+	h = rs_hash(h, f->coefs.be, sizeof(f->coefs.be));
+	h = rs_hash(h, f->coefs.cb, sizeof(f->coefs.cb));
+	h = rs_hash(h, f->coefs.sc, sizeof(f->coefs.sc));
+	h = rs_hash(h, &f->coefs.l2, sizeof(f->coefs.l2));
+	h = rs_hash(h, &f->lambda, sizeof(f->lambda));
+	if (b) {
+		h = rs_hash(h, b->A, b->nodes * sizeof(double));
+		h = rs_hash(h, b->inv, b->nodes * sizeof(double));
+		h = rs_hash(h, b->gam, b->entries * sizeof(double));
+		h = rs_hash(h, b->bb, (size_t)b->nbranch * sizeof(double));
+		h = rs_hash(h, b->cc, (size_t)b->nbranch * sizeof(double));
+		h = rs_hash(h, b->kk, (size_t)b->nbranch * sizeof(double));
+	}
+	return h;
 }

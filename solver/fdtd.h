@@ -24,6 +24,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../common/rs_error.h"
 #include "../geometry/voxel.h"
@@ -200,6 +201,29 @@ void fdtd_field(const struct fdtd *f, int older, double *out);
  * run's precision; padding cells must hold 0. The step counter and the receivers stay.
  */
 int fdtd_set_field(struct fdtd *f, const double *cur, const double *prev);
+
+/*
+ * The engine's whole state at a step, for checkpoints (docs/cli.md, "Checkpoints"): both
+ * levels as stored (precision bytes a value, in the grid's order, folded on the fcc
+ * lattice, whatever the kernel's own layout), the branch walls' state and W, the step
+ * counter; with the receivers' samples (fdtd_receiver) and the source, which the caller
+ * adds again, that is all a run needs to go on bitwise as if it had not stopped.
+ * fdtd_state_sizes() gives the entries of each array and returns the bytes of one.
+ */
+size_t fdtd_state_sizes(const struct fdtd *f, size_t *values, size_t *bstates, size_t *bW);
+int fdtd_get_state(struct fdtd *f, void *cur, void *prev, void *bstate, void *bW);
+
+/* Load a state of fdtd_get_state() taken at `step` (the receiver grid's window starts empty
+ * after it). */
+int fdtd_set_state(struct fdtd *f, long step, const void *cur, const void *prev,
+		   const void *bstate, const void *bW);
+
+/* h carried on (common/hash.h) over what the update is made of besides the grid: the
+ * kinds' coefficients, lambda, the branch walls' constants (a resumed run must match). */
+uint64_t fdtd_fingerprint(const struct fdtd *f, uint64_t h);
+
+/* Receiver r's samples 0 to n - 1 (n at most the samples reserved). */
+int fdtd_set_receiver(struct fdtd *f, int r, const double *samples, size_t n);
 
 #ifdef __cplusplus
 }

@@ -326,6 +326,20 @@ int cuda_branch_reset(struct cuda_engine *e, struct rs_error *err)
 	       CK(cudaMemset(d->W, 0, d->entries * (size_t)e->precision)) ? RS_EDEVICE : 0;
 }
 
+int cuda_branch_load(struct cuda_engine *e, const void *state, const void *W,
+		     struct rs_error *err)
+{
+	const struct cuda_branch *d = e->branch;
+
+	(void)err;
+	if (!d || !state || !W)
+		return 0;
+	return CK(cudaMemcpy(d->state, state, d->states * (size_t)e->precision,
+			     cudaMemcpyHostToDevice)) ||
+	       CK(cudaMemcpy(d->W, W, d->entries * (size_t)e->precision, cudaMemcpyHostToDevice))
+		       ? RS_EDEVICE : 0;
+}
+
 int cuda_branch_step(struct cuda_engine *e, struct rs_error *err)
 {
 	const struct cuda_branch *d = e->branch;

@@ -224,6 +224,9 @@ int fcc_plane(const struct cuda_engine *e, dim3 g, float *out, int axis, int ind
 int cuda_branch_upload(struct cuda_engine *e, const struct branch_walls *b,
 		       struct rs_error *err);
 int cuda_branch_reset(struct cuda_engine *e, struct rs_error *err);
+/* Upload the branch state and W (a checkpoint's, cuda_branch_state()'s layout). */
+int cuda_branch_load(struct cuda_engine *e, const void *state, const void *W,
+		     struct rs_error *err);
 int cuda_branch_step(struct cuda_engine *e, struct rs_error *err);
 void cuda_branch_free(struct cuda_engine *e);
 

@@ -143,6 +143,19 @@ int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_er
  * folded nodes with the fcc scheme), cuda_field's layout. */
 int cuda_set_field(struct cuda_engine *e, int older, const double *in, struct rs_error *err);
 
+/* Both levels as stored, precision bytes a value in the grid's order (folded with fcc),
+ * whatever the kernel's layout (checkpoints: fdtd_get_state). */
+int cuda_levels(const struct cuda_engine *e, void *cur, void *prev, struct rs_error *err);
+
+/* Load both levels (cuda_levels' layout), the branch walls' state and W (NULL: none) and
+ * the step counter (fdtd_set_state). */
+int cuda_set_state(struct cuda_engine *e, long step, const void *cur, const void *prev,
+		   const void *bstate, const void *bW, struct rs_error *err);
+
+/* Receiver r's samples 0 to n - 1, on the device and the host. */
+int cuda_set_receiver(struct cuda_engine *e, int r, const double *samples, size_t n,
+		      struct rs_error *err);
+
 /* The room cells of one plane of the newest level, as fdtd_plane() lays them out. */
 int cuda_plane(struct cuda_engine *e, int axis, int index, float *out, struct rs_error *err);
 

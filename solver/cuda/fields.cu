@@ -3,6 +3,7 @@
  * snapshots, on the cubic grid in either layout and on the fcc lattice (fcc.cu).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "device.cuh"
 
@@ -26,48 +27,96 @@ __global__ void k_plane(const R *__restrict__ u, float *__restrict__ out, int ax
 			       : ijk[0] + d.sy * ijk[1] + d.sz * ijk[2]];
 }
 
-int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_error *err)
+/*
+ * One level as stored (precision bytes a value) to or from host memory in the grid's own
+ * order (vox_index, or folded on the fcc lattice), whatever the kernel's layout on the
+ * device (diamond's z-fastest one: dt_index).
+ */
+static int level_copy(const struct cuda_engine *e, int older, void *host, int to_device,
+		      struct rs_error *err)
 {
-	const size_t n = e->values;
-	const void *src = e->u[older ? 1 - e->cur : e->cur];
-	void *tmp = malloc(n * (size_t)e->precision);
-	int col, z;
+	const size_t n = e->values, bytes = n * (size_t)e->precision;
+	void *dev = e->u[older ? 1 - e->cur : e->cur];
+	char *tmp = e->zfast ? (char *)malloc(bytes) : (char *)host;
+	int col, z, rc = 0;
 
 	if (!tmp)
 		return rs_fail(err, RS_ENOMEM, "out of memory copying the field");
-	if (CK(cudaMemcpy(tmp, src, n * (size_t)e->precision, cudaMemcpyDeviceToHost))) {
+	for (size_t i = 0; e->zfast && to_device && i < n; i++)
+		memcpy(tmp + (size_t)dt_index(e, (long long)i, &col, &z) * e->precision,
+		       (const char *)host + i * e->precision, (size_t)e->precision);
+	if (CK(to_device ? cudaMemcpy(dev, tmp, bytes, cudaMemcpyHostToDevice)
+			 : cudaMemcpy(tmp, dev, bytes, cudaMemcpyDeviceToHost)))
+		rc = RS_EDEVICE;
+	for (size_t i = 0; !rc && e->zfast && !to_device && i < n; i++)
+		memcpy((char *)host + i * e->precision,
+		       tmp + (size_t)dt_index(e, (long long)i, &col, &z) * e->precision,
+		       (size_t)e->precision);
+	if (tmp != host)
 		free(tmp);
-		return RS_EDEVICE;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const size_t m = e->zfast ? (size_t)dt_index(e, (long long)i, &col, &z) : i;
+	return rc;
+}
 
-		out[i] = e->precision == 4 ? ((const float *)tmp)[m] : ((const double *)tmp)[m];
-	}
+int cuda_field(const struct cuda_engine *e, int older, double *out, struct rs_error *err)
+{
+	const size_t n = e->values;
+	void *tmp = malloc(n * (size_t)e->precision);
+	int rc;
+
+	if (!tmp)
+		return rs_fail(err, RS_ENOMEM, "out of memory copying the field");
+	rc = level_copy(e, older, tmp, 0, err);
+	for (size_t i = 0; !rc && i < n; i++)
+		out[i] = e->precision == 4 ? ((const float *)tmp)[i] : ((const double *)tmp)[i];
 	free(tmp);
-	return 0;
+	return rc;
 }
 
 int cuda_set_field(struct cuda_engine *e, int older, const double *in, struct rs_error *err)
 {
 	const size_t n = e->values;
-	void *dst = e->u[older ? 1 - e->cur : e->cur];
 	void *tmp = malloc(n * (size_t)e->precision);
-	int col, z, rc;
+	int rc;
 
 	if (!tmp)
 		return rs_fail(err, RS_ENOMEM, "out of memory copying the field");
-	for (size_t i = 0; i < n; i++) {
-		const size_t m = e->zfast ? (size_t)dt_index(e, (long long)i, &col, &z) : i;
-
+	for (size_t i = 0; i < n; i++)
 		if (e->precision == 4)
-			((float *)tmp)[m] = (float)in[i];
+			((float *)tmp)[i] = (float)in[i];
 		else
-			((double *)tmp)[m] = in[i];
-	}
-	rc = CK(cudaMemcpy(dst, tmp, n * (size_t)e->precision, cudaMemcpyHostToDevice));
+			((double *)tmp)[i] = in[i];
+	rc = level_copy(e, older, tmp, 1, err);
 	free(tmp);
-	return rc ? RS_EDEVICE : 0;
+	return rc;
+}
+
+int cuda_levels(const struct cuda_engine *e, void *cur, void *prev, struct rs_error *err)
+{
+	return level_copy(e, 0, cur, 0, err) || level_copy(e, 1, prev, 0, err) ? err->code : 0;
+}
+
+int cuda_set_state(struct cuda_engine *e, long step, const void *cur, const void *prev,
+		   const void *bstate, const void *bW, struct rs_error *err)
+{
+	if (level_copy(e, 0, (void *)cur, 1, err) || level_copy(e, 1, (void *)prev, 1, err) ||
+	    cuda_branch_load(e, bstate, bW, err))
+		return err->code ? err->code : RS_EDEVICE;
+	e->step = step;
+	e->gbase = step + 1;
+	e->ctl_fresh = 0;	/* the graphs read the step from ctl */
+	return 0;
+}
+
+int cuda_set_receiver(struct cuda_engine *e, int r, const double *samples, size_t n,
+		      struct rs_error *err)
+{
+	const size_t off = (size_t)r * e->cap;
+
+	if (r < 0 || r >= e->nrec || n > e->cap)
+		return rs_fail(err, RS_EINTERNAL, "receiver %d: %zu samples do not fit", r, n);
+	memcpy(e->h_rec + off, samples, n * sizeof(double));
+	return CK(cudaMemcpy(e->rec + off, samples, n * sizeof(double), cudaMemcpyHostToDevice))
+		       ? RS_EDEVICE : 0;
 }
 
 /* The plane kernel of the engine's lattice and precision, into device memory out. */
