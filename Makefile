@@ -6,6 +6,8 @@
 #   make run        deps, build, simulate examples/shoebox.yaml, print where the WAVs went
 #   make test       deps, build, the full test suite (no GPU needed)
 #   make bench      the CPU benchmark of docs/performance.md
+#   make sanitize   the test suite under AddressSanitizer and UndefinedBehaviorSanitizer
+#   make fuzz       a long batch of mutated rooms and meshes (tests/test_fuzz.c)
 #
 # Every variable below may be overridden: make CC=clang OPT=-O2 CUDA=0.
 
@@ -78,7 +80,7 @@ TEST_LIBS  = $(shell pkg-config --libs cmocka 2>/dev/null)
 GPU_TEST  := $(BUILD)/tests/gpu/test_gpu
 
 .PHONY: all deps check-deps check-test-deps run test tests check-headers bench clean gpu-test \
-        gpu-bundle
+        gpu-bundle sanitize fuzz
 
 all: check-deps $(BUILD)/roomsim
 
@@ -165,6 +167,27 @@ test:
 bench: all
 	$(BUILD)/roomsim bench
 
+# The suite under AddressSanitizer and UndefinedBehaviorSanitizer: a CPU build of its own in
+# build-san (nvcc's objects are not instrumented), any report fails the test that made it.
+# Leaks inside system libraries are left out by tests/lsan.supp.
+SAN_OPT ?= -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+           -fno-omit-frame-pointer
+SAN_ENV := ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:exitcode=86 \
+           LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+sanitize:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory BUILD=build-san CUDA=0 OPT="$(SAN_OPT)" tests
+	@$(SAN_ENV) tests/run.sh build-san
+
+# A long fuzz batch (tests/test_fuzz.c) with a fresh seed, or FUZZ_SEED=N to replay one;
+# FUZZ_CASES mutated rooms and as many meshes. Failing cases are kept in
+# /tmp/roomsim-fuzz-failures.
+FUZZ_CASES ?= 5000
+fuzz: check-test-deps all $(BUILD)/tests/test_fuzz
+	FUZZ_CASES=$(FUZZ_CASES) FUZZ_SEED=$${FUZZ_SEED:-$$(date +%s)} ROOMSIM=$(BUILD)/roomsim \
+	  CMOCKA_MESSAGE_OUTPUT=TAP $(BUILD)/tests/test_fuzz
+
 # On a machine with a GPU (and the libraries): every kernel against the CPU engine.
 gpu-test: check-test-deps all
 	@[ "$(CUDA)" = 1 ] || { echo "gpu-test: needs a CUDA build (nvcc not found)" >&2; exit 1; }
@@ -178,6 +201,6 @@ gpu-bundle: all $(GPU_TEST)
 	strip --strip-debug .gpu/bin/*	# the carry to the GPU machine is limited to 64 MiB
 
 clean:
-	rm -rf $(BUILD) .gpu
+	rm -rf $(BUILD) build-cpu build-san .gpu
 
 -include $(LIB_OBJS:.o=.d) $(APP_OBJS:.o=.d)

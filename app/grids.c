@@ -210,10 +210,10 @@ int grids_sync(struct run_grids *g, struct rs_error *err)
 {
 	int rc;
 
-	if (!g->n || (rc = grids_take(g, err)))
-		return g->n ? rc : 0;
-	if (g->part && g->part->rank > 0)
+	if (!g->n)
 		return 0;
+	if ((rc = grids_take(g, err)) || (g->part && g->part->rank > 0))
+		return rc;
 	pthread_mutex_lock(&g->mu);
 	while (g->queued[0] || g->queued[1])
 		pthread_cond_wait(&g->cv, &g->mu);

@@ -1042,9 +1042,10 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	    part_any(&r->part, stop_requested == SIGTERM || r->ckpt_seconds > 0 || r->ckpt_steps > 0)) {
 		struct rs_error e = { 0 };
 
-		if (checkpoint(r, s, &writer, &e))
+		/* none again at the step of the last one (or at a source's start) */
+		if (fdtd_steps(r->engine) > r->ckpt_last_step && checkpoint(r, s, &writer, &e))
 			fprintf(stderr, "roomsim: %s\n", e.msg);
-		else
+		else if (r->ckpt_last_step > 0)
 			snprintf(err->msg + strlen(err->msg), sizeof(err->msg) - strlen(err->msg),
 				 "; roomsim run --resume goes on from the checkpoint");
 	}

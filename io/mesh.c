@@ -28,9 +28,21 @@ struct walk {
 	struct mesh *m;
 	int counting;		/* first pass: count vertices, triangles, parts only */
 	size_t nv, ntri;
+	size_t broken;		/* faces naming a vertex their mesh does not have */
 	int nparts;
 	const double (*xf)[4];
 };
+
+/* A triangle whose three vertices its mesh has (a damaged file may name others). */
+static int triangle_ok(const struct aiMesh *am, const struct aiFace *face)
+{
+	if (face->mNumIndices != 3)
+		return 0;
+	for (int c = 0; c < 3; c++)
+		if (face->mIndices[c] >= am->mNumVertices)
+			return 0;
+	return 1;
+}
 
 static int intern(struct mesh *m, const char *s)
 {
@@ -64,8 +76,11 @@ static void add_part(struct walk *w, const struct aiMesh *am, const struct aiMat
 	size_t base = w->nv;
 	int triangles = 0;
 
-	for (unsigned f = 0; f < am->mNumFaces; f++)
-		triangles += am->mFaces[f].mNumIndices == 3;
+	for (unsigned f = 0; f < am->mNumFaces; f++) {
+		triangles += triangle_ok(am, &am->mFaces[f]);
+		w->broken += w->counting && am->mFaces[f].mNumIndices == 3 &&
+			     !triangle_ok(am, &am->mFaces[f]);
+	}
 	if (!triangles)
 		return;
 	if (!w->counting) {
@@ -88,7 +103,7 @@ static void add_part(struct walk *w, const struct aiMesh *am, const struct aiMat
 		for (unsigned f = 0; f < am->mNumFaces; f++) {
 			const struct aiFace *face = &am->mFaces[f];
 
-			if (face->mNumIndices != 3)
+			if (!triangle_ok(am, face))
 				continue;
 			for (int c = 0; c < 3; c++)
 				m->tri[w->ntri][c] = (uint32_t)(base + face->mIndices[c]);
@@ -228,6 +243,11 @@ int mesh_read(const char *path, const double xf[3][4], struct mesh *out, struct 
 	aiIdentityMatrix4(&identity);
 	if (walk_node(&w, s->mRootNode, &identity, chain, 0)) {
 		rc = rs_fail(err, RS_EINPUT, "its node graph is more than %d deep", MESH_DEPTH_MAX);
+		goto out;
+	}
+	if (w.broken) {
+		rc = rs_fail(err, RS_EINPUT, "%zu of its triangles name vertices it does not have "
+			     "(a damaged file)", w.broken);
 		goto out;
 	}
 	if (!w.ntri) {

@@ -18,10 +18,13 @@
 
 #include <hdf5.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../../solver/signal.h"
 #include "../../solver/wall.h"
@@ -1286,6 +1289,114 @@ static void ranks_on_gpus(void **state)
 	sh("rm -rf %s", dir);
 }
 
+/* `roomsim run ARGS` in the background from the working directory dir, its pid. */
+static pid_t run_bg(const char *dir, const char *args)
+{
+	char cmd[1024];
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		snprintf(cmd, sizeof(cmd), "cd %s && exec %s run %s -q 2>> bg.log", dir, roomsim, args);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait (at most 120 s) until dir/name exists; then stop pid with sig and reap it. */
+static void stop_when(pid_t pid, const char *dir, const char *name, int sig)
+{
+	char path[1300];
+	int status;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (int i = 0; i < 12000 && access(path, F_OK); i++)
+		usleep(10000);
+	assert_int_equal(access(path, F_OK), 0);
+	kill(pid, sig);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+}
+
+/*
+ * Checkpoints on the GPU: a run stopped part way (SIGTERM after a checkpoint, or SIGKILL after
+ * two) and resumed with --resume ends with the outputs of one that never stopped: the WAVs
+ * the same bytes, rirs.h5 and the snapshots equal. The checkpoint holds the fields in the
+ * grid's order whatever the kernel's layout, so diamond's (z fastest) goes on under slice-vec
+ * and slice-vec's under diamond; band walls (branch states) and a receiver grid (its file
+ * opened again) go on under slice-vec, and the grid file compares equal too.
+ */
+static void resume_on_gpu(void **state)
+{
+	static const char *const wavs[] = { "S_A.wav", "S_B.wav" };
+	static const char *const planes[] = { "z_0.700", "x_1.100" };
+	static const struct {
+		const char *first, *then, *walls, *grid;
+		int sig;
+	} cases[] = {
+		{ "diamond", "slice-vec", "{absorption: 0.1}", "", SIGTERM },
+		{ "slice-vec", "diamond", "{absorption: 0.1}", "", SIGKILL },
+		{ "slice-vec", "slice-vec", "{absorption: {125: 0.1, 250: 0.15, 500: 0.25, 1000: 0.3}}",
+		  "  - {name: G, grid: {at: 0.9, spacing: 0.1}}\n", SIGKILL },
+	};
+	char dir[] = "/tmp/roomsim-gpu-resume-XXXXXX", a[600], b[600];
+
+	(void)state;
+	if (quick || only_kernels)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		FILE *f;
+		pid_t pid;
+
+		snprintf(a, sizeof(a), "%s/%zu.yaml", dir, c);
+		assert_non_null(f = fopen(a, "w"));
+		fprintf(f, "name: r\ngrid: {spacing: 0.015}\nscheme: {precision: float32}\n"
+			   "duration: 1.0\ngeometry: {box: [3.1, 2.2, 1.4]}\nmaterials: {w: %s}\n"
+			   "surfaces: {default: w}\nsources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
+			   "receivers:\n  - {name: A, position: [2.41, 0.43, 0.37]}\n"
+			   "  - {name: B, position: [0.3, 1.9, 0.71]}\n%s"
+			   "output:\n  wav: {samplerate: 48000, format: float32}\n"
+			   "  snapshots: {every: 2000, planes: [{axis: z, at: 0.7}, {axis: x, at: 1.1}]}\n",
+			cases[c].walls, cases[c].grid);
+		fclose(f);
+		assert_int_equal(sh("cd %s && %s run %zu.yaml -q --backend cuda --kernel %s --out "
+				    "%zu-ref", dir, roomsim, c, cases[c].then, c), 0);
+		snprintf(a, sizeof(a), "%zu.yaml --backend cuda --kernel %s --out %zu-ck --checkpoint "
+			 "'4000 steps'", c, cases[c].first, c);
+		pid = run_bg(dir, a);
+		snprintf(b, sizeof(b), "%zu-ck/%s", c, cases[c].sig == SIGTERM ? "checkpoint.h5"
+										 : "checkpoint.prev.h5");
+		stop_when(pid, dir, b, cases[c].sig);
+		assert_int_equal(sh("cd %s && %s run %zu.yaml --backend cuda --kernel %s --out %zu-ck "
+				    "--resume 2> %zu-resume.log && grep -q 'resuming from' %zu-resume.log",
+				    dir, roomsim, c, cases[c].then, c, c, c), 0);
+		snprintf(a, sizeof(a), "%s/%zu-ref", dir, c);
+		snprintf(b, sizeof(b), "%s/%zu-ck", dir, c);
+		if (outputs_differ(a, b, wavs, 2, planes, 2) != 0)
+			fail_msg("%s then %s: rirs.h5 or a plane differs from the run that never "
+				 "stopped", cases[c].first, cases[c].then);
+		if (*cases[c].grid) {	/* the grid file, opened again by the resumed run */
+			char fa[700], fb[700];
+			size_t n, m;
+			double *x, *y;
+
+			snprintf(fa, sizeof(fa), "%s/S_grids.h5", a);
+			snprintf(fb, sizeof(fb), "%s/S_grids.h5", b);
+			x = h5_read(fa, "G/rir", &n);
+			y = h5_read(fb, "G/rir", &m);
+			assert_int_equal(n, m);
+			assert_memory_equal(x, y, n * sizeof(double));
+			free(x);
+			free(y);
+		}
+		assert_int_equal(sh("! ls %s | grep -q -e checkpoint -e tmp", b), 0);
+		print_message("# %s stopped by %s, resumed on %s: the same outputs\n", cases[c].first,
+			      cases[c].sig == SIGTERM ? "SIGTERM" : "SIGKILL", cases[c].then);
+	}
+	sh("rm -rf %s", dir);
+}
+
 /*
  * Every 7-point kernel, float32: 2 s of tests/gpu/rooms/seminar.yaml (a mesh room, 10^7 cells
  * at 2 kHz). Nothing grows: the late mean stays below MEAN_TOL of the peak and the last
@@ -1461,7 +1572,7 @@ int main(void)
 		cmocka_unit_test(diamond_run),	 cmocka_unit_test(uniform_field_on_gpu),
 		cmocka_unit_test(long_runs_on_gpu), cmocka_unit_test(band_long_runs_on_gpu),
 		cmocka_unit_test(mesh_room_on_gpu), cmocka_unit_test(receiver_grids_on_gpu),
-		cmocka_unit_test(ranks_on_gpus),
+		cmocka_unit_test(ranks_on_gpus), cmocka_unit_test(resume_on_gpu),
 	};
 	const struct CMUnitTest few[] = {
 		cmocka_unit_test(lshaped_f32), cmocka_unit_test(texture_subvolumes),
