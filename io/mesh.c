@@ -14,10 +14,15 @@
 #include <assimp/config.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #define MESH_NODES (MESH_PART_NAMES - 2)	/* node names kept per part: the rest of it is
 						 * the mesh's and the material's name */
@@ -171,8 +176,9 @@ static int ply_check(const char *path, struct rs_error *err)
 	FILE *f = fopen(path, "rb");
 	char line[256], most[64] = "", fmt[32] = "";
 	double need = 0, count = 0, per = 0, have, largest = 0;
+	char element[64] = "";
 	long header;
-	int ascii = 1, ok = 1;
+	int ascii = 1, ok = 1, xyz = 0, vertices = 0;
 
 	if (!f)
 		return 0;	/* Assimp says why */
@@ -188,6 +194,8 @@ static int ply_check(const char *path, struct rs_error *err)
 		if (sscanf(line, "format %31s", fmt) == 1) {
 			ascii = !strcmp(fmt, "ascii");
 		} else if (sscanf(line, "element %63s %lf", a, &n) == 2) {
+			snprintf(element, sizeof(element), "%s", a);
+			vertices |= !strcmp(a, "vertex");
 			need += count * per;
 			count = n;
 			per = 0;
@@ -199,6 +207,8 @@ static int ply_check(const char *path, struct rs_error *err)
 			per += ascii ? 2 : ply_size(a);	/* an empty list: its count alone */
 		} else if (sscanf(line, "property %63s %63s", d, a) == 2) {
 			per += ascii ? 2 : ply_size(d);
+			if (!strcmp(element, "vertex") && a[0] >= 'x' && a[0] <= 'z' && !a[1])
+				xyz |= 1 << (a[0] - 'x');
 		}
 		if (!(count >= 0) || count > 1e15)
 			ok = 0;
@@ -208,6 +218,10 @@ static int ply_check(const char *path, struct rs_error *err)
 	fseek(f, 0, SEEK_END);
 	have = (double)(ftell(f) - header);
 	fclose(f);
+	if (vertices && xyz != 7)	/* Assimp would go on with vertices it never filled */
+		return rs_fail(err, RS_EINPUT, "its PLY header gives the vertex element no %s "
+			       "property (it needs x, y and z)",
+			       !(xyz & 1) ? "x" : !(xyz & 2) ? "y" : "z");
 	if (ok && need <= have + 1)
 		return 0;
 	return rs_fail(err, RS_EINPUT, "its PLY header declares %.0f %s elements and more, at "
@@ -215,10 +229,85 @@ static int ply_check(const char *path, struct rs_error *err)
 		       "(a truncated or damaged file)", largest, most, need, fmt, have);
 }
 
+/*
+ * The time Assimp may take over a file: MESH_SECONDS plus MESH_SECONDS_PER_MB for each MB,
+ * ten times what the slowest format here reads at (OBJ, about 1 MB/s in Assimp 5). A
+ * reader past it is stopped with the whole process, the only way to stop a library call
+ * that does not return: the message names the file, and nothing has been written yet.
+ * ROOMSIM_MESH_SECONDS, when set, stands in for MESH_SECONDS (the tests' hung reader).
+ */
+#define MESH_SECONDS 30.0
+#define MESH_SECONDS_PER_MB 10.0
+
+struct watchdog {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+	double seconds, mb;
+	const char *path;
+};
+
+static void *watch(void *arg)
+{
+	struct watchdog *w = arg;
+	const double t = fmax(w->seconds, 0);
+	struct timespec until;
+	int late = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)t;
+	until.tv_nsec += (long)((t - floor(t)) * 1e9);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&w->mu);
+	while (!w->done && !late)
+		late = pthread_cond_timedwait(&w->cv, &w->mu, &until) == ETIMEDOUT;
+	pthread_mutex_unlock(&w->mu);
+	if (late && !w->done) {
+		fprintf(stderr, "roomsim: %s: the mesh reader did not finish within %.0f s for a "
+			"file of %.1f MB, and was stopped (a damaged file? valid: a mesh Assimp "
+			"reads, such as OBJ, STL, PLY, glTF, COLLADA)\n", w->path, fmax(w->seconds, 0),
+			w->mb);
+		_exit(2);	/* RS_EINPUT's status: the input is at fault */
+	}
+	return NULL;
+}
+
+static const struct aiScene *import_bounded(const char *path, unsigned flags,
+					     const struct aiPropertyStore *props)
+{
+	struct watchdog w = { .path = path };
+	const char *base = getenv("ROOMSIM_MESH_SECONDS");
+	struct stat st;
+	pthread_t t;
+	const struct aiScene *s;
+	int started;
+
+	w.mb = stat(path, &st) ? 0 : (double)st.st_size / 1e6;
+	w.seconds = (base && *base ? strtod(base, NULL) : MESH_SECONDS) + MESH_SECONDS_PER_MB * w.mb;
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	started = !pthread_create(&t, NULL, watch, &w);
+	s = aiImportFileExWithProperties(path, flags, NULL, props);
+	pthread_mutex_lock(&w.mu);
+	w.done = 1;
+	pthread_cond_signal(&w.cv);
+	pthread_mutex_unlock(&w.mu);
+	if (started)
+		pthread_join(t, NULL);
+	pthread_mutex_destroy(&w.mu);
+	pthread_cond_destroy(&w.cv);
+	return s;
+}
+
 int mesh_read(const char *path, const double xf[3][4], struct mesh *out, struct rs_error *err)
 {
-	const unsigned flags = aiProcess_Triangulate | aiProcess_SortByPType |
-			       aiProcess_JoinIdenticalVertices;
+	/* ValidateDataStructure first: it refuses a scene whose faces name vertices that are
+	 * not there, on which the other steps read out of bounds (a damaged PLY) */
+	const unsigned flags = aiProcess_ValidateDataStructure | aiProcess_Triangulate |
+			       aiProcess_SortByPType | aiProcess_JoinIdenticalVertices;
 	const struct aiScene *s;
 	struct aiPropertyStore *props;
 	struct walk w = { .xf = xf, .m = out, .counting = 1 };
@@ -231,7 +320,7 @@ int mesh_read(const char *path, const double xf[3][4], struct mesh *out, struct 
 	/* coordinates as the file stores them: COLLADA's up axis is not turned into y */
 	props = aiCreatePropertyStore();
 	aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_COLLADA_IGNORE_UP_DIRECTION, 1);
-	s = aiImportFileExWithProperties(path, flags, NULL, props);
+	s = import_bounded(path, flags, props);
 	aiReleasePropertyStore(props);
 	if (!s)
 		return rs_fail(err, RS_EINPUT, "%s", aiGetErrorString());

@@ -11,6 +11,8 @@
  * names the room file (or, for meshes, the room file or the mesh). A failing case is kept in $FUZZ_KEEP (default
  * /tmp/roomsim-fuzz-failures) with its seed to replay.
  *
+ * A mesh reader that does not finish in its time is stopped, naming the file.
+ *
  * FUZZ_CASES (default 150 per kind: `make test`'s short batch) and FUZZ_SEED (default 1)
  * set the batch; `make fuzz` runs a long one with a fresh seed.
  * The binary is $ROOMSIM (default build/roomsim).
@@ -298,6 +300,18 @@ static void mesh_mutations(void **state)
 	assert_int_equal(failed, 0);
 }
 
+/* A mesh reader past its time (ROOMSIM_MESH_SECONDS=-1 makes any read late) is stopped:
+ * exit status 2, one line naming the mesh file, no output directory. */
+static void late_mesh_reader_is_stopped(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("ROOMSIM_MESH_SECONDS=-1 %s run rooms/concert-hall/concert-hall.yaml "
+			    "--out %s/late -q > %s/late.txt 2>&1", roomsim, dir, dir), 2);
+	assert_int_equal(sh("grep -q '^roomsim: rooms/concert-hall/hall.obj: the mesh reader did "
+			    "not finish within 0 s for a file of 0.1 MB, and was stopped' %s/late.txt "
+			    "&& [ $(wc -l < %s/late.txt) = 1 ] && [ ! -e %s/late ]", dir, dir, dir), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -319,6 +333,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(yaml_mutations),
 		cmocka_unit_test(mesh_mutations),
+		cmocka_unit_test(late_mesh_reader_is_stopped),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
