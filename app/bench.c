@@ -191,19 +191,6 @@ static struct room *synthetic_of(const struct room *room, double cells)
 	return r;
 }
 
-double app_cpu_rate_of(const struct room *room, int threads, double cells, int steps)
-{
-	struct room *r = synthetic_of(room, cells);
-	/* a carved room's box is carved too: larger stencils then fall back near its walls */
-	double rate = r ? rate_of(r, threads, steps, 1, room->shaped ? 0.2 : 0, NULL, NULL) : 0;
-
-	free(r);
-	return rate;
-}
-
-#define GPU_RATE_CELLS 1.2e8	/* the largest box app_gpu_rate times on */
-#define GPU_RATE_STEPS 20
-
 /* The cache file's path into buf; 0, or -1 without a home. */
 static int cache_path(char *buf, size_t len, int dir_only)
 {
@@ -218,12 +205,77 @@ static int cache_path(char *buf, size_t len, int dir_only)
 	return 0;
 }
 
+/* The cached rate of key, and the kernel that ran it (len bytes); 1 when found. */
+static int cache_get(const char *key, char *kernel, size_t len, double *rate)
+{
+	char path[4200], line[1024];
+	int found = 0;
+	FILE *f;
+
+	if (cache_path(path, sizeof(path), 0) || !(f = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), f)) {	/* KEY|kernel|rate; the last one counts */
+		char *bar = strrchr(line, '|'), *k2;
+
+		if (!bar || strncmp(line, key, strlen(key)) || line[strlen(key)] != '|')
+			continue;
+		*bar = 0;
+		k2 = strrchr(line, '|');
+		if (k2 && k2 == line + strlen(key) && sscanf(bar + 1, "%lf", rate) == 1) {
+			snprintf(kernel, len, "%s", k2 + 1);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void cache_put(const char *key, const char *kernel, double rate)
+{
+	char path[4200];
+	FILE *f;
+
+	if (rate > 0 && !cache_path(path, sizeof(path), 1) && !app_mkdirs(path, NULL) &&
+	    !cache_path(path, sizeof(path), 0) && (f = fopen(path, "a"))) {
+		fprintf(f, "%s|%s|%.6g\n", key, kernel, rate);
+		fclose(f);
+	}
+}
+
+double app_cpu_rate_of(const struct room *room, int threads, double cells, int steps)
+{
+	struct room *r;
+	struct stn_stencil st;
+	char key[512], kernel[64];
+	double rate = 0;
+	int bands = 0;
+
+	for (int m = 0; m < room->nmaterials; m++)
+		bands |= room->materials[m].nbands > 0 || room->materials[m].nbranches > 0;
+	/* what decides the rate, as for the GPU's: so that info and run agree on a busy machine */
+	snprintf(key, sizeof(key), "%s %s|cpu, %d threads|%s|%s|%s|%s|%.2g", ROOMSIM_VERSION,
+		 ROOMSIM_GIT, threads > 0 ? threads : omp_get_max_threads(),
+		 stn_from_config(room, &st) ? "?" : st.name,
+		 room->precision == 4 ? "float32" : "float64", bands ? "band walls" : "scalar walls",
+		 room->shaped ? "carved" : "box", cells);
+	if (cache_get(key, kernel, sizeof(kernel), &rate))
+		return rate;
+	/* a carved room's box is carved too: larger stencils then fall back near its walls */
+	if ((r = synthetic_of(room, cells)))
+		rate = rate_of(r, threads, steps, 1, room->shaped ? 0.2 : 0, NULL, NULL);
+	free(r);
+	cache_put(key, "cpu", rate);
+	return rate;
+}
+
+#define GPU_RATE_CELLS 1.2e8	/* the largest box app_gpu_rate times on */
+#define GPU_RATE_STEPS 20
+
 void app_gpu_rate(const struct room *room, double cells, struct app_gpu_rate *out)
 {
-	char key[512], path[4200], line[1024];
+	char key[512];
 	struct stn_stencil st;
 	int bands = 0;
-	FILE *f;
 
 	memset(out, 0, sizeof(*out));
 	if (!fdtd_cuda_available(out->device, sizeof(out->device)))
@@ -240,23 +292,10 @@ void app_gpu_rate(const struct room *room, double cells, struct app_gpu_rate *ou
 		 room->precision == 4 ? "float32" : "float64", kernel_names[room->kernel],
 		 bands ? "band walls" : "scalar walls", room->ngrids ? "grids" : "no grids",
 		 room->shaped ? "carved" : "box", cells);
-	if (!cache_path(path, sizeof(path), 0) && (f = fopen(path, "r"))) {
-		while (fgets(line, sizeof(line), f)) {
-			char *bar = strrchr(line, '|'), *k2;
-
-			if (!bar || strncmp(line, key, strlen(key)) || line[strlen(key)] != '|')
-				continue;
-			*bar = 0;
-			k2 = strrchr(line, '|');	/* KEY|kernel|rate */
-			if (k2 && k2 == line + strlen(key) && sscanf(bar + 1, "%lf", &out->rate) == 1) {
-				snprintf(out->kernel, sizeof(out->kernel), "%s", k2 + 1);
-				out->cells = cells;
-				out->cached = 1;
-			}
-		}
-		fclose(f);
-		if (out->cached)
-			return;
+	if (cache_get(key, out->kernel, sizeof(out->kernel), &out->rate)) {
+		out->cells = cells;
+		out->cached = 1;
+		return;
 	}
 	{
 		struct room *r = synthetic_of(room, cells);
@@ -302,11 +341,7 @@ void app_gpu_rate(const struct room *room, double cells, struct app_gpu_rate *ou
 		vox_free(g);
 		free(r);
 	}
-	if (out->rate > 0 && !cache_path(path, sizeof(path), 1) && !app_mkdirs(path, NULL) &&
-	    !cache_path(path, sizeof(path), 0) && (f = fopen(path, "a"))) {
-		fprintf(f, "%s|%s|%.6g\n", key, out->kernel, out->rate);
-		fclose(f);
-	}
+	cache_put(key, out->kernel, out->rate);
 }
 
 /* Best-of-runs STREAM copy (c = a) and add (c = a + b) bandwidth in bytes/s. */
