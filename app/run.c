@@ -838,11 +838,11 @@ static int resume_open(struct run *r, struct rs_error *err)
 	struct ckpt_meta m;
 	char why[256];
 	int prev = 0, bad;
-	long long at[2] = { 0, 0 };
 
 	ckpt_describe(r, 0, &m);
 	for (prev = 0; prev < 2; prev++) {
 		struct rs_error e = { 0 };
+		long long at[2] = { -1, -1 };	/* rank 0's source and step */
 
 		ckpt_path(r->resume_path, sizeof(r->resume_path), r->out, r->part.rank, prev);
 		bad = ckpt_read_meta(r->resume_path, &r->resumed, &e) != 0;
@@ -1041,11 +1041,16 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	if (rc == RS_EINTR &&
 	    part_any(&r->part, stop_requested == SIGTERM || r->ckpt_seconds > 0 || r->ckpt_steps > 0)) {
 		struct rs_error e = { 0 };
+		/* none again at the step of the last one (nor at a source's start) */
+		int have = r->ckpt_last_step > 0 && fdtd_steps(r->engine) == r->ckpt_last_step;
 
-		/* none again at the step of the last one (or at a source's start) */
-		if (fdtd_steps(r->engine) > r->ckpt_last_step && checkpoint(r, s, &writer, &e))
-			fprintf(stderr, "roomsim: %s\n", e.msg);
-		else if (r->ckpt_last_step > 0)
+		if (fdtd_steps(r->engine) > r->ckpt_last_step) {
+			if (checkpoint(r, s, &writer, &e))
+				fprintf(stderr, "roomsim: %s\n", e.msg);
+			else
+				have = 1;
+		}
+		if (have)
 			snprintf(err->msg + strlen(err->msg), sizeof(err->msg) - strlen(err->msg),
 				 "; roomsim run --resume goes on from the checkpoint");
 	}
@@ -1266,6 +1271,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	struct room *room = cfg_load(file, err);
 	struct fdtd_setup setup = { 0 };
 	size_t pairs;
+	int rc;
 
 	if (!room)
 		return err->code;
@@ -1398,9 +1404,16 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		r->ckpt_steps = room->ckpt_steps;
 	}
 	fingerprint(r);
-	if (r->part.rank == 0 && (app_mkdirs(r->out, err) || keep_space(r, err)))
-		return err->code;
-	return r->resume ? resume_open(r, err) : 0;
+	/* the output directory, the checkpoint to go on from, the space kept for the WAVs and
+	 * rirs.h5: every rank goes on only when all have them */
+	rc = r->part.rank == 0 ? app_mkdirs(r->out, err) : 0;
+	if (!rc && r->resume)
+		rc = resume_open(r, err);
+	if (!rc && r->part.rank == 0)
+		rc = keep_space(r, err);
+	if (part_any(&r->part, rc != 0))
+		return rc ? rc : rs_fail(err, RS_EIO, "another rank could not start (rank 0 says why)");
+	return 0;
 }
 
 static void summary(const struct run *r, double seconds)
