@@ -51,17 +51,16 @@ static herr_t put_points(hid_t loc, const struct grid_desc *g)
 	return rc;
 }
 
-struct grid_file *gridf_open(const char *path, const struct grid_desc *g, int ngrids,
-			     size_t nsamples, double fs, size_t window, struct rs_error *err)
+/* A handle for ngrids grids of nsamples at path (written as path.tmp), no file open yet;
+ * NULL and err when memory lacks. */
+static struct grid_file *handle(const char *path, int ngrids, size_t nsamples,
+				struct rs_error *err)
 {
 	struct grid_file *f = calloc(1, sizeof(*f));
-	hid_t fapl = h5a_fapl();
-	herr_t rc = 0;
 
 	if (!f || !(f->rir = calloc((size_t)ngrids, sizeof(hid_t))) ||
 	    !(f->off = calloc((size_t)ngrids, sizeof(size_t))) ||
 	    !(f->npts = calloc((size_t)ngrids, sizeof(size_t)))) {
-		H5Pclose(fapl);
 		if (f) {
 			free(f->rir);
 			free(f->off);
@@ -74,8 +73,22 @@ struct grid_file *gridf_open(const char *path, const struct grid_desc *g, int ng
 	snprintf(f->tmp, sizeof(f->tmp), "%s.tmp", path);
 	f->ngrids = ngrids;
 	f->nsamples = nsamples;
+	f->file = -1;
 	for (int i = 0; i < ngrids; i++)
 		f->rir[i] = -1;
+	return f;
+}
+
+struct grid_file *gridf_open(const char *path, const struct grid_desc *g, int ngrids,
+			     size_t nsamples, double fs, size_t window, struct rs_error *err)
+{
+	struct grid_file *f = handle(path, ngrids, nsamples, err);
+	hid_t fapl;
+	herr_t rc = 0;
+
+	if (!f)
+		return NULL;
+	fapl = h5a_fapl();
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	f->file = H5Fcreate(f->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
 	H5Pclose(fapl);
@@ -122,31 +135,15 @@ struct grid_file *gridf_open(const char *path, const struct grid_desc *g, int ng
 struct grid_file *gridf_reopen(const char *path, const struct grid_desc *g, int ngrids,
 			       size_t nsamples, struct rs_error *err)
 {
-	struct grid_file *f = calloc(1, sizeof(*f));
+	struct grid_file *f = handle(path, ngrids, nsamples, err);
 	char name[300];
 
-	if (!f || !(f->rir = calloc((size_t)ngrids, sizeof(hid_t))) ||
-	    !(f->off = calloc((size_t)ngrids, sizeof(size_t))) ||
-	    !(f->npts = calloc((size_t)ngrids, sizeof(size_t)))) {
-		if (f) {
-			free(f->rir);
-			free(f->off);
-		}
-		free(f);
-		rs_fail(err, RS_ENOMEM, "out of memory opening %s", path);
+	if (!f)
 		return NULL;
-	}
-	snprintf(f->path, sizeof(f->path), "%s", path);
-	snprintf(f->tmp, sizeof(f->tmp), "%s.tmp", path);
-	f->ngrids = ngrids;
-	f->nsamples = nsamples;
-	for (int i = 0; i < ngrids; i++)
-		f->rir[i] = -1;
 	/* an interrupted run renamed it into place; one that was killed left it at tmp */
 	if (access(f->tmp, F_OK) && rename(f->path, f->tmp)) {
 		rs_fail(err, RS_EIO, "%s: cannot go on with the grid file: %s", path,
 			strerror(errno));
-		f->file = -1;
 		gridf_close(f, 0, NULL);
 		return NULL;
 	}
