@@ -1328,6 +1328,10 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.grid = r->window ? r->window : r->grid;
 	setup.exchange = r->window ? part_exchange : NULL;
 	setup.exchange_ctx = &r->part;
+	if (r->window) {
+		part_layers(&r->part, setup.zown, setup.zedge);
+		setup.exchange_async = r->part.device && !r->part.staged;
+	}
 	setup.stencil = &r->plan.stencil;
 	setup.lambda = r->plan.lambda;
 	setup.precision = room->precision;
@@ -1436,6 +1440,9 @@ static void summary(const struct run *r, double seconds)
 		if (g || *why)
 			fprintf(stderr, "roomsim: %ld of %.0f steps as CUDA graphs%s%s\n", g, done,
 				*why ? "; capture failed: " : "", why);
+		if (r->window)
+			fprintf(stderr, "roomsim: %ld of %.0f steps overlapped their halo exchange "
+				"with the update on rank 0\n", fdtd_overlap_steps(r->engine), done);
 	}
 	if (!r->quiet) {
 		char ran[64] = "";

@@ -260,7 +260,7 @@ int cpu_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 		f->prev = t;
 		f->step++;
 		if (f->exchange) {	/* a decomposed run: the halo layers, before the receivers */
-			const int rc = f->exchange(f->exchange_ctx, f->cur, &f->err);
+			const int rc = f->exchange(f->exchange_ctx, f->cur, NULL, &f->err);
 
 			if (rc)
 				return rc;

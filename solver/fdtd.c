@@ -225,7 +225,8 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
 				 s->tex_limit, f->stencil, f->fallback, f->touch, s->dts, s->nt,
 				 s->split, f->branch, s->grid_receivers, s->exchange,
-				 s->exchange_ctx };
+				 s->exchange_ctx, { s->zown[0], s->zown[1] },
+				 { s->zedge[0], s->zedge[1] }, s->exchange_async };
 
 	f->gpu = cuda_create(&cs, err);
 	return f->gpu ? 0 : err ? err->code : RS_EDEVICE;
@@ -564,6 +565,11 @@ long fdtd_graph_steps(const struct fdtd *f, const char **why)
 {
 	*why = "";
 	return f->gpu ? GPU_VALUE(cuda_graph_steps(f->gpu, why), 0) : 0;
+}
+
+long fdtd_overlap_steps(const struct fdtd *f)
+{
+	return f->gpu ? GPU_VALUE(cuda_overlap_steps(f->gpu), 0) : 0;
 }
 
 long fdtd_steps(const struct fdtd *f)

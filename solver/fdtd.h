@@ -58,10 +58,17 @@ struct fdtd_setup {
 					 * out, and the engine refuses, the kernels that record
 					 * only a few receivers (diamond) */
 	/* A decomposed run (solver/part.h): called after each step's update and sources and
-	 * before the receivers are read, with the newest field (device memory on the GPU);
+	 * before the receivers are read, with the newest field (device memory on the GPU) and
+	 * the CUDA stream to queue the transfers on (NULL: the per-thread default stream);
 	 * returns 0 or an RS_ code with err filled. The GPU then runs no graphs and no diamond. */
-	int (*exchange)(void *ctx, void *field, struct rs_error *err);
+	int (*exchange)(void *ctx, void *field, void *stream, struct rs_error *err);
 	void *exchange_ctx;
+	/* With exchange: the grid's z layers this rank updates (the others are received or
+	 * never read; {0, 0}: all), how many at the bottom and top of them its neighbours read
+	 * (0 where there is none), and 1 when exchange may queue its transfers on a stream of
+	 * the engine's own, so that the GPU updates the layers between while the halos travel. */
+	int zown[2], zedge[2];
+	int exchange_async;
 };
 
 struct fdtd;
@@ -153,6 +160,10 @@ int fdtd_diamond(const struct fdtd *f, int *dts, int *nt, int *split);
 /* On the GPU: the steps run as CUDA graphs so far (the per-step kernels replay 32 steps at
  * a time), and in *why the reason there are none, if a capture failed ("" otherwise). */
 long fdtd_graph_steps(const struct fdtd *f, const char **why);
+
+/* On the GPU in a decomposed run: the steps whose halo exchange overlapped the update of the
+ * slab's interior so far (fdtd_setup.exchange_async). */
+long fdtd_overlap_steps(const struct fdtd *f);
 
 /* Steps done so far: samples 0..steps of every receiver are valid. */
 long fdtd_steps(const struct fdtd *f);

@@ -65,7 +65,7 @@ struct fdtd {
 	size_t values;		/* entries of each field: plan.cells, or half of them folded */
 	struct branch_walls *branch;	/* the frequency-dependent walls, or NULL; on the GPU
 					 * its lists stay here and its state is downloaded to it */
-	int (*exchange)(void *ctx, void *field, struct rs_error *err);	/* fdtd_setup's */
+	int (*exchange)(void *ctx, void *field, void *stream, struct rs_error *err); /* setup's */
 	void *exchange_ctx;
 	struct rs_error err;	/* the last failure */
 };

@@ -201,7 +201,7 @@ static int mpi_swap(const int *peer, unsigned char *const *send, unsigned char *
 }
 #endif
 
-int part_exchange(void *ctx, void *field, struct rs_error *err)
+int part_exchange(void *ctx, void *field, void *stream, struct rs_error *err)
 {
 	struct part *pt = ctx;
 	unsigned char *u = field, *send[2], *recv[2];
@@ -228,7 +228,7 @@ int part_exchange(void *ctx, void *field, struct rs_error *err)
 
 		for (int q = 0; q < m; q++)
 			s[q] = (struct cuda_swap){ send[q], recv[q], n, peer[q] };
-		return cuda_nccl_swap(pt->nccl, s, m, err);
+		return cuda_nccl_swap(pt->nccl, s, m, stream, err);
 #else
 		return rs_fail(err, RS_ENODEV, "this build has no GPU halo exchange");
 #endif
@@ -252,9 +252,10 @@ int part_exchange(void *ctx, void *field, struct rs_error *err)
 		return 0;
 #endif
 	}
+	(void)stream;
 	return mpi_swap(peer, send, recv, m, n, err);
 #else
-	(void)peer, (void)send, (void)recv;
+	(void)peer, (void)send, (void)recv, (void)stream;
 	return rs_fail(err, RS_EINTERNAL, "several ranks without MPI");
 #endif
 }
@@ -317,4 +318,12 @@ void part_slab(const struct part *pt, const struct vox_plan *p, int r, int *firs
 {
 	*first = slab_start(p, pt->size, r);
 	*last = slab_start(p, pt->size, r + 1) - 1;
+}
+
+void part_layers(const struct part *pt, int zown[2], int zedge[2])
+{
+	zown[0] = pt->own[0] - pt->base;
+	zown[1] = pt->own[1] - pt->base;
+	zedge[0] = pt->rank > 0 ? pt->depth : 0;
+	zedge[1] = pt->rank < pt->size - 1 ? pt->depth : 0;
 }

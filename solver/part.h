@@ -63,8 +63,14 @@ int part_owner(const struct part *pt, const struct vox_plan *p, int k);
  * once). */
 int part_connect(struct part *pt, const char *bus, struct rs_error *err);
 
-/* fdtd_setup.exchange: swap the layers of field (the newest level) with the neighbours. */
-int part_exchange(void *ctx, void *field, struct rs_error *err);
+/* fdtd_setup.exchange: swap the layers of field (the newest level) with the neighbours;
+ * through NCCL on stream (NULL: the per-thread default stream) when pt->device and not
+ * pt->staged, else before returning. */
+int part_exchange(void *ctx, void *field, void *stream, struct rs_error *err);
+
+/* fdtd_setup.zown and zedge for this rank's window: the layers it updates, and how many at
+ * each end of them its neighbours read. */
+void part_layers(const struct part *pt, int zown[2], int zedge[2]);
 
 /* End every rank of the run at once, with exit status `status` (a rank that failed while
  * the others wait on its halos). */

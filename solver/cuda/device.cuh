@@ -65,6 +65,15 @@ __device__ __forceinline__ int2 block_range(const int2 *__restrict__ blockk, int
 	return make_int2(max(max(bk.x, kfrom), c0), min(min(bk.y, kto), c0 + k_dims.kc - 1));
 }
 
+/* The same for a launch over slabs kfrom..kto only, its z chunks counted from kfrom. */
+__device__ __forceinline__ int2 block_span(const int2 *__restrict__ blockk, int kfrom, int kto)
+{
+	const int2 bk = blockk[blockIdx.x + gridDim.x * blockIdx.y];
+	const int c0 = kfrom + (int)blockIdx.z * k_dims.kc;
+
+	return make_int2(max(bk.x, c0), min(min(bk.y, kto), c0 + k_dims.kc - 1));
+}
+
 template <typename R> __device__ __forceinline__ const KCoefs<R> &kc();
 template <> __device__ __forceinline__ const KCoefs<float> &kc<float>() { return k_f32; }
 template <> __device__ __forceinline__ const KCoefs<double> &kc<double>() { return k_f64; }

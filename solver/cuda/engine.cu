@@ -67,8 +67,14 @@ template <typename K> static void fill_coefs(K *k, const struct fdtd_coefs *c)
 }
 
 /* Per block of bx x by columns: the lowest start and highest stop height (seed 003 4.3.3). */
-static int block_heights(const struct vox_grid *g, int bx, int by, int2 **out, dim3 *grid,
-			 struct rs_error *err)
+/* Column c's cells to update: its room cells within the layers this rank owns (zown). */
+static int2 column_span(const struct vox_grid *g, const int zown[2], size_t c)
+{
+	return make_int2(max(g->kstart[c], zown[0]), min(g->kstop[c], zown[1]));
+}
+
+static int block_heights(const struct vox_grid *g, const int zown[2], int bx, int by,
+			 int2 **out, dim3 *grid, struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
 	const int gx = (p->n[0] + bx - 1) / bx, gy = (p->n[1] + by - 1) / by;
@@ -82,12 +88,12 @@ static int block_heights(const struct vox_grid *g, int bx, int by, int2 **out, d
 	for (int j = 0; j < p->n[1]; j++)
 		for (int i = 0; i < p->n[0]; i++) {
 			int2 *v = &h[i / bx + gx * (j / by)];
-			const size_t c = (size_t)i + (size_t)p->n[0] * j;
+			const int2 k = column_span(g, zown, (size_t)i + (size_t)p->n[0] * j);
 
-			if (g->kstart[c] > g->kstop[c])
+			if (k.x > k.y)
 				continue;
-			v->x = min(v->x, g->kstart[c]);
-			v->y = max(v->y, g->kstop[c]);
+			v->x = min(v->x, k.x);
+			v->y = max(v->y, k.y);
 		}
 	*grid = dim3(gx, gy, 1);
 	rc = CK(cudaMalloc(out, sizeof(int2) * (size_t)gx * gy)) ||
@@ -110,7 +116,7 @@ static int upload_grid(struct cuda_engine *e, const struct vox_grid *g, struct r
 		if (g->cls[n] == VOX_AIR)
 			mask[n >> 5] |= 1u << (n & 31);
 	for (size_t c = 0; c < cols; c++)
-		colk[c] = make_int2(g->kstart[c], g->kstop[c]);
+		colk[c] = column_span(g, e->zown, c);
 	rc = RS_EDEVICE;
 	if (CK(cudaMalloc(&e->mask, words * sizeof(unsigned))) ||
 	    CK(cudaMalloc(&e->cls, p->cells)) || CK(cudaMalloc(&e->colk, cols * sizeof(int2))) ||
@@ -291,6 +297,33 @@ static int upload_special(struct cuda_engine *e, const struct cuda_setup *s,
 	return rc;
 }
 
+/*
+ * A decomposed run overlaps each step's exchange with the update of the layers between those
+ * the neighbours read (overlap_step) where that keeps the bits: on slice-vec, with the halos
+ * through NCCL, without branch walls (their update follows the whole step's), and on the
+ * rank that adds the source only while that has no sample to add or its cells lie between
+ * the edges (source_inside). The exchange's stream has the highest priority, so that NCCL's
+ * kernels take multiprocessors as the update's blocks finish. ROOMSIM_OVERLAP=0 turns it
+ * off, to compare.
+ */
+static int overlap_prepare(struct cuda_engine *e, const struct cuda_setup *s,
+			   struct rs_error *err)
+{
+	const char *env = getenv("ROOMSIM_OVERLAP");
+	int lo = 0, hi = 0;
+
+	if (!s->exchange || !s->exchange_async || e->kernel != KERNEL_SLICE_VEC || e->branch ||
+	    (env && !strcmp(env, "0")))
+		return 0;
+	if (CK(cudaDeviceGetStreamPriorityRange(&lo, &hi)) ||
+	    CK(cudaStreamCreateWithPriority(&e->xstream, cudaStreamNonBlocking, hi)) ||
+	    CK(cudaEventCreateWithFlags(&e->xev[0], cudaEventDisableTiming)) ||
+	    CK(cudaEventCreateWithFlags(&e->xev[1], cudaEventDisableTiming)))
+		return rs_fail(err, RS_EDEVICE, "cannot make the halo exchange's stream");
+	e->overlap = 1;
+	return 0;
+}
+
 struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err)
 {
 	static unsigned long long serial;	/* the engines' kconst.serial */
@@ -310,6 +343,16 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->exchange = s->exchange;
 	e->exchange_ctx = s->exchange_ctx;
 	e->graph_off = s->exchange != NULL;	/* the exchange is not captured */
+	/* A decomposed run updates only the layers it owns: the kernels that march columns
+	 * leave the received ones (and those beyond, which are never read). */
+	e->zown[0] = 0;
+	e->zown[1] = p->n[2] - 1;
+	if (s->exchange && s->zown[1] > 0) {
+		e->zown[0] = s->zown[0];
+		e->zown[1] = s->zown[1];
+		e->zedge[0] = s->zedge[0];
+		e->zedge[1] = s->zedge[1];
+	}
 	e->dts = s->dts;
 	e->nt = s->nt;
 	e->split = s->split;
@@ -357,10 +400,11 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	if (CK(cudaMalloc(&e->u[0], p->cells * (size_t)s->precision)) ||
 	    CK(cudaMalloc(&e->u[1], p->cells * (size_t)s->precision)) ||
 	    upload_grid(e, s->grid, err) ||
-	    block_heights(s->grid, s->block[0], s->block[1], &e->blockk, &e->grid2, err) ||
-	    block_heights(s->grid, e->block3.x, e->block3.y, &e->blockk3, &e->grid3, err) ||
-	    block_heights(s->grid, s->block[0] * 16 / s->precision, s->block[1], &e->blockkv,
-			  &e->gridv, err) ||
+	    block_heights(s->grid, e->zown, s->block[0], s->block[1], &e->blockk, &e->grid2, err) ||
+	    block_heights(s->grid, e->zown, e->block3.x, e->block3.y, &e->blockk3, &e->grid3,
+			  err) ||
+	    block_heights(s->grid, e->zown, s->block[0] * 16 / s->precision, s->block[1],
+			  &e->blockkv, &e->gridv, err) ||
 	    make_textures(e, s->tex_limit, err) || cuda_branch_upload(e, s->branch, err))
 		goto out_free;
 	if (e->general && s->fallback &&
@@ -378,7 +422,8 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	if (cuda_reset(e, err) || ((e->kernel == KERNEL_DIAMOND || e->kernel == KERNEL_AUTO) &&
 				   dt_prepare(e, s->grid, err)))
 		goto out_free;
-	if (check_kernel(e, s, err) || (e->kernel == KERNEL_AUTO && cuda_choose_kernel(e, err)))
+	if (check_kernel(e, s, err) || (e->kernel == KERNEL_AUTO && cuda_choose_kernel(e, err)) ||
+	    overlap_prepare(e, s, err))
 		goto out_free;
 	e->zfast = e->kernel == KERNEL_DIAMOND;	/* its fields are zero: no transposition */
 	return e;
@@ -419,6 +464,11 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->stage);
 	dt_free(e);
 	cuda_branch_free(e);
+	if (e->xstream)
+		cudaStreamDestroy(e->xstream);
+	for (int q = 0; q < 2; q++)
+		if (e->xev[q])
+			cudaEventDestroy(e->xev[q]);
 	free(e->h_rcell);
 	free(e->h_rw);
 	free(e->h_rec);
@@ -445,6 +495,20 @@ static void graph_drop(struct cuda_engine *e)
 		}
 }
 
+/* 1 when all the source's cells lie in the layers an overlapped step updates while the
+ * halos travel (overlap_step), so that it can add the source's sample after them; else its
+ * steps are not overlapped. */
+static int source_inside(const struct cuda_engine *e)
+{
+	for (int i = 0; i < 8; i++) {
+		const long long k = e->h_src[i] / e->k.dims.sz;
+
+		if (k < e->zown[0] + e->zedge[0] || k > e->zown[1] - e->zedge[1])
+			return 0;
+	}
+	return 1;
+}
+
 int cuda_set_source(struct cuda_engine *e, const size_t cell[8], const double *inj,
 		    size_t nsteps, struct rs_error *err)
 {
@@ -463,6 +527,7 @@ int cuda_set_source(struct cuda_engine *e, const size_t cell[8], const double *i
 	    CK(cudaMemcpy(e->inj, inj, nsteps * 8 * sizeof(double), cudaMemcpyHostToDevice)))
 		return RS_EDEVICE;
 	e->inj_steps = nsteps;
+	e->src_inside = source_inside(e);
 	return 0;
 }
 
@@ -757,13 +822,48 @@ static int graph_capture(struct cuda_engine *e)
 }
 
 /* One step launched kernel by kernel (it brings the kernel files' constants to e's). */
+/*
+ * A decomposed run's step with its exchange overlapped (overlap_prepare): the layers the
+ * neighbours read first, their halos sent and received on the exchange stream while the
+ * layers between are updated, the per-thread stream then waiting for both before the
+ * receivers are read. The launches write disjoint layers, the exchange writes only received
+ * ones (outside zown) and reads only sent ones, and every cell is updated by the same code
+ * as in the whole launch, so the bits are those of the step without overlap.
+ */
+static int overlap_step(struct cuda_engine *e, struct rs_error *err)
+{
+	const int lo = e->zown[0], hi = e->zown[1], d0 = e->zedge[0], d1 = e->zedge[1];
+	const int src = (size_t)e->step < e->inj_steps;
+	void *a = e->u[e->cur], *b = e->u[1 - e->cur];
+
+	if ((d0 && slice_vec_layers(e, a, b, lo, lo + d0 - 1, err)) ||
+	    (d1 && slice_vec_layers(e, a, b, max(lo + d0, hi - d1 + 1), hi, err)))
+		return err->code;
+	e->cur = 1 - e->cur;
+	if (CK(cudaEventRecord(e->xev[0], cudaStreamPerThread)) ||
+	    CK(cudaStreamWaitEvent(e->xstream, e->xev[0], 0)) ||
+	    e->exchange(e->exchange_ctx, b, (void *)e->xstream, err) ||
+	    slice_vec_layers(e, a, b, lo + d0, hi - d1, err) ||
+	    (src && inject_record(e, 1, 0, err)) ||
+	    CK(cudaEventRecord(e->xev[1], e->xstream)) ||
+	    CK(cudaStreamWaitEvent(cudaStreamPerThread, e->xev[1], 0)))
+		return err->code ? err->code : RS_EDEVICE;
+	return inject_record(e, 0, 1, err);
+}
+
 static int one_step(struct cuda_engine *e, struct rs_error *err)
 {
-	if (cuda_kernels[e->kernel].launch(e, e->kernel, 1, err) || cuda_branch_step(e, err) ||
-	    inject_record(e, 1, !e->exchange, err) ||
-	    (e->exchange && (e->exchange(e->exchange_ctx, e->u[e->cur], err) ||
-			     inject_record(e, 0, 1, err))))
+	const int ov = e->overlap && e->kernel == KERNEL_SLICE_VEC &&
+		       ((size_t)e->step >= e->inj_steps || e->src_inside);
+
+	if (ov ? overlap_step(e, err)
+	       : cuda_kernels[e->kernel].launch(e, e->kernel, 1, err) ||
+			 cuda_branch_step(e, err) || inject_record(e, 1, !e->exchange, err) ||
+			 (e->exchange &&
+			  (e->exchange(e->exchange_ctx, e->u[e->cur], NULL, err) ||
+			   inject_record(e, 0, 1, err))))
 		return err->code;
+	e->overlap_steps += ov;
 	e->step++;
 	e->ctl_fresh = 0;
 	cuda_graph_serial = e->k.serial;
@@ -840,6 +940,11 @@ long cuda_graph_steps(const struct cuda_engine *e, const char **why)
 {
 	*why = e->graph_why;
 	return e->graph_steps;
+}
+
+long cuda_overlap_steps(const struct cuda_engine *e)
+{
+	return e->overlap_steps;
 }
 
 long cuda_steps(const struct cuda_engine *e)

@@ -143,8 +143,14 @@ struct cuda_engine {
 	long gbase;			/* the sample in the window's first row */
 	int grid_receivers;		/* 1: a grid will be set or is (diamond refuses) */
 	/* a decomposed run's halo exchange (cuda_setup), between sources and receivers */
-	int (*exchange)(void *ctx, void *field, struct rs_error *err);
+	int (*exchange)(void *ctx, void *field, void *stream, struct rs_error *err);
 	void *exchange_ctx;
+	int zown[2], zedge[2];		/* the layers this rank updates, those its neighbours read */
+	int overlap;			/* 1: slice-vec steps overlap the exchange (engine.cu) */
+	int src_inside;			/* the source's cells lie between the edges (engine.cu) */
+	cudaStream_t xstream;		/* the exchange's stream (high priority) */
+	cudaEvent_t xev[2];		/* edges updated; halos in */
+	long overlap_steps;		/* steps whose exchange overlapped the interior's update */
 	float *stage;			/* device staging of snapshot planes */
 	size_t stage_bytes;
 	size_t cap;
@@ -228,6 +234,11 @@ int cuda_branch_reset(struct cuda_engine *e, struct rs_error *err);
 int cuda_branch_load(struct cuda_engine *e, const void *state, const void *W,
 		     struct rs_error *err);
 int cuda_branch_step(struct cuda_engine *e, struct rs_error *err);
+
+/* slice_vec.cu: slabs kfrom..kto of level b from level a (a decomposed run's overlapped
+ * step, engine.cu). */
+int slice_vec_layers(struct cuda_engine *e, const void *a, void *b, int kfrom, int kto,
+		     struct rs_error *err);
 void cuda_branch_free(struct cuda_engine *e);
 
 /* The diamond kernel's host side (diamond.cu) that the engine calls. */

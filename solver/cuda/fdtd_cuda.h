@@ -43,8 +43,10 @@ struct cuda_setup {
 	const struct branch_walls *branch;	/* the frequency-dependent walls, or NULL: read at
 						 * creation (branch.cu) */
 	int grid_receivers;		/* 1: a receiver grid will be set (diamond cannot run) */
-	int (*exchange)(void *ctx, void *field, struct rs_error *err);	/* fdtd_setup's */
-	void *exchange_ctx;
+	int (*exchange)(void *ctx, void *field, void *stream, struct rs_error *err);
+	void *exchange_ctx;		/* fdtd_setup's, as are: */
+	int zown[2], zedge[2];
+	int exchange_async;
 };
 
 /* 1 when a CUDA device is usable; name and total memory filled when not NULL. */
@@ -80,8 +82,10 @@ struct cuda_swap {
 	int peer;
 };
 
-/* n transfers as one NCCL group on the per-thread default stream (in order with the steps). */
-int cuda_nccl_swap(struct cuda_nccl *c, const struct cuda_swap *s, int n, struct rs_error *err);
+/* n transfers as one NCCL group on `stream` (a cudaStream_t; NULL: the per-thread default
+ * stream, in order with the steps). */
+int cuda_nccl_swap(struct cuda_nccl *c, const struct cuda_swap *s, int n, void *stream,
+		   struct rs_error *err);
 void cuda_nccl_close(struct cuda_nccl *c);
 
 struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err);
@@ -131,6 +135,7 @@ int cuda_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop
 		 struct rs_error *err);
 
 long cuda_steps(const struct cuda_engine *e);
+long cuda_overlap_steps(const struct cuda_engine *e);	/* fdtd_overlap_steps */
 
 /* Steps run as CUDA graphs so far; why, when a capture failed and none will be, or "". */
 long cuda_graph_steps(const struct cuda_engine *e, const char **why);

@@ -2,7 +2,8 @@
  * halo.cu - a decomposed run's halo exchange between GPUs (solver/part.h) through NCCL, which
  * is loaded at run time (libnccl.so.2), so that the binary needs it only on machines that
  * run several GPUs. The sends and receives go on the per-thread default stream, after the
- * step's kernels and before its receivers are read.
+ * step's kernels and before its receivers are read, or on the engine's exchange stream while
+ * it updates the slab's interior (engine.cu, overlap_step).
  */
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -116,6 +117,30 @@ int cuda_nccl_id(void *id, size_t len, struct rs_error *err)
 	return 0;
 }
 
+/* NCCL connects two ranks at their first transfer, which takes a few hundred milliseconds:
+ * a byte swapped with each neighbour in z (rank - 1, rank + 1) makes that part of the setup
+ * rather than of the first step. */
+static int nccl_connect(struct cuda_nccl *c, int rank, int size, struct rs_error *err)
+{
+	struct cuda_swap s[2];
+	char *buf = NULL;
+	int n = 0, rc;
+
+	if (cudaMalloc(&buf, 4) != cudaSuccess)
+		return rs_fail(err, RS_EDEVICE, "no device memory for the halo exchange");
+	for (int q = -1; q <= 1; q += 2)
+		if (rank + q >= 0 && rank + q < size) {
+			s[n] = (struct cuda_swap){ buf + 2 * n, buf + 2 * n + 1, 1, rank + q };
+			n++;
+		}
+	rc = cuda_nccl_swap(c, s, n, NULL, err);
+	if (!rc && cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess)
+		rc = rs_fail(err, RS_EDEVICE, "the first halo exchange: %s",
+			     cudaGetErrorString(cudaGetLastError()));
+	cudaFree(buf);
+	return rc;
+}
+
 struct cuda_nccl *cuda_nccl_open(const void *id, int rank, int size, struct rs_error *err)
 {
 	struct cuda_nccl *c;
@@ -132,18 +157,23 @@ struct cuda_nccl *cuda_nccl_open(const void *id, int rank, int size, struct rs_e
 		free(c);
 		return NULL;
 	}
+	if (nccl_connect(c, rank, size, err)) {
+		cuda_nccl_close(c);
+		return NULL;
+	}
 	return c;
 }
 
-int cuda_nccl_swap(struct cuda_nccl *c, const struct cuda_swap *s, int n, struct rs_error *err)
+int cuda_nccl_swap(struct cuda_nccl *c, const struct cuda_swap *s, int n, void *stream,
+		   struct rs_error *err)
 {
+	cudaStream_t st = stream ? (cudaStream_t)stream : cudaStreamPerThread;
 	ncclResult_t r = api.group_start();
 
 	for (int q = 0; q < n && r == ncclSuccess; q++) {
-		r = api.send(s[q].send, s[q].bytes, ncclChar, s[q].peer, c->comm, cudaStreamPerThread);
+		r = api.send(s[q].send, s[q].bytes, ncclChar, s[q].peer, c->comm, st);
 		if (r == ncclSuccess)
-			r = api.recv(s[q].recv, s[q].bytes, ncclChar, s[q].peer, c->comm,
-				     cudaStreamPerThread);
+			r = api.recv(s[q].recv, s[q].bytes, ncclChar, s[q].peer, c->comm, st);
 	}
 	if (r == ncclSuccess)
 		r = api.group_end();

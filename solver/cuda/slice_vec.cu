@@ -15,7 +15,7 @@
 template <typename R>
 __global__ void k_slice_vec(const R *__restrict__ a, R *__restrict__ b,
 			    const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
-			    const int2 *__restrict__ blockk)
+			    const int2 *__restrict__ blockk, int kfrom, int kto)
 {
 	typedef typename Vec<R>::T T;
 	const int V = Vec<R>::N;
@@ -24,7 +24,7 @@ __global__ void k_slice_vec(const R *__restrict__ a, R *__restrict__ b,
 	const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
 	const int j = blockIdx.y * blockDim.y + threadIdx.y;
 	const unsigned lane = threadIdx.x & 31;
-	const int2 bk = block_range(blockk, 1, d.nz - 2);
+	const int2 bk = block_span(blockk, kfrom, kto);
 	const bool in = i0 < d.nx;
 	const T zero = {};
 
@@ -82,18 +82,37 @@ __global__ void k_slice_vec(const R *__restrict__ a, R *__restrict__ b,
 	}
 }
 
-template <typename R> static int slice_vec_run(struct cuda_engine *e, enum kernel_id kern,
-					       struct rs_error *err)
+/* The slabs kfrom..kto of b from a (a z chunk per block layer of the launch). */
+template <typename R> static int slice_vec_span(struct cuda_engine *e, const void *a, void *b,
+						int kfrom, int kto, struct rs_error *err)
 {
 	const dim3 blk(e->block[0], e->block[1]);
+	dim3 g = e->gridv;
 
-	(void)kern;
-	k_slice_vec<R><<<e->gridv, blk>>>((const R *)e->u[e->cur], (R *)e->u[1 - e->cur], e->mask,
-					 e->cls, e->blockkv);
+	if (kfrom > kto)
+		return 0;
+	g.z = (unsigned)((kto - kfrom + KCHUNK) / KCHUNK);
+	k_slice_vec<R><<<g, blk>>>((const R *)a, (R *)b, e->mask, e->cls, e->blockkv, kfrom, kto);
 	return CK_LAUNCH() ? RS_EDEVICE : 0;
 }
 
+template <typename R> static int slice_vec_run(struct cuda_engine *e, enum kernel_id kern,
+					       struct rs_error *err)
+{
+	(void)kern;
+	return slice_vec_span<R>(e, e->u[e->cur], e->u[1 - e->cur], 1, e->k.dims.nz - 2, err);
+}
+
 ONE_LEVEL_FAMILY(slice_vec, slice_vec_run)
+
+int slice_vec_layers(struct cuda_engine *e, const void *a, void *b, int kfrom, int kto,
+		     struct rs_error *err)
+{
+	if (kconst_sync(e, err))
+		return err->code;
+	return e->precision == 4 ? slice_vec_span<float>(e, a, b, kfrom, kto, err)
+				 : slice_vec_span<double>(e, a, b, kfrom, kto, err);
+}
 
 NO_FAMILY_LIMITS(slice_vec)
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # parallel.sh - on a machine with two GPUs (bundle of `make gpu-bundle` in .gpu/): a run on two
 # GPUs against one, byte for byte (docs/parallel.md), then strong and weak scaling and the
-# capacity run of docs/performance.md. Logs to $OUT. NVLink multicast stays off.
+# capacity run of docs/performance.md (PART=exact, scale or capacity for one of them). Logs to
+# $OUT. NVLink multicast stays off.
 set -u
 export NCCL_NVLS_ENABLE=0 LD_LIBRARY_PATH="$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 out=${OUT:-/tmp/roomsim-parallel}
@@ -88,11 +89,11 @@ for c in "box float32 slice-vec" "box float32 naive3d" "box float64 slice-shared
 done
 fi
 if [ "$part" = all ] || [ "$part" = scale ]; then
-echo "== strong scaling: the bench box (1200 x 958 x 440 cells), slice-vec, 400 steps"
+echo "== strong scaling: the bench box (1200 x 958 x 440 cells), slice-vec, 1784 steps"
 cat > $w/bench.yaml <<'Y'
 name: bench
 grid: {spacing: 0.05}
-duration: 0.0337
+duration: 0.15
 geometry: {box: [59.9, 47.8, 21.9]}
 materials: {w: {absorption: 0.2}}
 surfaces: {default: w}
@@ -102,10 +103,13 @@ Y
 "$R" info $w/bench.yaml --ranks 2 | grep -E "^(grid|steps|ranks|  )"
 for n in 1 2; do
 	g=""; [ $n = 2 ] && g="--gpus 2"
-	"$R" run $w/bench.yaml --backend cuda --kernel slice-vec $g --out $w/b$n 2>&1 | grep -E "took|ranks|source" | tee $out/bench-$n.txt
+	"$R" run $w/bench.yaml --backend cuda --kernel slice-vec $g --out $w/b$n 2>&1 | grep -E "took|ranks|source|overlap" | tee $out/bench-$n.txt
 done
 "$R" run $w/bench.yaml --backend cuda --kernel slice-vec --out $w/bg 2>&1 | grep took
 ROOMSIM_NO_GRAPHS=1 "$R" run $w/bench.yaml --backend cuda --kernel slice-vec --out $w/bng 2>&1 | grep took | sed 's/^/no graphs: /'
+ROOMSIM_OVERLAP=0 "$R" run $w/bench.yaml --gpus 2 --kernel slice-vec --out $w/bno 2>&1 | grep -E "took|overlap" | sed 's/^/no overlap: /' | tee $out/bench-2-no-overlap.txt
+same "bench box slice-vec" $w/b1 $w/b2
+same "bench box slice-vec, no overlap" $w/b1 $w/bno
 echo "== weak scaling: twice the cells (880 layers) on 2 GPUs"
 sed 's/21.9\]/43.9]/' $w/bench.yaml > $w/bench2.yaml
 "$R" run $w/bench2.yaml --gpus 2 --kernel slice-vec --out $w/bw 2>&1 | grep -E "took|ranks" | tee $out/weak-2.txt
@@ -119,8 +123,9 @@ done
 same "hall 1.2 kHz slice-vec" $w/h1 $w/h2
 fi
 if [ "$part" = all ] || [ "$part" = capacity ]; then
-echo "== capacity: the concert hall at 4 kHz, float32, on 2 GPUs, 20 steps"
-sed -e 's/fmax: 250/fmax: 4000/' -e 's/duration: 2.0/duration: 0.00095/' -e "s#mesh: hall.obj#mesh: $PWD/rooms/concert-hall/hall.obj#" \
+F=${FMAX:-4000}	# 4 kHz does not fit two H100s: FMAX=3200 there
+echo "== capacity: the concert hall at $F Hz, float32, on 2 GPUs, 20 steps"
+sed -e "s/fmax: 250/fmax: $F/" -e 's/duration: 2.0/duration: 0.00095/' -e "s#mesh: hall.obj#mesh: $PWD/rooms/concert-hall/hall.obj#" \
 	rooms/concert-hall/concert-hall.yaml > $w/hall4k.yaml
 "$R" info $w/hall4k.yaml --ranks 2 | grep -E "^(grid|steps|memory|gpu|ranks|  )"
 /usr/bin/time -v "$R" run $w/hall4k.yaml --gpus 2 --kernel slice-vec --out $w/h4k 2>&1 | grep -E "took|ranks|source|Maximum resident|Elapsed|roomsim:" | tee $out/hall4k.txt
