@@ -117,9 +117,9 @@ int cuda_nccl_id(void *id, size_t len, struct rs_error *err)
 	return 0;
 }
 
-/* NCCL connects two ranks at their first transfer, which takes a few hundred milliseconds:
- * a byte swapped with each neighbour in z (rank - 1, rank + 1) makes that part of the setup
- * rather than of the first step. */
+/* NCCL connects two ranks at their first transfer (about 0.2 s on two H100s): a byte
+ * swapped with each neighbour in z (rank - 1, rank + 1) makes that part of the setup rather
+ * than of the first step. */
 static int nccl_connect(struct cuda_nccl *c, int rank, int size, struct rs_error *err)
 {
 	struct cuda_swap s[2];
