@@ -169,7 +169,8 @@ bench: all
 
 # The suite under AddressSanitizer and UndefinedBehaviorSanitizer: a CPU build of its own in
 # build-san (nvcc's objects are not instrumented), any report fails the test that made it.
-# Leaks inside system libraries are left out by tests/lsan.supp.
+# Leaks inside system libraries are left out by tests/lsan.supp; ranks under mpirun run
+# without the leak check (Open MPI unloads its components before LeakSanitizer reports).
 SAN_OPT ?= -O2 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
            -fno-omit-frame-pointer
 SAN_ENV := ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:exitcode=86 \
