@@ -7,6 +7,7 @@
  * written as soon as that source finishes, so Ctrl-C loses nothing already computed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -40,10 +42,21 @@
 
 static volatile sig_atomic_t stop_requested;
 
+/* SIGUSR1 and SIGUSR2 stand for SIGINT and SIGTERM where mpirun passes them on: it turns
+ * those two into a kill of the ranks one second later (docs/parallel.md, "Interrupting"). */
 static void on_signal(int sig)
 {
-	stop_requested = sig;
+	stop_requested = sig == SIGUSR1 ? SIGINT : sig == SIGUSR2 ? SIGTERM : sig;
 	signal(sig, SIG_DFL);	/* a second Ctrl-C ends at once */
+}
+
+static volatile sig_atomic_t ranks_pid;
+
+/* --gpus: Ctrl-C and SIGTERM reach mpirun as the signals it passes on unchanged. */
+static void pass_signal(int sig)
+{
+	if (ranks_pid > 0)
+		kill((pid_t)ranks_pid, sig == SIGINT ? SIGUSR1 : SIGUSR2);
 }
 
 struct run {
@@ -1462,11 +1475,13 @@ static void summary(const struct run *r, double seconds)
 
 /*
  * --gpus N outside mpirun: run again as N ranks of mpirun, one per GPU of this node, with the
- * same arguments less --gpus. Returns only when mpirun cannot be started.
+ * same arguments less --gpus, and exit with its status. mpirun runs in a process group of its
+ * own, so that a Ctrl-C at the terminal reaches only this process, which passes it on as
+ * SIGUSR1 (SIGTERM as SIGUSR2). Returns only when mpirun cannot be started.
  */
 static int start_ranks(int gpus, int argc, char **argv, struct rs_error *err)
 {
-	char **av = calloc((size_t)argc + 10, sizeof(char *)), np[16], self[4096];
+	char **av = calloc((size_t)argc + 16, sizeof(char *)), np[16], self[4096];
 	const ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	int n = 0;
 
@@ -1486,6 +1501,8 @@ static int start_ranks(int gpus, int argc, char **argv, struct rs_error *err)
 		av[n++] = "--allow-run-as-root";
 	av[n++] = "--bind-to";	/* each rank's OpenMP threads on any core */
 	av[n++] = "none";
+	av[n++] = "--stdin";	/* from a background process group it would stop on a read */
+	av[n++] = "none";
 	av[n++] = self;
 	av[n++] = "run";
 	for (int i = 1; i < argc; i++) {
@@ -1499,12 +1516,43 @@ static int start_ranks(int gpus, int argc, char **argv, struct rs_error *err)
 	}
 	av[n] = NULL;
 	fflush(stdout);
-	execvp(av[0], av);
-	rs_fail(err, RS_ENODEV, "--gpus %d: cannot start mpirun: %s (valid: install "
-		"openmpi-bin, or start the ranks yourself with mpirun -np %d roomsim run ...)",
-		gpus, strerror(errno), gpus);
-	free(av);
-	return err->code;
+	fflush(stderr);
+	{
+		int fd[2], status = 0, e = 0;
+		pid_t pid;
+		struct sigaction sa = { 0 };
+
+		if (pipe(fd) || (pid = fork()) < 0)
+			return rs_fail(err, RS_ENODEV, "--gpus %d: cannot start mpirun: %s", gpus,
+				       strerror(errno));
+		if (pid == 0) {	/* mpirun, or errno back through the pipe */
+			close(fd[0]);
+			setpgid(0, 0);
+			fcntl(fd[1], F_SETFD, FD_CLOEXEC);
+			execvp(av[0], av);
+			e = errno;
+			if (write(fd[1], &e, sizeof(e)) < 0)
+				_exit(127);
+			_exit(127);
+		}
+		close(fd[1]);
+		ranks_pid = pid;
+		sa.sa_handler = pass_signal;	/* no SA_RESTART: waitpid sees each one */
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		if (read(fd[0], &e, sizeof(e)) == (ssize_t)sizeof(e)) {
+			waitpid(pid, &status, 0);
+			rs_fail(err, RS_ENODEV, "--gpus %d: cannot start mpirun: %s (valid: install "
+				"openmpi-bin, or start the ranks yourself with mpirun -np %d roomsim "
+				"run ...)", gpus, strerror(e), gpus);
+			free(av);
+			return err->code;
+		}
+		close(fd[0]);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	}
 }
 
 int cmd_run(int argc, char **argv)
@@ -1533,6 +1581,8 @@ int cmd_run(int argc, char **argv)
 	if (!rc) {
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
+		signal(SIGUSR1, on_signal);
+		signal(SIGUSR2, on_signal);
 		for (int s = r.resume ? r.resumed.source : 0; s < r.room->nsources && !rc; s++) {
 			struct rs_error werr = { 0 };
 			int wrc;
@@ -1560,6 +1610,8 @@ int cmd_run(int argc, char **argv)
 		}
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGUSR1, SIG_DFL);
+		signal(SIGUSR2, SIG_DFL);
 		if (!rc)	/* done: nothing to go on from */
 			for (int prev = 0; prev < 2; prev++) {
 				char path[ROOM_PATH_MAX + 64];

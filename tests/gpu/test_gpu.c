@@ -1394,7 +1394,7 @@ static void resume_on_gpu(void **state)
 		print_message("# %s stopped by %s, resumed on %s: the same outputs\n", cases[c].first,
 			      cases[c].sig == SIGTERM ? "SIGTERM" : "SIGKILL", cases[c].then);
 	}
-	if (!sh("command -v mpirun > /dev/null")) {	/* two ranks: SIGTERM to mpirun */
+	if (!sh("command -v mpirun > /dev/null")) {	/* two ranks: SIGUSR2 to mpirun */
 		pid_t pid = fork();
 
 		setenv("NCCL_NVLS_ENABLE", "0", 0);
@@ -1406,7 +1406,7 @@ static void resume_on_gpu(void **state)
 			execl("/bin/sh", "sh", "-c", a, (char *)NULL);
 			_exit(127);
 		}
-		stop_when(pid, dir, "2r/S_snapshots.h5", SIGTERM);
+		stop_when(pid, dir, "2r/S_snapshots.h5", SIGUSR2);
 		assert_int_equal(sh("cd %s && [ -f 2r/checkpoint.h5 ] && [ -f 2r/checkpoint.rank1.h5 ] "
 				    "&& mpirun -np 2 --allow-run-as-root --oversubscribe %s run 0.yaml "
 				    "--backend cuda --kernel slice-vec --out 2r --resume -q", dir,
