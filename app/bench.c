@@ -167,12 +167,20 @@ double app_cpu_rate(int precision, int threads, double cells, int steps, int run
 	return rate;
 }
 
+/* 1 when a material of room has frequency-dependent walls (bands or branches). */
+static int has_bands(const struct room *room)
+{
+	for (int m = 0; m < room->nmaterials; m++)
+		if (room->materials[m].nbands > 0 || room->materials[m].nbranches > 0)
+			return 1;
+	return 0;
+}
+
 /* The synthetic box of about cells cells with room's scheme, precision and kind of walls (a
  * hall's 8 octave bands when any of room's materials is given by band). */
 static struct room *synthetic_of(const struct room *room, double cells)
 {
 	struct room *r = synthetic(cells, room->precision);
-	int bands = 0;
 
 	if (!r)
 		return NULL;
@@ -184,9 +192,7 @@ static struct room *synthetic_of(const struct room *room, double cells)
 	r->nweights = room->nweights;
 	r->variant = room->variant;
 	r->courant = room->courant;
-	for (int m = 0; m < room->nmaterials; m++)
-		bands |= room->materials[m].nbands > 0 || room->materials[m].nbranches > 0;
-	if (bands)
+	if (has_bands(room))
 		band_walls(r);
 	return r;
 }
@@ -248,10 +254,8 @@ double app_cpu_rate_of(const struct room *room, int threads, double cells, int s
 	struct stn_stencil st;
 	char key[512], kernel[64];
 	double rate = 0;
-	int bands = 0;
+	const int bands = has_bands(room);
 
-	for (int m = 0; m < room->nmaterials; m++)
-		bands |= room->materials[m].nbands > 0 || room->materials[m].nbranches > 0;
 	/* what decides the rate, as for the GPU's: so that info and run agree on a busy machine */
 	snprintf(key, sizeof(key), "%s %s|cpu, %d threads|%s|%s|%s|%s|%.2g", ROOMSIM_VERSION,
 		 ROOMSIM_GIT, threads > 0 ? threads : omp_get_max_threads(),
@@ -275,13 +279,11 @@ void app_gpu_rate(const struct room *room, double cells, struct app_gpu_rate *ou
 {
 	char key[512];
 	struct stn_stencil st;
-	int bands = 0;
+	const int bands = has_bands(room);
 
 	memset(out, 0, sizeof(*out));
 	if (!fdtd_cuda_available(out->device, sizeof(out->device)))
 		return;
-	for (int m = 0; m < room->nmaterials; m++)
-		bands |= room->materials[m].nbands > 0 || room->materials[m].nbranches > 0;
 	if (stn_from_config(room, &st))
 		return;
 	cells = fmin(cells, GPU_RATE_CELLS);

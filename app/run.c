@@ -42,6 +42,9 @@
 
 static volatile sig_atomic_t stop_requested;
 
+/* The signals that stop a run (on_signal) while it steps. */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGUSR1, SIGUSR2 };
+
 /* SIGUSR1 and SIGUSR2 stand for SIGINT and SIGTERM where mpirun passes them on: it turns
  * those two into a kill of the ranks one second later (docs/parallel.md, "Interrupting"). */
 static void on_signal(int sig)
@@ -1481,7 +1484,7 @@ static void summary(const struct run *r, double seconds)
  */
 static int start_ranks(int gpus, int argc, char **argv, struct rs_error *err)
 {
-	char **av = calloc((size_t)argc + 16, sizeof(char *)), np[16], self[4096];
+	char **av = calloc((size_t)argc + 12, sizeof(char *)), np[16], self[4096];
 	const ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	int n = 0;
 
@@ -1522,17 +1525,18 @@ static int start_ranks(int gpus, int argc, char **argv, struct rs_error *err)
 		pid_t pid;
 		struct sigaction sa = { 0 };
 
-		if (pipe(fd) || (pid = fork()) < 0)
+		if (pipe(fd) || (pid = fork()) < 0) {
+			free(av);
 			return rs_fail(err, RS_ENODEV, "--gpus %d: cannot start mpirun: %s", gpus,
 				       strerror(errno));
+		}
 		if (pid == 0) {	/* mpirun, or errno back through the pipe */
 			close(fd[0]);
 			setpgid(0, 0);
 			fcntl(fd[1], F_SETFD, FD_CLOEXEC);
 			execvp(av[0], av);
 			e = errno;
-			if (write(fd[1], &e, sizeof(e)) < 0)
-				_exit(127);
+			(void)!write(fd[1], &e, sizeof(e));
 			_exit(127);
 		}
 		close(fd[1]);
@@ -1579,10 +1583,8 @@ int cmd_run(int argc, char **argv)
 	if (!rc)
 		rc = prepare(&r, file, backend, &err);
 	if (!rc) {
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
-		signal(SIGUSR1, on_signal);
-		signal(SIGUSR2, on_signal);
+		for (size_t q = 0; q < sizeof(stop_signals) / sizeof(stop_signals[0]); q++)
+			signal(stop_signals[q], on_signal);
 		for (int s = r.resume ? r.resumed.source : 0; s < r.room->nsources && !rc; s++) {
 			struct rs_error werr = { 0 };
 			int wrc;
@@ -1608,10 +1610,8 @@ int cmd_run(int argc, char **argv)
 			if (!rc && s + 1 < r.room->nsources && keep_space(&r, &werr))
 				fprintf(stderr, "roomsim: warning: %s\n", werr.msg);
 		}
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGUSR1, SIG_DFL);
-		signal(SIGUSR2, SIG_DFL);
+		for (size_t q = 0; q < sizeof(stop_signals) / sizeof(stop_signals[0]); q++)
+			signal(stop_signals[q], SIG_DFL);
 		if (!rc)	/* done: nothing to go on from */
 			for (int prev = 0; prev < 2; prev++) {
 				char path[ROOM_PATH_MAX + 64];

@@ -853,8 +853,7 @@ static int overlap_step(struct cuda_engine *e, struct rs_error *err)
 
 static int one_step(struct cuda_engine *e, struct rs_error *err)
 {
-	const int ov = e->overlap && e->kernel == KERNEL_SLICE_VEC &&
-		       ((size_t)e->step >= e->inj_steps || e->src_inside);
+	const int ov = e->overlap && ((size_t)e->step >= e->inj_steps || e->src_inside);
 
 	if (ov ? overlap_step(e, err)
 	       : cuda_kernels[e->kernel].launch(e, e->kernel, 1, err) ||
