@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -96,6 +97,7 @@ struct run {
 	double ckpt_last;
 	long ckpt_last_step;
 	uint64_t grid_hash, points_hash;	/* what a checkpoint must match (ckpt_meta) */
+	long hold;		/* ROOMSIM_HOLD_AT: the step to hold at (-1: none) */
 	int resume;		/* --resume: go on from resume_path */
 	struct ckpt_meta resumed;	/* its meta */
 	char resume_path[ROOM_PATH_MAX + 64];
@@ -953,6 +955,27 @@ static int point_here(const struct run *r, const double pos[3])
 	return hi >= r->part.own[0] && lo <= r->part.own[1];
 }
 
+/*
+ * ROOMSIM_HOLD_AT=STEP, for the tests that interrupt a run in a known state however loaded
+ * the machine: the first source to reach STEP stops there (after any checkpoint or frame of
+ * that step), rank 0 says so on stderr, and every rank waits for a stop signal, at most
+ * HOLD_SECONDS. 1 when the run is to stop (on every rank, when decomposed).
+ */
+#define HOLD_SECONDS 900
+
+static int hold(struct run *r, const char *source)
+{
+	const struct timespec tick = { 0, 10000000 };
+
+	if (r->part.rank == 0)
+		fprintf(stderr, "roomsim: holding at step %ld of source %s until a signal "
+			"(ROOMSIM_HOLD_AT)\n", r->hold, source);
+	r->hold = -1;
+	for (long i = 0; i < HOLD_SECONDS * 100L && !stop_requested; i++)
+		nanosleep(&tick, NULL);
+	return r->part.size > 1 ? part_any(&r->part, stop_requested) : stop_requested != 0;
+}
+
 static int simulate(struct run *r, int s, struct rs_error *err)
 {
 	const struct room *room = r->room;
@@ -1027,9 +1050,14 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			n = room->snap_every - done % room->snap_every;
 		if (n > grids_room(&r->grids))
 			n = grids_room(&r->grids);
+		if (r->hold > done && n > r->hold - done)
+			n = r->hold - done;
 		/* the ranks of a decomposed run stop together, at the end of a chunk */
-		rc = r->part.size > 1 ? fdtd_advance(r->engine, n, NULL) :
-					fdtd_advance(r->engine, n, &stop_requested);
+		if (done == r->hold)
+			rc = hold(r, src->name) ? RS_EINTR : 0;
+		else
+			rc = r->part.size > 1 ? fdtd_advance(r->engine, n, NULL) :
+						fdtd_advance(r->engine, n, &stop_requested);
 		if (!rc && r->part.size > 1 && part_any(&r->part, stop_requested))
 			rc = RS_EINTR;
 		if (rc && rc != RS_EINTR) {
@@ -1166,6 +1194,13 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 	if (optind != argc - 1)
 		return rs_fail(err, RS_EINPUT, "expected one room file (see 'roomsim run --help')");
 	*file = argv[optind];
+	r->hold = -1;
+	if (getenv("ROOMSIM_HOLD_AT") && *getenv("ROOMSIM_HOLD_AT")) {
+		r->hold = strtol(getenv("ROOMSIM_HOLD_AT"), &end, 10);
+		if (*end || r->hold < 1)
+			return rs_fail(err, RS_EINPUT, "ROOMSIM_HOLD_AT: '%s' is not valid (valid: "
+				       "a step, a whole number from 1)", getenv("ROOMSIM_HOLD_AT"));
+	}
 	return 0;
 }
 

@@ -231,54 +231,74 @@ static int ply_check(const char *path, struct rs_error *err)
 
 /*
  * The time Assimp may take over a file: MESH_SECONDS plus MESH_SECONDS_PER_MB for each MB,
- * ten times what the slowest format here reads at (OBJ, about 1 MB/s in Assimp 5). A
- * reader past it is stopped with the whole process, the only way to stop a library call
- * that does not return: the message names the file, and nothing has been written yet.
- * ROOMSIM_MESH_SECONDS, when set, stands in for MESH_SECONDS (the tests' hung reader).
+ * ten times what the slowest format here reads at (OBJ, about 1 MB/s in Assimp 5). It is
+ * counted in the reading thread's processor time, which a loaded machine does not stretch,
+ * and, for a reader that waits instead of computing, in MESH_WALL_FACTOR times as much
+ * elapsed time. A reader past it is stopped with the whole process, the only way to stop a
+ * library call that does not return: the message names the file, and nothing has been
+ * written yet. A read that returns past it is refused the same way, so that the limit does
+ * not depend on when the watchdog thread gets to run. ROOMSIM_MESH_SECONDS, when set, stands
+ * in for MESH_SECONDS (the tests' late reader).
  */
 #define MESH_SECONDS 30.0
 #define MESH_SECONDS_PER_MB 10.0
+#define MESH_WALL_FACTOR 10.0
 
 struct watchdog {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int done;
 	double seconds, mb;
+	clockid_t cpu;		/* the reading thread's processor-time clock */
+	double cpu0, wall0;	/* that clock and CLOCK_MONOTONIC at the start */
 	const char *path;
 };
+
+static double clock_seconds(clockid_t c)
+{
+	struct timespec t;
+
+	return clock_gettime(c, &t) ? 0 : (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Past its time? Called with w->mu held; when it is, says so and ends the process. */
+static void check_late(const struct watchdog *w)
+{
+	const double t = fmax(w->seconds, 0);
+
+	if (clock_seconds(w->cpu) - w->cpu0 <= t &&
+	    clock_seconds(CLOCK_MONOTONIC) - w->wall0 <= MESH_WALL_FACTOR * t)
+		return;
+	fprintf(stderr, "roomsim: %s: the mesh reader did not finish within %.0f s for a file of "
+		"%.1f MB, and was stopped (a damaged file? valid: a mesh Assimp reads, such as OBJ, "
+		"STL, PLY, glTF, COLLADA)\n", w->path, t, w->mb);
+	_exit(2);	/* RS_EINPUT's status: the input is at fault */
+}
 
 static void *watch(void *arg)
 {
 	struct watchdog *w = arg;
-	const double t = fmax(w->seconds, 0);
 	struct timespec until;
-	int late = 0;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)t;
-	until.tv_nsec += (long)((t - floor(t)) * 1e9);
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&w->mu);
-	while (!w->done && !late)
-		late = pthread_cond_timedwait(&w->cv, &w->mu, &until) == ETIMEDOUT;
-	pthread_mutex_unlock(&w->mu);
-	if (late && !w->done) {
-		fprintf(stderr, "roomsim: %s: the mesh reader did not finish within %.0f s for a "
-			"file of %.1f MB, and was stopped (a damaged file? valid: a mesh Assimp "
-			"reads, such as OBJ, STL, PLY, glTF, COLLADA)\n", w->path, fmax(w->seconds, 0),
-			w->mb);
-		_exit(2);	/* RS_EINPUT's status: the input is at fault */
+	while (!w->done) {
+		check_late(w);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 100000000L;	/* a look every 0.1 s */
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&w->cv, &w->mu, &until);
 	}
+	pthread_mutex_unlock(&w->mu);
 	return NULL;
 }
 
 static const struct aiScene *import_bounded(const char *path, unsigned flags,
 					     const struct aiPropertyStore *props)
 {
-	struct watchdog w = { .path = path };
+	struct watchdog w = { .path = path, .cpu = CLOCK_THREAD_CPUTIME_ID };
 	const char *base = getenv("ROOMSIM_MESH_SECONDS");
 	struct stat st;
 	pthread_t t;
@@ -287,11 +307,15 @@ static const struct aiScene *import_bounded(const char *path, unsigned flags,
 
 	w.mb = stat(path, &st) ? 0 : (double)st.st_size / 1e6;
 	w.seconds = (base && *base ? strtod(base, NULL) : MESH_SECONDS) + MESH_SECONDS_PER_MB * w.mb;
+	pthread_getcpuclockid(pthread_self(), &w.cpu);
+	w.cpu0 = clock_seconds(w.cpu);
+	w.wall0 = clock_seconds(CLOCK_MONOTONIC);
 	pthread_mutex_init(&w.mu, NULL);
 	pthread_cond_init(&w.cv, NULL);
 	started = !pthread_create(&t, NULL, watch, &w);
 	s = aiImportFileExWithProperties(path, flags, NULL, props);
 	pthread_mutex_lock(&w.mu);
+	check_late(&w);
 	w.done = 1;
 	pthread_cond_signal(&w.cv);
 	pthread_mutex_unlock(&w.mu);

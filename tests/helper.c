@@ -5,7 +5,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../solver/signal.h"
 #include "../solver/wall.h"
@@ -89,6 +92,66 @@ int sh(const char *fmt, ...)
 	va_end(ap);
 	rc = system(cmd);
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+pid_t sh_start(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* 1 when the file at path holds text. */
+static int holds(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, text) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+int await_text(const char *path, const char *text, pid_t pid)
+{
+	const struct timespec tick = { 0, 20000000 };
+	siginfo_t info;
+
+	for (long i = 0; i < AWAIT_SECONDS * 50L; i++) {
+		if (holds(path, text))
+			return 0;
+		info.si_pid = 0;	/* still running: waitid leaves it 0 */
+		if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    info.si_pid == pid) {
+			print_message("# %s: the process ended before it said '%s'\n", path, text);
+			return holds(path, text) ? 0 : -1;
+		}
+		nanosleep(&tick, NULL);
+	}
+	print_message("# %s: no '%s' after %d s\n", path, text, AWAIT_SECONDS);
+	return -1;
+}
+
+int exit_status(pid_t pid)
+{
+	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 size_t peak_index(const double *x, size_t from, size_t to)

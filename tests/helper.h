@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <cmocka.h>
 
 #include "../geometry/voxel.h"
@@ -48,6 +49,19 @@ void sim_carve_l(struct sim *s, double x1, double y1, double z1, double x2);
 /* Run the shell command made from fmt and its arguments; its exit status (-1 when it did not
  * exit). */
 int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Start the shell command made from fmt and its arguments in the background; its pid. */
+pid_t sh_start(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Wait for a state, not a time: until the file at path holds text (a run announcing the
+ * step it holds at, ROOMSIM_HOLD_AT), while pid runs. 0 when it does; -1, after saying
+ * why, when pid ended first or AWAIT_SECONDS passed. */
+#define AWAIT_SECONDS 900
+int await_text(const char *path, const char *text, pid_t pid);
+
+/* pid's exit status, or 128 + the signal that ended it; fails the test when pid is not a
+ * child that ends. */
+int exit_status(pid_t pid);
 
 /* T30 of x (n samples at rate fs): the -5 to -35 dB span of the Schroeder curve, fitted by
  * least squares, times two; fails the test when the curve does not span it. */

@@ -153,7 +153,6 @@ static void interrupted_on_two_ranks(void **state)
 {
 	char cmd[1024];
 	pid_t pid;
-	int status;
 	SF_INFO info = { 0 };
 	SNDFILE *wav;
 
@@ -162,33 +161,22 @@ static void interrupted_on_two_ranks(void **state)
 		   "geometry: {box: [4.0, 3.0, 2.5]}\n"
 		   "sources: [{name: S, position: [1.0, 1.0, 1.0]}]\n"
 		   "receivers: [{name: R, position: [3.0, 2.0, 1.5]}]\n", "");
-	snprintf(cmd, sizeof(cmd), "cd %s && exec env ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" "
-		 "%s run long.yaml --gpus 2 --backend cpu --out long-2 -q 2> long.err", dir,
-		 roomsim);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	/* the space kept for the outputs appears when the ranks are about to step: from then,
-	 * however loaded the machine, two seconds of stepping */
-	snprintf(cmd, sizeof(cmd), "%s/long-2/.roomsim-reserve", dir);
-	for (int i = 0; i < 1200 && access(cmd, F_OK); i++)
-		usleep(100000);
-	sleep(2);
+	/* both ranks hold at step 3000, whatever the machine's load, until the signal */
+	pid = sh_start("cd %s && ROOMSIM_HOLD_AT=3000 exec env ASAN_OPTIONS=\"$ASAN_OPTIONS:"
+		       "detect_leaks=0\" %s run long.yaml --gpus 2 --backend cpu --out long-2 -q "
+		       "2> long.err", dir, roomsim);
+	snprintf(cmd, sizeof(cmd), "%s/long.err", dir);
+	assert_int_equal(await_text(cmd, "holding at step 3000 ", pid), 0);
 	kill(pid, SIGINT);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
-	assert_int_equal(sh("cd %s && [ $(grep -c '^roomsim: interrupted at step' long.err) = 1 ] "
-			    "&& h5dump -d completed_steps long-2/rirs.h5 > steps.txt && "
-			    "n=$(sed -n 's/^ *(0): \\([0-9]*\\).*/\\1/p' steps.txt) && "
-			    "[ \"$n\" -gt 0 ] && [ \"$n\" -lt 72747 ]", dir), 0);
+	assert_int_equal(exit_status(pid), 1);
+	assert_int_equal(sh("cd %s && [ $(grep -c '^roomsim: interrupted at step 3000 of 72747' "
+			    "long.err) = 1 ] && h5dump -d completed_steps long-2/rirs.h5 > steps.txt "
+			    "&& grep -q '^ *(0): 3000$' steps.txt", dir), 0);
 	snprintf(cmd, sizeof(cmd), "%s/long-2/S_R.wav", dir);
 	assert_non_null(wav = sf_open(cmd, SFM_READ, &info));
 	print_message("# interrupted on 2 ranks: the WAV holds %lld frames of 192000\n",
 		      (long long)info.frames);
-	assert_true(info.frames > 0 && info.frames < 192000);
+	assert_true(llabs(info.frames - 192000LL * 3000 / 72747) <= 3);
 	sf_close(wav);
 }
 

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 /* as in test_parallel.c: ranks under `make sanitize` run without the leak check, since Open
@@ -45,44 +44,23 @@ static void same_outputs(const char *a, const char *b, int ranks)
 			    b, dir, b), 0);
 }
 
-/* Start `roomsim run ARGS` in the background (stderr to DIR/NAME.err); its pid. */
-static pid_t start(const char *name, const char *args)
+/* Start `roomsim run ARGS` in the background, to hold at step `at` (ROOMSIM_HOLD_AT; stderr
+ * to DIR/NAME.err); its pid, once it holds there. */
+static pid_t start(const char *name, const char *args, long at)
 {
-	char cmd[1024];
-	pid_t pid = fork();
+	char err[512], text[64];
+	pid_t pid = sh_start("ROOMSIM_HOLD_AT=%ld exec %s run %s 2> %s/%s.err", at, roomsim, args,
+			     dir, name);
 
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		snprintf(cmd, sizeof(cmd), "exec %s run %s 2> %s/%s.err", roomsim, args, dir, name);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	snprintf(err, sizeof(err), "%s/%s.err", dir, name);
+	snprintf(text, sizeof(text), "holding at step %ld ", at);
+	assert_int_equal(await_text(err, text, pid), 0);
 	return pid;
 }
 
-/* Wait until DIR/SUB/NAME exists (at most 60 s). */
-static void await_file(const char *sub, const char *name)
-{
-	char path[512];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/%s/%s", dir, sub, name);
-	for (int i = 0; i < 6000 && stat(path, &st); i++)
-		usleep(10000);
-	assert_int_equal(stat(path, &st), 0);
-}
-
-static int exit_status(pid_t pid)
-{
-	int status;
-
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* Killed (SIGKILL, as a crash or a lost node) after its second checkpoint: --resume goes on
- * from the newest and writes what an uninterrupted run writes; the finished run removes its
- * checkpoints. */
+/* Killed (SIGKILL, as a crash or a lost node) after its second checkpoint (at steps 300 and
+ * 600, held at 650): --resume goes on from the newest and writes what an uninterrupted run
+ * writes; the finished run removes its checkpoints. */
 static void resume_after_kill(void **state)
 {
 	char args[512];
@@ -92,8 +70,9 @@ static void resume_after_kill(void **state)
 	room("k", "");
 	assert_int_equal(sh("%s run %s/k.yaml --out %s/k-ref -q", roomsim, dir, dir), 0);
 	snprintf(args, sizeof(args), "%s/k.yaml --out %s/k --checkpoint '300 steps'", dir, dir);
-	pid = start("k", args);
-	await_file("k", "checkpoint.prev.h5");
+	pid = start("k", args, 650);
+	assert_int_equal(sh("[ -f %s/k/checkpoint.prev.h5 ] && [ -f %s/k/checkpoint.h5 ]", dir,
+			    dir), 0);
 	kill(pid, SIGKILL);
 	assert_int_equal(exit_status(pid), 128 + SIGKILL);
 	assert_int_equal(sh("%s run %s/k.yaml --out %s/k --resume -q", roomsim, dir, dir), 0);
@@ -112,17 +91,15 @@ static void sigterm_writes_a_checkpoint(void **state)
 	room("t", "");
 	assert_int_equal(sh("%s run %s/t.yaml --out %s/t-ref -q", roomsim, dir, dir), 0);
 	snprintf(args, sizeof(args), "%s/t.yaml --out %s/t", dir, dir);
-	pid = start("t", args);
-	await_file("t", "S1_snapshots.h5");
-	usleep(300000);
+	pid = start("t", args, 1500);
 	kill(pid, SIGTERM);
 	assert_int_equal(exit_status(pid), 1);
 	assert_int_equal(sh("grep -q 'roomsim run --resume goes on from the checkpoint' %s/t.err && "
 			    "[ -f %s/t/checkpoint.h5 ]", dir, dir), 0);
 	assert_int_equal(sh("%s run %s/t.yaml --out %s/t --resume 2> %s/t2.err", roomsim, dir,
 			    dir, dir), 0);
-	assert_int_equal(sh("grep -q 'resuming from %s/t/checkpoint.h5: source S' %s/t2.err",
-			    dir, dir), 0);
+	assert_int_equal(sh("grep -q 'resuming from %s/t/checkpoint.h5: source S1 at step 1500 of' "
+			    "%s/t2.err", dir, dir), 0);
 	same_outputs("t-ref", "t", 0);
 	assert_int_equal(sh("%s run %s/t.yaml --out %s/t --resume -q 2> %s/t3.err; [ $? = 2 ] && "
 			    "grep -q 'no usable checkpoint in %s/t' %s/t3.err", roomsim, dir, dir,
@@ -143,9 +120,7 @@ static void resume_bands_grids(void **state)
 			    dir), 0);
 	assert_int_equal(sh("%s run %s/b.yaml --out %s/b-ref -q", roomsim, dir, dir), 0);
 	snprintf(args, sizeof(args), "%s/b.yaml --out %s/b --checkpoint '700 steps'", dir, dir);
-	pid = start("b", args);
-	await_file("b", "checkpoint.h5");
-	usleep(200000);
+	pid = start("b", args, 900);
 	kill(pid, SIGKILL);
 	exit_status(pid);
 	assert_int_equal(sh("%s run %s/b.yaml --out %s/b --resume -q", roomsim, dir, dir), 0);
@@ -161,8 +136,7 @@ static void resume_refuses_another_room(void **state)
 	(void)state;
 	room("o", "");
 	snprintf(args, sizeof(args), "%s/o.yaml --out %s/o2", dir, dir);
-	pid = start("o", args);
-	await_file("o2", "S1_snapshots.h5");
+	pid = start("o", args, 100);
 	kill(pid, SIGTERM);
 	assert_int_equal(exit_status(pid), 1);
 	assert_int_equal(sh("sed 's/^duration: .*/duration: 2.1/' %s/o.yaml > %s/o-long.yaml && "
@@ -192,16 +166,11 @@ static void resume_two_ranks(void **state)
 	room("m", "-e 's/^duration: .*/duration: 4.0/'");
 	assert_int_equal(sh("%s run %s/m.yaml --out %s/m-ref -q --backend cpu", roomsim, dir,
 			    dir), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		snprintf(args, sizeof(args), "exec %s -np 2 %s run %s/m.yaml --out %s/m --backend cpu --threads 1 2> %s/m.err",
-			 mpirun, roomsim, dir, dir, dir);
-		execl("/bin/sh", "sh", "-c", args, (char *)NULL);
-		_exit(127);
-	}
-	await_file("m", "S1_snapshots.h5");
-	usleep(500000);
+	pid = sh_start("ROOMSIM_HOLD_AT=1200 exec %s -np 2 -x ROOMSIM_HOLD_AT %s run %s/m.yaml "
+		       "--out %s/m --backend cpu --threads 1 2> %s/m.err", mpirun, roomsim, dir,
+		       dir, dir);
+	snprintf(args, sizeof(args), "%s/m.err", dir);
+	assert_int_equal(await_text(args, "holding at step 1200 ", pid), 0);
 	kill(pid, SIGUSR2);
 	exit_status(pid);
 	assert_int_equal(sh("[ -f %s/m/checkpoint.h5 ] && [ -f %s/m/checkpoint.rank1.h5 ]", dir,
