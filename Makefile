@@ -4,7 +4,8 @@
 #                   MPI for several ranks when Open MPI is found; MPI=0 forces off)
 #   make deps       install the missing Debian -dev packages (apt-get); nothing when all are there
 #   make run        deps, build, simulate examples/shoebox.yaml, print where the WAVs went
-#   make test       deps, build, the full test suite (no GPU needed)
+#   make test       deps, build, the full test suite (no GPU needed), the programs in parallel
+#   make test-stress  the suite five times in a row beside a busy loop per core and a disk writer
 #   make bench      the CPU benchmark of docs/performance.md
 #   make sanitize   the test suite under AddressSanitizer and UndefinedBehaviorSanitizer
 #   make fuzz       a long batch of mutated rooms and meshes (tests/test_fuzz.c)
@@ -19,6 +20,7 @@ NVCC      ?= nvcc
 CUDA_ARCH ?= sm_90
 BUILD     ?= build
 EXAMPLE   ?= examples/shoebox.yaml
+JOBS      ?= $(shell nproc 2>/dev/null || echo 1)
 
 # pkg-config module:Debian package, and cmd/NAME:package for programs.
 DEPS_BUILD := cmd/pkg-config:pkg-config yaml-0.1:libyaml-dev sndfile:libsndfile1-dev \
@@ -79,8 +81,8 @@ TEST_LIBS  = $(shell pkg-config --libs cmocka 2>/dev/null)
 
 GPU_TEST  := $(BUILD)/tests/gpu/test_gpu
 
-.PHONY: all deps check-deps check-test-deps run test tests check-headers bench clean gpu-test \
-        gpu-bundle sanitize fuzz
+.PHONY: all deps check-deps check-test-deps run test test-stress tests check-headers bench clean \
+        gpu-test gpu-bundle sanitize fuzz
 
 all: check-deps $(BUILD)/roomsim
 
@@ -138,6 +140,13 @@ $(BUILD)/tests/%: tests/%.c tests/helper.c tests/helper.h $(BUILD)/libroomsim.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< tests/helper.c \
 	  $(BUILD)/libroomsim.a $(TEST_LIBS) $(LDLIBS)
 
+# test_gpu is made of the files of tests/gpu/ (gpu.h).
+$(GPU_TEST): $(wildcard tests/gpu/test_gpu*.c) tests/gpu/gpu.h tests/helper.c tests/helper.h \
+             $(BUILD)/libroomsim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -o $@ $(filter %.c,$^) $(BUILD)/libroomsim.a \
+	  $(TEST_LIBS) $(LDLIBS)
+
 # The objects that print the version rebuild when the commit changes.
 $(BUILD)/version.stamp: FORCE
 	@mkdir -p $(BUILD); echo "$(VERSION) $(GIT_HASH)" > $@.new; \
@@ -155,14 +164,21 @@ tests: check-test-deps all $(TEST_BINS)
 
 run:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	$(BUILD)/roomsim run $(EXAMPLE)
 	@echo "WAVs are in $$(sed -n 's/^ *dir: *//p' $(EXAMPLE) | head -n 1)/ (see docs/output.md)"
 
+# tests/run.sh runs the programs TEST_JOBS at a time (default: one per core), longest first.
 test:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory -j$(JOBS) tests
 	@tests/run.sh $(BUILD)
+
+# The suite STRESS_RUNS times (default 5) on a saturated machine (tests/stress.sh).
+test-stress:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory -j$(JOBS) tests
+	@tests/stress.sh $(BUILD)
 
 bench: all
 	$(BUILD)/roomsim bench
@@ -178,7 +194,7 @@ SAN_ENV := ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:exitcode=86 \
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 sanitize:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory BUILD=build-san CUDA=0 OPT="$(SAN_OPT)" tests
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build-san CUDA=0 OPT="$(SAN_OPT)" tests
 	@$(SAN_ENV) tests/run.sh build-san
 
 # A long fuzz batch (tests/test_fuzz.c) with a fresh seed, or FUZZ_SEED=N to replay one;

@@ -40,6 +40,8 @@ static herr_t put_meta(hid_t f, const struct ckpt_meta *m)
 	rc |= h5a_double(f, "dt", m->dt);
 #define PUT(x) rc |= h5a_long(f, #x, (long long)m->x);
 	META_LONGS(PUT)
+	if (m->frames)
+		PUT(frames)
 #undef PUT
 	return rc;
 }
@@ -87,6 +89,7 @@ int ckpt_write_tmp(const char *path, const struct ckpt_meta *m, const struct ckp
 	rc |= put(f, "field_prev", lt, (hsize_t)m->values, 1, d->prev);
 	rc |= put(f, "branch_state", lt, (hsize_t)m->bstates, 1, d->bstate);
 	rc |= put(f, "branch_W", lt, (hsize_t)m->bW, 1, d->bW);
+	rc |= put(f, "snapshot_frames", H5T_NATIVE_FLOAT, (hsize_t)m->frames, 1, d->frames);
 	if (H5Fclose(f) < 0 || rc < 0) {
 		const int e = errno;
 
@@ -158,11 +161,14 @@ int ckpt_read_meta(const char *path, struct ckpt_meta *m, struct rs_error *err)
 		m->x = v;                                              \
 	}
 	META_LONGS(GET)
+	m->frames = 0;
+	if (H5Aexists(f, "frames") > 0)
+		GET(frames)
 #undef GET
 	H5Fclose(f);
 	m->grid_hash = strtoull(hash, NULL, 16);
 	m->points_hash = strtoull(points, NULL, 16);
-	if (bad || (m->precision != 4 && m->precision != 8) || m->values < 0 || m->step < 0 ||
+	if (bad || (m->precision != 4 && m->precision != 8) || m->values < 0 || m->frames < 0 || m->step < 0 ||
 	    m->nsamples < 1 || m->nsources < 1 || m->source < 0 || m->source >= m->nsources)
 		return rs_fail(err, RS_EIO, "%s: not a checkpoint of this roomsim (%s)", path,
 			       CKPT_FORMAT);
@@ -205,7 +211,8 @@ int ckpt_read(const char *path, const struct ckpt_meta *m, struct ckpt_data *d,
 	      get(f, "field_cur", lt, (hsize_t)m->values, d->cur) ||
 	      get(f, "field_prev", lt, (hsize_t)m->values, d->prev) ||
 	      get(f, "branch_state", lt, (hsize_t)m->bstates, d->bstate) ||
-	      get(f, "branch_W", lt, (hsize_t)m->bW, d->bW);
+	      get(f, "branch_W", lt, (hsize_t)m->bW, d->bW) ||
+	      get(f, "snapshot_frames", H5T_NATIVE_FLOAT, (hsize_t)m->frames, d->frames);
 	H5Fclose(f);
 	return bad ? rs_fail(err, RS_EIO, "%s: the checkpoint is damaged (a dataset is missing "
 			     "or of the wrong size)", path) : 0;

@@ -38,6 +38,8 @@ struct ckpt_meta {
 	int source;		/* the source in progress */
 	long long step;		/* its steps done */
 	long long values, bstates, bW;	/* entries of each level, branch state and W */
+	long long frames;	/* floats of the band-limited snapshot frames' sums (0: none;
+				 * files without the attribute have none) */
 };
 
 /* What a checkpoint holds besides its meta; sizes follow from it. */
@@ -48,6 +50,7 @@ struct ckpt_data {
 	double *rec;		/* nrec x (step + 1): this rank's receivers so far */
 	void *cur, *prev;	/* values each, precision bytes a value */
 	void *bstate, *bW;	/* bstates and bW values (NULL when none) */
+	float *frames;		/* the frames' sums (fdtd_frames_get; NULL when none) */
 };
 
 /* The path of rank's newest checkpoint in dir (prev = 1: the one before) into buf. */

@@ -131,7 +131,7 @@ static int parse_checkpoint(struct yp *p, yaml_node_t *out)
 int cfg_parse_output(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "dir", "wav", "snapshots", "checkpoint", NULL };
-	static const char *const snap_keys[] = { "every", "planes", NULL };
+	static const char *const snap_keys[] = { "every", "planes", "band", NULL };
 	struct room *r = p->room;
 	yaml_node_t *o = yp_get(p, root, "output"), *n, *s;
 	long every;
@@ -162,5 +162,15 @@ int cfg_parse_output(struct yp *p, yaml_node_t *root)
 	if (yp_integer(p, n, "output.snapshots.every", 1, 1000000000L, &every))
 		return RS_EINPUT;
 	r->snap_every = (int)every;
+	r->snap_full = 1;	/* TEMPORARY default while band-limited frames are tested */
+	if ((n = yp_get(p, s, "band"))) {
+		const char *v = n->type == YAML_SCALAR_NODE ? yp_scalar(n) : "";
+
+		if (strcmp(v, "fmax") && strcmp(v, "full"))
+			return yp_bad(p, n, "output.snapshots.band", "'%s' is not a band (valid: fmax, "
+				      "the field low-passed at grid.fmax as the WAVs are; full, the "
+				      "grid's whole band)", n->type == YAML_SCALAR_NODE ? v : yp_kind(n));
+		r->snap_full = !strcmp(v, "full");
+	}
 	return parse_planes(p, s);
 }

@@ -178,6 +178,22 @@ struct snap_file *snap_reopen(const char *path, const struct snap_plane *planes,
 	return s;
 }
 
+int snap_band(struct snap_file *s, double fmax, int taps, struct rs_error *err)
+{
+	char text[256];
+
+	if (fmax > 0)
+		snprintf(text, sizeof(text), "fmax: low-passed in time at %.6g Hz (a zero-phase FIR "
+			 "of %d steps: flat to %.6g Hz, -60 dB from %.6g Hz; docs/output.md)", fmax,
+			 taps, 0.75 * fmax, fmax);
+	else
+		snprintf(text, sizeof(text), "full: the grid's whole band");
+	if (H5Aexists(s->file, "band") > 0)
+		H5Adelete(s->file, "band");
+	return h5a_string(s->file, "band", text) < 0
+		       ? rs_fail(err, RS_EIO, "%s: cannot write its band attribute", s->path) : 0;
+}
+
 int snap_append(struct snap_file *s, int p, const float *frame, double t, struct rs_error *err)
 {
 	struct snap_set *set = &s->sets[p];

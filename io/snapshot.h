@@ -34,6 +34,11 @@ struct snap_file *snap_reopen(const char *path, const struct snap_plane *planes,
 			      double spacing, long every, double dt, long frames,
 			      struct rs_error *err);
 
+/* Say in the file's attribute `band` what band its frames hold: with fmax > 0, the field
+ * low-passed in time at fmax by a zero-phase filter of `taps` steps; else the grid's
+ * whole band. */
+int snap_band(struct snap_file *s, double fmax, int taps, struct rs_error *err);
+
 /* Append one frame (n1 * n2 floats) at time t to plane p. */
 int snap_append(struct snap_file *s, int p, const float *frame, double t, struct rs_error *err);
 

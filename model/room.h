@@ -237,6 +237,8 @@ struct room {
 	int wav_normalize;	/* 1: one common gain puts the loudest WAV peak at -1 dBFS */
 
 	int snap_every;		/* steps between snapshot frames; 0 = no snapshots */
+	int snap_full;		/* output.snapshots.band: 1 the grid's whole band, 0 (the
+				 * default) the field low-passed in time at fmax */
 	struct room_plane *planes;
 	int nplanes;
 

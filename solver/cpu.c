@@ -268,6 +268,8 @@ int cpu_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 		record(f);
 		if (f->ngp)
 			record_grid(f);
+		if (f->frames)
+			cpu_frames_add(f, f->step);
 	}
 	return 0;
 }

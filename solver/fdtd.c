@@ -224,7 +224,7 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
 				 s->tex_limit, f->stencil, f->fallback, f->touch, s->dts, s->nt,
-				 s->split, f->branch, s->grid_receivers, s->exchange,
+				 s->split, f->branch, s->grid_receivers, s->band_frames, s->exchange,
 				 s->exchange_ctx, { s->zown[0], s->zown[1] },
 				 { s->zedge[0], s->zedge[1] }, s->exchange_async };
 
@@ -381,6 +381,7 @@ void fdtd_destroy(struct fdtd *f)
 	free(f->fallback);
 	free(f->touch);
 	branch_free(f->branch);
+	frames_free(f->frames);
 	free_points(f->src, f->nsrc);
 	free_points(f->rec, f->nrec);
 	free(f->gcell);
@@ -550,8 +551,12 @@ void fdtd_reset(struct fdtd *f)
 	f->gcount = 0;
 	if (f->gpu) {
 		(void)GPU_CALL(cuda_reset(f->gpu, &f->err));
+		if (f->frames)
+			(void)GPU_CALL(cuda_frames_copy(f->gpu, NULL, f->frames->total, 1, &f->err));
 		return;
 	}
+	if (f->frames)
+		memset(f->frames->sum, 0, f->frames->total * sizeof(float));
 	memset(f->cur, 0, bytes);
 	memset(f->prev, 0, bytes);
 	for (int r = 0; r < f->nrec; r++)

@@ -57,6 +57,8 @@ struct fdtd_setup {
 	int grid_receivers;		/* 1: a receiver grid will be set: GPU kernel auto leaves
 					 * out, and the engine refuses, the kernels that record
 					 * only a few receivers (diamond) */
+	int band_frames;		/* 1: band-limited snapshot frames will be set
+					 * (fdtd_frames_setup): the same for diamond */
 	/* A decomposed run (solver/part.h): called after each step's update and sources and
 	 * before the receivers are read, with the newest field (device memory on the GPU) and
 	 * the CUDA stream to queue the transfers on (NULL: the per-thread default stream);
@@ -187,6 +189,25 @@ double fdtd_energy_of(const struct vox_grid *g, double lambda, const struct stn_
 
 /* Copy u^n (the newest level) of the room cells of one plane into out, as floats. */
 void fdtd_plane(const struct fdtd *f, int axis, int index, float *out);
+
+/*
+ * Band-limited snapshot frames (docs/output.md, "Snapshots"; solver/frames.c). After
+ * fdtd_frames_setup, each step adds its planes (as fdtd_plane lays them out) into sums held
+ * by the engine (device memory on the GPU): frame j of plane p is
+ *     sum over k in [0, 2m] of h[k] * plane_p(step j * every - m + k),
+ * the steps before 0 silent, in float, each term (float)(h[k] * value) added in step order
+ * (the same bits on every engine). A frame's sum occupies one of `slots` = 2m / every + 1
+ * slots per plane from its first step to its last, j * every + m; fdtd_frame_take then
+ * copies it out and clears the slot. fdtd_reset clears every slot. RS_EINPUT when the
+ * engine's kernel does not keep every step's field (diamond). fdtd_frames_size() is the
+ * floats of all slots, which fdtd_frames_get and fdtd_frames_set move (checkpoints).
+ */
+int fdtd_frames_setup(struct fdtd *f, int nplanes, const int *axis, const int *index,
+		      const double *h, int m, long every);
+int fdtd_frame_take(struct fdtd *f, int p, long j, float *out);
+size_t fdtd_frames_size(const struct fdtd *f);
+int fdtd_frames_get(struct fdtd *f, float *out);
+int fdtd_frames_set(struct fdtd *f, const float *in);
 
 /*
  * The same, possibly asynchronous: on the GPU the copy runs in stream order after the steps

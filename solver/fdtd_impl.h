@@ -65,10 +65,28 @@ struct fdtd {
 	size_t values;		/* entries of each field: plan.cells, or half of them folded */
 	struct branch_walls *branch;	/* the frequency-dependent walls, or NULL; on the GPU
 					 * its lists stay here and its state is downloaded to it */
+	/* band-limited snapshot frames (fdtd_frames_setup; frames.c): plane p's slot q at
+	 * fr_sum + fr_off[p] + q * fr_size[p] (on the GPU the sums are the engine's) */
+	struct fdtd_frames *frames;
 	int (*exchange)(void *ctx, void *field, void *stream, struct rs_error *err); /* setup's */
 	void *exchange_ctx;
 	struct rs_error err;	/* the last failure */
 };
+
+struct fdtd_frames {
+	int n, m, slots;
+	long every;
+	int *axis, *index;
+	size_t *size, *off, total;	/* floats of each plane's frame, its first slot, all */
+	double *h;		/* 2m + 1 taps */
+	float *sum;		/* CPU: total floats; NULL on the GPU */
+	float *plane;		/* CPU: the largest plane, the step's values */
+};
+
+/* The frames' part of step `step` (the newest level is that step's): each plane added to the
+ * sums of the frames whose window holds it (frames.c). */
+void cpu_frames_add(struct fdtd *f, long step);
+void frames_free(struct fdtd_frames *fr);
 
 /* The mirror image of index x along axis a in the box room (docs/physics.md). */
 static inline int fold(const struct vox_plan *p, int a, int x)

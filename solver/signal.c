@@ -2,6 +2,7 @@
 #include "signal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Q of the sections of Butterworth filters: 1 / (2 cos(theta)) over the pole angles. */
@@ -95,4 +96,39 @@ void sig_source(const struct room_source *s, double k, size_t n, double *out)
 		sig_butterworth(&hp, 1, 2, s->highpass, 1 / k);
 		sig_apply(&hp, out, n);
 	}
+}
+
+/* The modified Bessel function of the first kind and order 0 (its power series). */
+static double bessel_i0(double x)
+{
+	double sum = 1, term = 1;
+
+	for (int k = 1; k < 200 && term > 1e-17 * sum; k++) {
+		term *= (x / (2 * k)) * (x / (2 * k));
+		sum += term;
+	}
+	return sum;
+}
+
+int sig_band_fir(double fmax, double fs, double **h)
+{
+	/* Kaiser's design rules: beta and the length for the attenuation A over a transition
+	 * of dw radians per sample */
+	const double a = SIG_BAND_STOP_DB, dw = 2 * M_PI * SIG_BAND_WIDTH * fmax / fs;
+	const double beta = 0.1102 * (a - 8.7), fc = (1 - SIG_BAND_WIDTH / 2) * fmax / fs;
+	const int m = fmax < 0.45 * fs ? (int)ceil((a - 8) / (2.285 * dw) / 2) : 0;
+	double sum = 0;
+
+	if (!(*h = malloc((size_t)(2 * m + 1) * sizeof(double))))
+		return -1;
+	for (int k = -m; k <= m; k++) {
+		const double r = m ? (double)k / m : 0;
+		const double sinc = k ? sin(2 * M_PI * fc * k) / (M_PI * k) : 2 * fc;
+
+		(*h)[k + m] = m ? sinc * bessel_i0(beta * sqrt(1 - r * r)) / bessel_i0(beta) : 1;
+		sum += (*h)[k + m];
+	}
+	for (int k = 0; k <= 2 * m; k++)
+		(*h)[k] /= sum;
+	return m;
 }

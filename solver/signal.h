@@ -44,4 +44,15 @@ void sig_apply_zero_phase(const struct sig_filter *f, double *x, size_t n);
  */
 void sig_source(const struct room_source *s, double k, size_t n, double *out);
 
+/*
+ * The band-limiting filter of the snapshots (docs/output.md, "Snapshots"): a zero-phase
+ * low-pass FIR h[0 .. 2m] for a signal sampled at fs, a Kaiser-windowed sinc whose stop band
+ * (at least SIG_BAND_STOP_DB down) starts at fmax and whose transition is SIG_BAND_WIDTH x
+ * fmax wide below it, with unit gain at DC. Returns m (0 with h[0] = 1 where fmax is above
+ * 0.45 fs, which the rate band-limits itself); -1 when out of memory. *h is malloc'd.
+ */
+#define SIG_BAND_STOP_DB 60.0
+#define SIG_BAND_WIDTH 0.25
+int sig_band_fir(double fmax, double fs, double **h);
+
 #endif

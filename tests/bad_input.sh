@@ -11,7 +11,7 @@ for f in "$(dirname "$0")"/bad/*.yaml; do
 	n=$((n + 1))
 	set -- $(sed -n '1s/^# expect: //p' "$f")
 	line=$1 key=$2
-	msg=$(timeout 60 "$roomsim" run "$f" --out "$dir/out" -q 2>&1)	# a hang fails too
+	msg=$(timeout 300 "$roomsim" run "$f" --out "$dir/out" -q 2>&1)	# a hang fails too
 	rc=$?
 	why=""
 	[ "$rc" = 2 ] || why="exit status $rc, not 2"

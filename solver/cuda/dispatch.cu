@@ -38,6 +38,10 @@ int cuda_kernel_why(const struct cuda_engine *e, enum kernel_id k, char *why, si
 	if (k == KERNEL_DIAMOND && e->exchange)
 		return snprintf(why, len, "a decomposed run exchanges its halos every step, and "
 				"diamond keeps many steps inside its towers"), 1;
+	if (k == KERNEL_DIAMOND && e->band_frames)
+		return snprintf(why, len, "band-limited snapshots add up the planes of every step, "
+				"and diamond keeps many steps inside its towers (or set "
+				"output.snapshots.band: full)"), 1;
 	if (k == KERNEL_DIAMOND && e->grid_receivers)
 		return snprintf(why, len, "a receiver grid: diamond keeps each level inside its "
 				"towers and reads only a few receivers there (every per-step kernel "

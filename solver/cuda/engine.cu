@@ -340,6 +340,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->precision = s->precision;
 	e->kernel = s->kernel;
 	e->grid_receivers = s->grid_receivers;
+	e->band_frames = s->band_frames;
 	e->exchange = s->exchange;
 	e->exchange_ctx = s->exchange_ctx;
 	e->graph_off = s->exchange != NULL;	/* the exchange is not captured */
@@ -462,6 +463,9 @@ void cuda_destroy(struct cuda_engine *e)
 	graph_drop(e);
 	cudaFree(e->ctl);
 	cudaFree(e->stage);
+	cudaFree(e->fr_sum);
+	cudaFree(e->fr_stage);
+	cudaFree(e->fr_h);
 	dt_free(e);
 	cuda_branch_free(e);
 	if (e->xstream)
@@ -493,6 +497,11 @@ static void graph_drop(struct cuda_engine *e)
 			cudaGraphExecDestroy((cudaGraphExec_t)e->graph[p]);
 			e->graph[p] = NULL;
 		}
+}
+
+void cuda_graph_drop(struct cuda_engine *e)
+{
+	graph_drop(e);
 }
 
 /* 1 when all the source's cells lie in the layers an overlapped step updates while the
@@ -804,6 +813,8 @@ static int graph_capture(struct cuda_engine *e)
 		rc = cuda_kernels[e->kernel].launch(e, e->kernel, 1, err) || cuda_branch_step(e, err);
 		if (!rc)
 			e->precision == 4 ? record_ctl<float>(e) : record_ctl<double>(e);
+		if (!rc && e->fr_sum)	/* ctl[0] is the step just made */
+			rc = cuda_frames_add(e, 0, e->ctl, err);
 	}
 	if (cudaStreamEndCapture(cudaStreamPerThread, &g) != cudaSuccess || rc ||
 	    cudaGraphInstantiate(&x, g, 0) != cudaSuccess) {
@@ -861,6 +872,8 @@ static int one_step(struct cuda_engine *e, struct rs_error *err)
 			 (e->exchange &&
 			  (e->exchange(e->exchange_ctx, e->u[e->cur], NULL, err) ||
 			   inject_record(e, 0, 1, err))))
+		return err->code;
+	if (e->fr_sum && cuda_frames_add(e, e->step + 1, NULL, err))
 		return err->code;
 	e->overlap_steps += ov;
 	e->step++;

@@ -142,6 +142,15 @@ struct cuda_engine {
 	size_t ngp, gwin;
 	long gbase;			/* the sample in the window's first row */
 	int grid_receivers;		/* 1: a grid will be set or is (diamond refuses) */
+	/* band-limited snapshot frames (fields.cu): the facade's tables, the device's sums,
+	 * taps and one plane's staging */
+	int band_frames;		/* 1: frames will be set or are (diamond refuses) */
+	int fr_n, fr_m, fr_slots;
+	long fr_every;
+	const int *fr_axis, *fr_index;
+	const size_t *fr_size, *fr_off;
+	float *fr_sum, *fr_stage;
+	double *fr_h;
 	/* a decomposed run's halo exchange (cuda_setup), between sources and receivers */
 	int (*exchange)(void *ctx, void *field, void *stream, struct rs_error *err);
 	void *exchange_ctx;
@@ -247,6 +256,14 @@ int dt_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop,
 	       struct rs_error *err);
 long long dt_index(const struct cuda_engine *e, long long n, int *col, int *z);
 void dt_free(struct cuda_engine *e);
+
+/* Drop the captured step graphs: what they launch changed (engine.cu). */
+void cuda_graph_drop(struct cuda_engine *e);
+
+/* fields.cu: the snapshot frames' part of the step just updated, `step` the newest level's
+ * (from ctl[0] instead when ctl is not NULL, as a graph replays it). */
+int cuda_frames_add(struct cuda_engine *e, long long step, const long long *ctl,
+		    struct rs_error *err);
 
 /* A step of a carved room's fallback and touch cells as the general kernel takes them, after a
  * shell kernel stepped the others (general.cu). */

@@ -43,6 +43,7 @@ struct cuda_setup {
 	const struct branch_walls *branch;	/* the frequency-dependent walls, or NULL: read at
 						 * creation (branch.cu) */
 	int grid_receivers;		/* 1: a receiver grid will be set (diamond cannot run) */
+	int band_frames;		/* 1: snapshot frames will be set (diamond cannot run) */
 	int (*exchange)(void *ctx, void *field, void *stream, struct rs_error *err);
 	void *exchange_ctx;		/* fdtd_setup's, as are: */
 	int zown[2], zedge[2];
@@ -160,6 +161,17 @@ int cuda_set_state(struct cuda_engine *e, long step, const void *cur, const void
 /* Receiver r's samples 0 to n - 1, on the device and the host. */
 int cuda_set_receiver(struct cuda_engine *e, int r, const double *samples, size_t n,
 		      struct rs_error *err);
+
+/* Band-limited snapshot frames (fdtd_frames_setup; fields.cu): the facade's tables (kept,
+ * not copied), the sums and the taps on the device; each step adds its planes. */
+int cuda_frames_setup(struct cuda_engine *e, int n, const int *axis, const int *index,
+		      const size_t *size, const size_t *off, size_t total, const double *h, int m,
+		      long every, int slots, struct rs_error *err);
+/* Copy n floats of the sums from offset `at` into out and clear them. */
+int cuda_frame_take(struct cuda_engine *e, size_t at, size_t n, float *out, struct rs_error *err);
+/* All the sums to host (to_device = 0) or from it (1; host NULL: cleared). */
+int cuda_frames_copy(struct cuda_engine *e, float *host, size_t total, int to_device,
+		     struct rs_error *err);
 
 /* The room cells of one plane of the newest level, as fdtd_plane() lays them out. */
 int cuda_plane(struct cuda_engine *e, int axis, int index, float *out, struct rs_error *err);

@@ -195,3 +195,99 @@ void cuda_host_free(float *p)
 {
 	cudaFreeHost(p);
 }
+
+/*
+ * The frames' part of a step: sum[slot of j] += (float)(h[step - j every + m] * plane) for
+ * each frame j whose window holds the step (fdtd.h, fdtd_frames_setup; the CPU's order).
+ */
+__global__ void k_frames_add(const float *__restrict__ plane, float *sum, size_t n, int slots,
+			     const double *__restrict__ h, int m, long every, long long step,
+			     const long long *ctl)
+{
+	const long long s = ctl ? ctl[0] : step;
+	const long long first = s - m <= 0 ? 0 : (s - m + every - 1) / every, last = (s + m) / every;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		const double v = plane[i];
+
+		for (long long j = first; j <= last; j++)
+			sum[(size_t)(j % slots) * n + i] += (float)(h[s - j * every + m] * v);
+	}
+}
+
+int cuda_frames_setup(struct cuda_engine *e, int n, const int *axis, const int *index,
+		      const size_t *size, const size_t *off, size_t total, const double *h, int m,
+		      long every, int slots, struct rs_error *err)
+{
+	size_t most = 0;
+
+	for (int p = 0; p < n; p++)
+		most = size[p] > most ? size[p] : most;
+	cudaFree(e->fr_sum);
+	cudaFree(e->fr_stage);
+	cudaFree(e->fr_h);
+	e->fr_sum = e->fr_stage = NULL;
+	e->fr_h = NULL;
+	if (CK(cudaMalloc(&e->fr_sum, total * sizeof(float))) ||
+	    CK(cudaMemset(e->fr_sum, 0, total * sizeof(float))) ||
+	    CK(cudaMalloc(&e->fr_stage, most * sizeof(float))) ||
+	    CK(cudaMalloc(&e->fr_h, (size_t)(2 * m + 1) * sizeof(double))) ||
+	    CK(cudaMemcpy(e->fr_h, h, (size_t)(2 * m + 1) * sizeof(double),
+			  cudaMemcpyHostToDevice)))
+		return rs_fail(err, RS_EDEVICE, "snapshot frames: %zu floats of device memory",
+			       total);
+	e->fr_n = n;
+	e->fr_m = m;
+	e->fr_slots = slots;
+	e->fr_every = every;
+	e->fr_axis = axis;
+	e->fr_index = index;
+	e->fr_size = size;
+	e->fr_off = off;
+	e->band_frames = 1;
+	cuda_graph_drop(e);	/* the frames join the steps' launches */
+	return 0;
+}
+
+int cuda_frames_add(struct cuda_engine *e, long long step, const long long *ctl,
+		    struct rs_error *err)
+{
+	for (int p = 0; p < e->fr_n; p++) {
+		const int axis = e->fr_axis[p];
+		const int n1 = e->plan.room[axis == 2 ? 1 : 2], n2 = e->plan.room[axis == 0 ? 1 : 0];
+		const size_t n = e->fr_size[p];
+		const unsigned blocks = (unsigned)((n + 255) / 256 < 65535 ? (n + 255) / 256 : 65535);
+
+		if (plane_launch(e, dim3((n2 + 127) / 128, n1), e->fr_stage, axis, e->fr_index[p],
+				 n2, err))
+			return err->code ? err->code : RS_EDEVICE;
+		k_frames_add<<<blocks, 256>>>(e->fr_stage, e->fr_sum + e->fr_off[p], n, e->fr_slots,
+					      e->fr_h, e->fr_m, e->fr_every, step, ctl);
+		if (CK_LAUNCH())
+			return RS_EDEVICE;
+	}
+	return 0;
+}
+
+int cuda_frame_take(struct cuda_engine *e, size_t at, size_t n, float *out, struct rs_error *err)
+{
+	(void)err;
+	return CK(cudaMemcpy(out, e->fr_sum + at, n * sizeof(float), cudaMemcpyDeviceToHost)) ||
+			       CK(cudaMemset(e->fr_sum + at, 0, n * sizeof(float)))
+		       ? RS_EDEVICE : 0;
+}
+
+int cuda_frames_copy(struct cuda_engine *e, float *host, size_t total, int to_device,
+		     struct rs_error *err)
+{
+	(void)err;
+	if (!e->fr_sum)
+		return 0;
+	if (!host)
+		return CK(cudaMemset(e->fr_sum, 0, total * sizeof(float))) ? RS_EDEVICE : 0;
+	return CK(to_device ? cudaMemcpy(e->fr_sum, host, total * sizeof(float),
+					 cudaMemcpyHostToDevice)
+			    : cudaMemcpy(host, e->fr_sum, total * sizeof(float),
+					 cudaMemcpyDeviceToHost)) ? RS_EDEVICE : 0;
+}

@@ -14,7 +14,7 @@
  * ROOMSIM_GPU_QUICK=1 runs a few short cases, for compute-sanitizer; ROOMSIM_GPU_TESTS and
  * ROOMSIM_GPU_SKIP run only the tests whose names match a pattern (* and ?), or all others.
  */
-#include "../helper.h"
+#include "gpu.h"
 
 #include <hdf5.h>
 #include <math.h>
@@ -29,29 +29,11 @@
 #include "../../solver/signal.h"
 #include "../../solver/wall.h"
 
-#define STEPS 600		/* at least 500 (the issue), not a multiple of the chunk */
-#define CHUNK 64		/* steps per fdtd_advance, as roomsim run chunks */
-#define TOL_F32 1e-4		/* of the peak: float32 rounding over many steps */
-#define TOL_F64 1e-11		/* of the peak: float64 */
-#define ENERGY_STEPS 5000
-#define ENERGY_TOL 1e-10
-#define LONG_STEPS 1000000	/* at least 10^6 (the DC issue) */
-#define LONG_CHUNK 100000	/* steps between energy checks of the long runs */
-/* The late mean over the peak: a float32 run keeps a static offset of 10^-7 to a few 10^-5 of
- * the peak, the rounding while its sound decays (docs/physics.md, "What remains"); the
- * product form reached 10^5 in the mesh room. */
-#define MEAN_TOL 1e-4
-/* The long runs' mean over their last tenth less that over their second, over the peak: the
- * offset is fixed once the sound has decayed (a few 10^-9 here), and it must not move. */
-#define DRIFT_TOL 1e-6
-#define SOURCE_TIME 0.05	/* s: the long runs' source is cut there */
+int quick;
+const char *roomsim;	/* the binary, for the run tests: $ROOMSIM or build/roomsim */
+const char *only_kernels;	/* ROOMSIM_GPU_KERNELS=PREFIX: only kernels named PREFIX... */
 
-static int quick;
-static const char *roomsim;	/* the binary, for diamond_run: $ROOMSIM or build/roomsim */
-/* ROOMSIM_GPU_KERNELS=PREFIX: only the larger stencils, through kernels named PREFIX... */
-static const char *only_kernels;
-
-static const char *const rooms[] = {
+const char *const rooms[] = {
 	/* rigid box */
 	"grid: {spacing: 0.05, courant: 0.999}\nduration: 1\n"
 	"geometry: {box: [3.1, 1.7, 1.3]}\n"
@@ -102,11 +84,11 @@ static const char *const rooms[] = {
 	"sources: [{name: S, position: [0.32, 0.21, 15.62]}]\n"
 	"receivers: [{name: A, position: [0.27, 0.3, 16.41]}, {name: B, position: [0.4, 0.2, 15.1]}]\n",
 };
-static const char *const room_names[] = { "rigid", "absorbing", "L-shaped", "shapes", "tall",
+const char *const room_names[] = { "rigid", "absorbing", "L-shaped", "shapes", "tall",
 					  "tower" };
 
 /* The L: no cells with x > 1.6 and y > 0.9; a lowered ceiling (z > 0.8) where x < 1.0. */
-static void carve(struct sim *s)
+void carve(struct sim *s)
 {
 	sim_carve_l(s, 1.6, 0.9, 0.8, 1.0);
 }
@@ -169,7 +151,7 @@ static void run(struct sim *s, struct fdtd_setup *setup, long steps, struct resu
 }
 
 /* max |a - b| / max |b| over n values */
-static double rel_diff(const double *a, const double *b, size_t n)
+double rel_diff(const double *a, const double *b, size_t n)
 {
 	double d = 0, peak = 0;
 
@@ -848,187 +830,6 @@ static void diamond_kernel(void **state)
 			}
 }
 
-/* Dataset name of HDF5 file path as doubles (malloc'd), its element count in *n. */
-static double *h5_read(const char *path, const char *name, size_t *n)
-{
-	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), d, sp;
-	double *v;
-
-	if (f < 0)
-		fail_msg("%s: cannot open", path);
-	if ((d = H5Dopen2(f, name, H5P_DEFAULT)) < 0)
-		fail_msg("%s: no dataset %s", path, name);
-	sp = H5Dget_space(d);
-	*n = (size_t)H5Sget_simple_extent_npoints(sp);
-	v = malloc(*n * sizeof(double) + 1);
-	assert_non_null(v);
-	assert_true(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
-	H5Sclose(sp);
-	H5Dclose(d);
-	H5Fclose(f);
-	return v;
-}
-
-/* Whether files a and b hold the same bytes. */
-static int same_bytes(const char *a, const char *b)
-{
-	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-	int same = fa && fb, ca, cb;
-
-	while (same && ((ca = getc(fa)) != EOF) | ((cb = getc(fb)) != EOF))
-		same = ca == cb;
-	if (fa)
-		fclose(fa);
-	if (fb)
-		fclose(fb);
-	return same;
-}
-
-/*
- * Two runs' outputs in directories da and db: fails when a WAV of wavs is not the same bytes;
- * returns the largest relative difference (rel_diff, db's over da's) of rirs.h5's responses
- * and of the snapshot planes named.
- */
-static double outputs_differ(const char *da, const char *db, const char *const *wavs,
-			     int nwavs, const char *const *planes, int nplanes)
-{
-	char a[600], b[600];
-	double worst = 0;
-
-	for (int w = 0; w < nwavs; w++) {
-		snprintf(a, sizeof(a), "%s/%s", da, wavs[w]);
-		snprintf(b, sizeof(b), "%s/%s", db, wavs[w]);
-		if (!same_bytes(a, b))
-			fail_msg("%s differs from %s", b, a);
-	}
-	for (int p = 0; p <= nplanes; p++) {	/* the planes, then the responses */
-		const int rir = p == nplanes;
-		size_t n, m;
-		double *x, *y;
-
-		snprintf(a, sizeof(a), "%s/%s", da, rir ? "rirs.h5" : "S_snapshots.h5");
-		snprintf(b, sizeof(b), "%s/%s", db, rir ? "rirs.h5" : "S_snapshots.h5");
-		x = h5_read(a, rir ? "rir" : planes[p], &n);
-		y = h5_read(b, rir ? "rir" : planes[p], &m);
-		assert_int_equal(n, m);
-		worst = fmax(worst, rel_diff(y, x, n));
-		free(x);
-		free(y);
-	}
-	return worst;
-}
-
-/*
- * `roomsim run` end to end with the diamond kernel against the CPU engine, in float32: an
- * L-shaped room (a third of its plan padding), 595 steps (no multiple of a tower), two
- * receivers and snapshots on three planes; once with the default tower height and a frame
- * every 45 steps, and once with nt 100 and a frame every 200 steps, which `roomsim run`
- * advances in whole towers. The kernel rounds as the CPU engine does, so the WAVs must be
- * the same bytes, and the raw responses (rirs.h5) and every frame of every plane equal.
- * Not in the quick runs (compute-sanitizer): diamond_kernel covers the kernel there.
- */
-static void diamond_run(void **state)
-{
-	static const char *const wavs[] = { "S_A.wav", "S_B.wav" };
-	static const char *const planes[] = { "z_0.600", "y_0.700", "x_1.100" };
-	static const struct {
-		const char *nt;
-		int every;
-	} cases[] = { { "", 45 }, { ", nt: 100", 200 } };
-	char dir[] = "/tmp/roomsim-gpu-run-XXXXXX", a[512], b[512];
-
-	(void)state;
-	if (quick || (only_kernels && strncmp("diamond", only_kernels, strlen(only_kernels))))
-		skip();
-	assert_non_null(mkdtemp(dir));
-	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		double worst = 0;
-
-		for (int gpu = 0; gpu < 2; gpu++) {
-			FILE *f;
-
-			snprintf(a, sizeof(a), "%s/%zu%d.yaml", dir, c, gpu);
-			assert_non_null(f = fopen(a, "w"));
-			fprintf(f, "name: L\ngrid: {spacing: 0.05, courant: 0.999}\n"
-				   "scheme: {precision: float32, kernel: diamond%s}\n"
-				   "duration: 0.05\n"
-				   "geometry:\n  shapes:\n"
-				   "    - {add: box, min: [0, 0, 0], max: [3.1, 2.2, 1.4]}\n"
-				   "    - {remove: box, min: [1.7, 1.2, 0], max: [3.1, 2.2, 1.4], "
-				   "material: f}\n"
-				   "materials: {w: {absorption: 0.2}, f: {admittance: 0.02}}\n"
-				   "surfaces: {default: w}\n"
-				   "sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
-				   "receivers: [{name: A, position: [2.41, 0.43, 0.37]},\n"
-				   "  {name: B, position: [0.3, 1.9, 1.1]}]\n"
-				   "output:\n  dir: %s/%zu%d\n"
-				   "  wav: {samplerate: 48000, format: float32}\n"
-				   "  snapshots: {every: %d, planes: [{axis: z, at: 0.6}, "
-				   "{axis: y, at: 0.7}, {axis: x, at: 1.1}]}\n",
-				cases[c].nt, dir, c, gpu, cases[c].every);
-			fclose(f);
-			assert_int_equal(sh("%s run %s/%zu%d.yaml -q --backend %s > %s/%zu%d.log 2>&1",
-					    roomsim, dir, c, gpu, gpu ? "cuda" : "cpu", dir, c, gpu),
-					 0);
-		}
-		snprintf(a, sizeof(a), "%s/%zu0", dir, c);
-		snprintf(b, sizeof(b), "%s/%zu1", dir, c);
-		worst = outputs_differ(a, b, wavs, 2, planes, 3);
-		print_message("# roomsim run, diamond%s, a frame every %d steps: WAVs the same "
-			      "bytes, responses and 3 snapshot planes %.2e%s\n", cases[c].nt,
-			      cases[c].every, worst, worst == 0 ? " (bitwise equal)" : "");
-		assert_true(worst == 0);
-	}
-	assert_int_equal(sh("rm -rf %s", dir), 0);
-}
-
-/* The foundation's energy test, on the GPU, for every kernel. */
-static void energy_on_gpu(void **state)
-{
-	struct sim *s = sim_open(rooms[0]);
-	const size_t cells = s->grid->plan.cells;
-	double *cur = malloc(cells * sizeof(double)), *prev = malloc(cells * sizeof(double));
-	double sig[1] = { 1 };
-
-	(void)state;
-	assert_non_null(cur);
-	assert_non_null(prev);
-	for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
-		struct fdtd_setup g = { .grid = s->grid, .lambda = s->lambda, .precision = 8,
-					.cuda = 1, .kernel = (enum kernel_id)k };
-
-		if (k >= KERNEL_GENERAL && k != KERNEL_DIAMOND)	/* 7-point kernels */
-			continue;
-		struct rs_error err = { 0 };
-		struct fdtd *f = fdtd_create(&g, &err);
-		double e0 = 0, worst = 0;
-
-		if (!f)
-			fail_msg("%s", err.msg);
-		assert_int_equal(fdtd_add_source(f, s->room->sources[0].pos, sig, 1), 0);
-		for (int n = 0; n <= ENERGY_STEPS; n += quick ? 50 : 500) {
-			double e;
-
-			assert_int_equal(fdtd_advance(f, n ? (quick ? 50 : 500) : 1, NULL), 0);
-			fdtd_field(f, 0, cur);
-			fdtd_field(f, 1, prev);
-			e = fdtd_energy_of(s->grid, s->lambda, NULL, cur, prev);
-			if (!n)
-				e0 = e;
-			worst = fmax(worst, fabs(e - e0) / e0);
-			if (quick && n >= 100)
-				break;
-		}
-		print_message("# %-16s energy drift over %d steps: %.2e\n", kernel_names[k],
-			      ENERGY_STEPS, worst);
-		assert_true(e0 > 0 && worst < ENERGY_TOL);
-		fdtd_destroy(f);
-	}
-	free(cur);
-	free(prev);
-	sim_close(s);
-}
-
 /*
  * The kernels and schemes of the uniform-field and long-run cases: every kernel once, on
  * the scheme it runs (dts and nt for diamond: 0, the defaults).
@@ -1227,201 +1028,6 @@ static void band_long_runs_on_gpu(void **state)
 }
 
 /*
- * A run over two ranks (solver/part.h, docs/parallel.md) against one GPU: `mpirun -np 2`
- * with the GPUs' halos through NCCL (through host memory where the ranks share one GPU),
- * the WAVs the same bytes and rirs.h5's responses and the snapshot planes the same values;
- * a box on slice-vec with planes across and along the cut, the carved L with band walls on
- * shell-shared (leggy order 4: fallback and touch cells), and with fcc-vec (float64).
- * Skipped without mpirun.
- */
-static void ranks_on_gpus(void **state)
-{
-	static const struct {
-		const char *scheme, *kernel, *geometry;
-	} cases[] = {
-		{ "precision: float32", "slice-vec", "{box: [3.1, 2.2, 1.4]}" },
-		{ "precision: float32, stencil: leggy, order: 4", "shell-shared",
-		  "{shapes: [{add: box, min: [0, 0, 0], max: [3.1, 2.2, 1.4]}, {remove: box, "
-		  "min: [1.7, 1.2, 0], max: [3.1, 2.2, 1.4]}]}" },
-		{ "precision: float64, stencil: fcc", "fcc-vec",
-		  "{shapes: [{add: box, min: [0, 0, 0], max: [3.1, 2.2, 1.4]}, {remove: box, "
-		  "min: [1.7, 1.2, 0], max: [3.1, 2.2, 1.4]}]}" },
-	};
-	static const char *const planes[] = { "z_0.700", "x_1.100", "y_0.600" };
-	static const char *const wavs[] = { "S_A.wav", "S_B.wav", "S_C.wav" };
-	char dir[] = "/tmp/roomsim-gpu-ranks-XXXXXX", a[512], b[512];
-
-	(void)state;
-	if (quick || only_kernels || sh("command -v mpirun > /dev/null"))
-		skip();
-	setenv("NCCL_NVLS_ENABLE", "0", 0);	/* NVLink multicast stays off */
-	assert_non_null(mkdtemp(dir));
-	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		FILE *f;
-
-		snprintf(a, sizeof(a), "%s/%zu.yaml", dir, c);
-		assert_non_null(f = fopen(a, "w"));
-		fprintf(f, "name: r\ngrid: {spacing: 0.05}\nscheme: {%s}\nduration: 0.05\n"
-			   "geometry: %s\n"
-			   "materials: {w: {absorption: {125: 0.1, 250: 0.15, 500: 0.25, 1000: 0.3}}}\n"
-			   "surfaces: {default: w}\n"
-			   "sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
-			   "receivers: [{name: A, position: [2.41, 0.43, 0.37]},\n"
-			   "  {name: B, position: [0.3, 1.9, 0.71]}, {name: C, position: [1.2, 1.0, 1.3]}]\n"
-			   "output:\n  wav: {samplerate: 48000, format: float32}\n"
-			   "  snapshots: {every: 40, planes: [{axis: z, at: 0.7}, {axis: x, at: 1.1}, "
-			   "{axis: y, at: 0.6}]}\n", cases[c].scheme, cases[c].geometry);
-		fclose(f);
-		assert_int_equal(sh("cd %s && %s run %zu.yaml -q --backend cuda --kernel %s --out "
-				    "%zu-1 > %zu-1.log 2>&1 && mpirun -np 2 --allow-run-as-root "
-				    "--oversubscribe %s run %zu.yaml --backend cuda --kernel %s --out "
-				    "%zu-2 > %zu-2.log 2>&1", dir, roomsim, c, cases[c].kernel, c, c,
-				    roomsim, c, cases[c].kernel, c, c), 0);
-		assert_int_equal(sh("grep 'roomsim: 2 ranks' %s/%zu-2.log", dir, c), 0);
-		snprintf(a, sizeof(a), "%s/%zu-1", dir, c);
-		snprintf(b, sizeof(b), "%s/%zu-2", dir, c);
-		if (outputs_differ(a, b, wavs, 3, planes, 3) != 0)
-			fail_msg("%s on 2 ranks: rirs.h5 or a plane differs from one GPU's",
-				 cases[c].kernel);
-		print_message("# 2 ranks, %s (%s): WAVs, rirs.h5 and 3 planes equal to one GPU's\n",
-			      cases[c].kernel, cases[c].scheme);
-	}
-	sh("rm -rf %s", dir);
-}
-
-/* `roomsim run ARGS` in the background from the working directory dir, its pid. */
-static pid_t run_bg(const char *dir, const char *args)
-{
-	char cmd[1024];
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		snprintf(cmd, sizeof(cmd), "cd %s && exec %s run %s -q 2>> bg.log", dir, roomsim, args);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
-/* Wait (at most 120 s) until dir/name exists; then stop pid with sig and reap it. */
-static void stop_when(pid_t pid, const char *dir, const char *name, int sig)
-{
-	char path[1300];
-	int status;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	for (int i = 0; i < 12000 && access(path, F_OK); i++)
-		usleep(10000);
-	assert_int_equal(access(path, F_OK), 0);
-	kill(pid, sig);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-}
-
-/*
- * Checkpoints on the GPU: a run stopped part way (SIGTERM after a checkpoint, or SIGKILL after
- * two) and resumed with --resume ends with the outputs of one that never stopped: the WAVs
- * the same bytes, rirs.h5 and the snapshots equal. The checkpoint holds the fields in the
- * grid's order whatever the kernel's layout, so diamond's (z fastest) goes on under slice-vec
- * and slice-vec's under diamond; band walls (branch states) and a receiver grid (its file
- * opened again) go on under slice-vec, and the grid file compares equal too.
- */
-static void resume_on_gpu(void **state)
-{
-	static const char *const wavs[] = { "S_A.wav", "S_B.wav" };
-	static const char *const planes[] = { "z_0.700", "x_1.100" };
-	static const struct {
-		const char *first, *then, *walls, *grid;
-		int sig;
-	} cases[] = {
-		{ "diamond", "slice-vec", "{absorption: 0.1}", "", SIGTERM },
-		{ "slice-vec", "diamond", "{absorption: 0.1}", "", SIGKILL },
-		{ "slice-vec", "slice-vec", "{absorption: {125: 0.1, 250: 0.15, 500: 0.25, 1000: 0.3}}",
-		  "  - {name: G, grid: {at: 0.9, spacing: 0.1}}\n", SIGKILL },
-	};
-	char dir[] = "/tmp/roomsim-gpu-resume-XXXXXX", a[600], b[600];
-
-	(void)state;
-	if (quick || only_kernels)
-		skip();
-	assert_non_null(mkdtemp(dir));
-	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		FILE *f;
-		pid_t pid;
-
-		snprintf(a, sizeof(a), "%s/%zu.yaml", dir, c);
-		assert_non_null(f = fopen(a, "w"));
-		fprintf(f, "name: r\ngrid: {spacing: 0.015}\nscheme: {precision: float32}\n"
-			   "duration: 1.0\ngeometry: {box: [3.1, 2.2, 1.4]}\nmaterials: {w: %s}\n"
-			   "surfaces: {default: w}\nsources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
-			   "receivers:\n  - {name: A, position: [2.41, 0.43, 0.37]}\n"
-			   "  - {name: B, position: [0.3, 1.9, 0.71]}\n%s"
-			   "output:\n  wav: {samplerate: 48000, format: float32}\n"
-			   "  snapshots: {every: 2000, planes: [{axis: z, at: 0.7}, {axis: x, at: 1.1}]}\n",
-			cases[c].walls, cases[c].grid);
-		fclose(f);
-		assert_int_equal(sh("cd %s && %s run %zu.yaml -q --backend cuda --kernel %s --out "
-				    "%zu-ref", dir, roomsim, c, cases[c].then, c), 0);
-		snprintf(a, sizeof(a), "%zu.yaml --backend cuda --kernel %s --out %zu-ck --checkpoint "
-			 "'4000 steps'", c, cases[c].first, c);
-		pid = run_bg(dir, a);
-		snprintf(b, sizeof(b), "%zu-ck/%s", c, cases[c].sig == SIGTERM ? "checkpoint.h5"
-										 : "checkpoint.prev.h5");
-		stop_when(pid, dir, b, cases[c].sig);
-		assert_int_equal(sh("cd %s && %s run %zu.yaml --backend cuda --kernel %s --out %zu-ck "
-				    "--resume 2> %zu-resume.log && grep -q 'resuming from' %zu-resume.log",
-				    dir, roomsim, c, cases[c].then, c, c, c), 0);
-		snprintf(a, sizeof(a), "%s/%zu-ref", dir, c);
-		snprintf(b, sizeof(b), "%s/%zu-ck", dir, c);
-		if (outputs_differ(a, b, wavs, 2, planes, 2) != 0)
-			fail_msg("%s then %s: rirs.h5 or a plane differs from the run that never "
-				 "stopped", cases[c].first, cases[c].then);
-		if (*cases[c].grid) {	/* the grid file, opened again by the resumed run */
-			char fa[700], fb[700];
-			size_t n, m;
-			double *x, *y;
-
-			snprintf(fa, sizeof(fa), "%s/S_grids.h5", a);
-			snprintf(fb, sizeof(fb), "%s/S_grids.h5", b);
-			x = h5_read(fa, "G/rir", &n);
-			y = h5_read(fb, "G/rir", &m);
-			assert_int_equal(n, m);
-			assert_memory_equal(x, y, n * sizeof(double));
-			free(x);
-			free(y);
-		}
-		assert_int_equal(sh("! ls %s | grep -q -e checkpoint -e tmp", b), 0);
-		print_message("# %s stopped by %s, resumed on %s: the same outputs\n", cases[c].first,
-			      cases[c].sig == SIGTERM ? "SIGTERM" : "SIGKILL", cases[c].then);
-	}
-	if (!sh("command -v mpirun > /dev/null")) {	/* two ranks: SIGUSR2 to mpirun */
-		pid_t pid = fork();
-
-		setenv("NCCL_NVLS_ENABLE", "0", 0);
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			snprintf(a, sizeof(a), "cd %s && exec mpirun -np 2 --allow-run-as-root "
-				 "--oversubscribe %s run 0.yaml --backend cuda --kernel slice-vec --out "
-				 "2r -q 2> 2r.log", dir, roomsim);
-			execl("/bin/sh", "sh", "-c", a, (char *)NULL);
-			_exit(127);
-		}
-		stop_when(pid, dir, "2r/S_snapshots.h5", SIGUSR2);
-		assert_int_equal(sh("cd %s && [ -f 2r/checkpoint.h5 ] && [ -f 2r/checkpoint.rank1.h5 ] "
-				    "&& mpirun -np 2 --allow-run-as-root --oversubscribe %s run 0.yaml "
-				    "--backend cuda --kernel slice-vec --out 2r --resume -q", dir,
-				    roomsim), 0);
-		snprintf(a, sizeof(a), "%s/0-ref", dir);
-		snprintf(b, sizeof(b), "%s/2r", dir);
-		if (outputs_differ(a, b, wavs, 2, planes, 2) != 0)
-			fail_msg("two ranks stopped and resumed: rirs.h5 or a plane differs");
-		print_message("# two ranks on slice-vec stopped by SIGTERM and resumed: the outputs "
-			      "of one GPU that never stopped\n");
-	}
-	sh("rm -rf %s", dir);
-}
-
-/*
  * Every 7-point kernel, float32: 2 s of tests/gpu/rooms/seminar.yaml (a mesh room, 10^7 cells
  * at 2 kHz). Nothing grows: the late mean stays below MEAN_TOL of the peak and the last
  * tenth is quieter than the second.
@@ -1479,106 +1085,6 @@ static void mesh_room_on_gpu(void **state)
 	sim_close(s);
 	free(text);
 	assert_int_equal(failed, 0);
-}
-
-/* The grid samples of steps steps on an engine made from setup, or NULL when it cannot be
- * made (*why says why). */
-static float *grid_run(struct sim *s, struct fdtd_setup *setup, const double *pos, size_t n,
-		       long steps, char *why, size_t len)
-{
-	struct rs_error err = { 0 };
-	struct fdtd *f = fdtd_create(setup, &err);
-	float *out = malloc((size_t)steps * n * sizeof(float));
-	double *sig = malloc((size_t)steps * sizeof(double));
-	long first;
-
-	assert_non_null(out);
-	assert_non_null(sig);
-	if (!f) {
-		snprintf(why, len, "%s", err.msg);
-		free(out);
-		free(sig);
-		return NULL;
-	}
-	if (fdtd_grid_set(f, pos, n, CHUNK))
-		fail_msg("grid: %s", fdtd_error(f));
-	sig_source(&s->room->sources[0], s->dt, (size_t)steps, sig);
-	assert_int_equal(fdtd_add_source(f, s->room->sources[0].pos, sig, (size_t)steps), 0);
-	for (long done = 0; done < steps; done += CHUNK) {
-		if (fdtd_advance(f, steps - done < CHUNK ? steps - done : CHUNK, NULL))
-			fail_msg("advance: %s", fdtd_error(f));
-		if (fdtd_grid_take(f, out + (size_t)done * n, &first) < 0 || first != done + 1)
-			fail_msg("take: %s", fdtd_error(f));
-	}
-	fdtd_destroy(f);
-	free(sig);
-	return out;
-}
-
-/*
- * Receiver grids: every per-step kernel records a lattice of points (the absorbing box and
- * the carved L, both precisions) bitwise as the CPU engine does; diamond refuses a grid and
- * auto leaves it out.
- */
-static void receiver_grids_on_gpu(void **state)
-{
-	static const int which[] = { 1, 2 };
-
-	(void)state;
-	for (int w = 0; w < 2; w++)
-		for (int precision = 4; precision <= 8; precision += 4) {
-			struct sim *s = sim_open(rooms[which[w]]);
-			struct fdtd_setup cpu = { .grid = s->grid, .lambda = s->lambda,
-						  .precision = precision, .grid_receivers = 1 };
-			const long steps = quick ? 40 : 300;
-			double *pos = malloc(4000 * 3 * sizeof(double)), wt[8];
-			int node[8][3];
-			size_t n = 0;
-			float *ref;
-			char why[1100];
-
-			assert_non_null(pos);
-			if (which[w] == 2)
-				carve(s);
-			for (double z = 0.2; z < 1.2; z += 0.3)	/* a lattice, in air only */
-				for (double y = 0.07; y < 1.7; y += 0.11)
-					for (double x = 0.05; x < 3.1; x += 0.13) {
-						const double p[3] = { x, y, z };
-
-						if (!vox_point(s->grid, p, node, wt, NULL) && n < 4000)
-							memcpy(pos + 3 * n++, p, sizeof(p));
-					}
-			ref = grid_run(s, &cpu, pos, n, steps, why, sizeof(why));
-			assert_non_null(ref);
-			for (int k = KERNEL_AUTO; k < NKERNELS; k++) {
-				struct fdtd_setup gpu = cpu;
-				float *got;
-				size_t diff = 0;
-
-				if (k >= KERNEL_GENERAL && k != KERNEL_DIAMOND)
-					continue;	/* the 7-point kernels, auto and diamond */
-				gpu.cuda = 1;
-				gpu.kernel = (enum kernel_id)k;
-				got = grid_run(s, &gpu, pos, n, steps, why, sizeof(why));
-				if (k == KERNEL_DIAMOND) {
-					assert_null(got);
-					assert_non_null(strstr(why, "receiver grid"));
-					continue;
-				}
-				if (!got)
-					fail_msg("%s: %s", kernel_names[k], why);
-				for (size_t i = 0; i < (size_t)steps * n; i++)
-					diff += memcmp(&got[i], &ref[i], sizeof(float)) != 0;
-				print_message("# %-9s %s %-16s %zu points x %ld steps: %zu differ\n",
-					      room_names[which[w]], precision == 4 ? "f32" : "f64",
-					      kernel_names[k], n, steps, diff);
-				assert_int_equal(diff, 0);
-				free(got);
-			}
-			free(ref);
-			free(pos);
-			sim_close(s);
-		}
 }
 
 int main(void)

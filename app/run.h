@@ -1,0 +1,155 @@
+/*
+ * run.h - what the parts of `roomsim run` share (app/run*.c): the run's state, and the
+ * outputs, snapshot writer, checkpoints and ranks that run.c's step loop calls.
+ */
+#ifndef APP_RUN_H
+#define APP_RUN_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "app.h"
+#include "grids.h"
+#include "../io/checkpoint.h"
+#include "../io/snapshot.h"
+#include "../solver/fdtd.h"
+#include "../solver/part.h"
+
+struct run {
+	const struct room *room;
+	struct app_plan plan;
+	struct vox_grid *grid;
+	struct fdtd *engine;
+	const char *out;
+	int quiet;
+	int threads;
+	int backend;		/* enum room_backend as chosen on the command line */
+	int kernel;		/* --kernel, or -1 for scheme.kernel */
+	char engine_name[64];	/* "cpu" or "cuda:<kernel>", recorded in rirs.h5 */
+	double *signals;	/* [source][receiver][sample] raw pressure */
+	double *air;		/* the same with the air's absorption (NULL: medium off) */
+	long *completed;	/* steps done per source */
+	struct wall_banks *banks;	/* the fits of the materials given by band */
+	struct run_grids grids;	/* the receiver grids' points and their stream */
+	int nsources_done;	/* sources whose signals are final (finished or interrupted) */
+	size_t wav_clipped;
+	int gpus;		/* --gpus: ranks to start through mpirun (0: none) */
+	/* a decomposed run (solver/part.h): this rank's share; the engine runs `window`, a
+	 * receiver q is read where its lowest node lies (rec_rank[q]), as engine receiver
+	 * rec_index[q] there */
+	struct part part;
+	struct vox_grid *window;
+	int *rec_rank, *rec_index;
+	struct app_disk disk;	/* what the outputs take at most (app_disk_need) */
+	int reserved;		/* rank 0 keeps space for the WAVs and rirs.h5 (app_reserve) */
+	/* checkpoints (io/checkpoint.h): every ckpt_seconds of running or ckpt_steps steps
+	 * (the room's, or --checkpoint), the last one's time and step */
+	double ckpt_seconds;
+	long ckpt_steps;
+	double ckpt_last;
+	long ckpt_last_step;
+	uint64_t grid_hash, points_hash;	/* what a checkpoint must match (ckpt_meta) */
+	long hold;		/* ROOMSIM_HOLD_AT: the step to hold at (-1: none) */
+	int frame_m;		/* band-limited snapshots: the filter's half-length, steps */
+	int *frame_p;		/* per plane: its index among the engine's frames, or -1 */
+	int resume;		/* --resume: go on from resume_path */
+	struct ckpt_meta resumed;	/* its meta */
+	char resume_path[ROOM_PATH_MAX + 64];
+};
+
+/* ---- outputs (run_out.c) ---- */
+
+/* Source s's receiver signals with the air's absorption over the path (solver/air.h). */
+int run_absorb_air(struct run *r, int s, struct rs_error *err);
+
+/* Source s's WAVs and rirs.h5 (with every source done so far). */
+int run_write_outputs(struct run *r, int s, struct rs_error *err);
+
+/* ---- snapshots (run_snap.c) ---- */
+
+/* The snapshot planes of the room, with their grid index along the normal (index[i]) and
+ * their room cells; NULL when out of memory. run_free_planes() frees them. */
+struct snap_plane *run_make_planes(const struct run *r, int *index);
+void run_free_planes(struct snap_plane *pl, int n);
+
+/*
+ * Snapshots go to HDF5 on a writer thread: the stepping thread only starts each plane's copy
+ * (on the GPU an asynchronous copy into pinned memory, ordered after the steps before it)
+ * and queues it; the writer waits for the copy and compresses and writes the frame. The
+ * loop blocks only when SNAP_BUFFERS frames per plane are still waiting to be written.
+ */
+#define SNAP_BUFFERS 4
+
+struct snap_job {
+	float *buf;		/* one plane, from fdtd_host_alloc() */
+	struct fdtd_copy copy;
+	int plane;
+	double t;
+};
+
+struct snapper {
+	struct fdtd *engine;
+	struct snap_file *file;
+	const struct snap_plane *planes;
+	const char *dir;	/* where the file is: a frame is written only while it fits */
+	const char *path;
+	long frames;		/* frames written */
+	struct snap_job *jobs;	/* ring of cap jobs; queued: [head, head + count) */
+	int cap, head, count, done, rc;
+	struct rs_error err;
+	pthread_mutex_t mu;
+	pthread_cond_t more, room;
+	pthread_t thread;
+	int started;
+};
+
+/* Start the writer of `file` with buffers of `frame` floats; dir and path name the file. */
+int snapper_start(struct snapper *w, struct fdtd *engine, struct snap_file *file,
+		  const struct snap_plane *planes, int nplanes, size_t frame,
+		  const char *dir, const char *path, struct rs_error *err);
+
+/* Queue frame `frame` of every plane (several ranks: gathered on rank 0 first): the newest
+ * level, at step frame x every, or band-limited (r->frame_m > 0) the engine's sum, once
+ * complete at step frame x every + frame_m. */
+int snapper_queue(struct snapper *w, const struct run *r, const struct snap_plane *pl,
+		  const int *index, long frame, struct rs_error *err);
+
+/* Band-limited frames (output.snapshots.band: fmax): the filter's half-length r->frame_m
+ * (0: the raw field) and, on this rank, each plane's index among the engine's frames
+ * (r->frame_p, -1 where the plane is another rank's); RS_ENOMEM, or the engine's error. */
+int run_frames_setup(struct run *r, struct rs_error *err);
+int run_frames_wanted(const struct run *r);	/* 1: run_frames_setup will make frames */
+
+/* Wait until every queued frame is in the file (a checkpoint counts them); its error. */
+int snapper_drain(struct snapper *w, struct rs_error *err);
+
+/* Let the writer drain the queue, stop it, free the buffers; its first error if any (err
+ * may be NULL). */
+int snapper_stop(struct snapper *w, struct rs_error *err);
+
+/* ---- checkpoints and --resume (run_ckpt.c; docs/cli.md, "Checkpoints") ---- */
+
+/* Write a checkpoint of source s at the engine's step, after w and the grid writers have
+ * put everything up to it on the disk; every rank its own file, all or none. */
+int run_checkpoint(struct run *r, int s, struct snapper *w, struct rs_error *err);
+
+/* 1 when a checkpoint is due at this chunk's end (rank 0's clock decides for all). */
+int run_checkpoint_due(struct run *r);
+
+/* What a checkpoint must match besides its sizes (r->grid_hash, r->points_hash). */
+void run_fingerprint(struct run *r);
+
+/* --resume: find and check this rank's checkpoint, load the finished sources (rank 0). */
+int run_resume_open(struct run *r, struct rs_error *err);
+
+/* The engine at the checkpoint's step of the source it was running (after fdtd_reset and
+ * the source): fields, wall states, step, this rank's receivers so far. */
+int run_resume_engine(struct run *r, struct rs_error *err);
+
+/* ---- ranks (run_ranks.c; docs/parallel.md) ---- */
+
+/* --gpus N outside mpirun: run again as N ranks of mpirun and exit with its status;
+ * returns only when mpirun cannot be started. */
+int run_start_ranks(int gpus, int argc, char **argv, struct rs_error *err);
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * voxelise_fcc.c - the fcc lattice's walls in carved rooms (docs/physics.md, "FCC walls in
+ * carved rooms"; voxelise.c, step 4 on the fcc grid).
+ */
+#include "voxelise.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+
+/*
+ * A link's loss weight on a surface of unit normal n: 1 / (4 M), M = max(|nx|, |ny|) +
+ * max(|ny|, |nz|) + max(|nz|, |nx|), so that a plane's links add up to its real area; the
+ * rhombic face's own 1 / (4 sqrt 2) without the correction or a normal.
+ */
+static float link_weight(const struct build *b, const double n[3])
+{
+	const double x = fabs(n[0]), y = fabs(n[1]), z = fabs(n[2]);
+	const double M = fmax(x, y) + fmax(y, z) + fmax(z, x);
+
+	if (!b->room->geo.area_correction || !(M > 0))
+		return (float)(1 / (4 * M_SQRT2));
+	return (float)(1 / (4 * M));
+}
+
+/* A voxel file's wall normal at room cell c: away from the air of its 26 neighbours. */
+static void file_normal(const struct build *b, const int c[3], double n[3])
+{
+	const int *r = b->g->plan.room;
+	double len = 0;
+
+	n[0] = n[1] = n[2] = 0;
+	for (int dz = -1; dz <= 1; dz++)
+		for (int dy = -1; dy <= 1; dy++)
+			for (int dx = -1; dx <= 1; dx++) {
+				const int d[3] = { dx, dy, dz }, at[3] = { c[0] + dx, c[1] + dy, c[2] + dz };
+				const double l = sqrt(dx * dx + dy * dy + dz * dz);
+				int in = 1;
+
+				for (int a = 0; a < 3; a++)
+					in &= at[a] >= -1 && at[a] <= r[a];
+				if (!l || !in || is_air(*cell(b, at[0], at[1], at[2])))
+					continue;
+				for (int a = 0; a < 3; a++)
+					n[a] += d[a] / l;
+			}
+	for (int a = 0; a < 3; a++)
+		len += n[a] * n[a];
+	for (int a = 0; a < 3 && len > 0; a++)
+		n[a] /= sqrt(len);
+}
+
+/*
+ * The wall replacing the link from air node c along o to the node s that is not air: the
+ * material of the surface responsible, as vx_face_wall() finds it (the last shape holding
+ * exactly one of the two, or the base), and the link's loss weight.
+ */
+static void link_wall(const struct build *b, const int c[3], const int o[3],
+		      const struct tri **hint, uint8_t *material, float *weight)
+{
+	const struct room_geometry *geo = &b->room->geo;
+	const int s[3] = { c[0] + o[0], c[1] + o[1], c[2] + o[2] };
+	double xc[3], xs[3], mid[3], n[3] = { 0, 0, 0 };
+	int a0 = -1, a1 = -1;
+
+	for (int d = 0; d < 3; d++) {
+		xc[d] = node_at(b, d, c[d]);
+		xs[d] = node_at(b, d, s[d]);
+		mid[d] = 0.5 * (xc[d] + xs[d]);
+		if (o[d])	/* the link's two axes */
+			*(a0 < 0 ? &a0 : &a1) = d;
+	}
+	if (vx_shape_between(geo, xc, xs, mid, n, material)) {
+		*weight = link_weight(b, n);
+		return;
+	}
+	*material = (uint8_t)geo->default_material;
+	if (geo->has_box) {	/* the box's face that s lies beyond */
+		static const int face[6] = { ROOM_X0, ROOM_X1, ROOM_Y0, ROOM_Y1, ROOM_FLOOR,
+					     ROOM_CEILING };
+		const int a = xs[a0] > 0 && xs[a0] < geo->box[a0] ? a1 : a0;
+
+		*material = (uint8_t)b->room->face_material[face[2 * a + (o[a] > 0)]];
+		n[a] = 1;
+	} else if (b->tri) {
+		const struct tri *t = vx_nearest_tri(b, mid, *hint);
+
+		*hint = t;
+		if (t) {
+			*material = (uint8_t)t->material;
+			memcpy(n, t->n, sizeof(n));
+		}
+	} else if (b->file) {	/* the file's wall on c's face along the link, or on the face
+				 * towards s of the first cell on the way when both are air */
+		const int f0 = 2 * a0 + (o[a0] > 0), f1 = 2 * a1 + (o[a1] > 0);
+		int m0[3] = { c[0], c[1], c[2] }, m1[3] = { c[0], c[1], c[2] };
+		float unused;
+
+		m0[a0] += o[a0];
+		m1[a1] += o[a1];
+		if (!is_air(*cell(b, m0[0], m0[1], m0[2])))
+			geo->voxels->wall_of(b->file, c, f0, material, &unused);
+		else if (!is_air(*cell(b, m1[0], m1[1], m1[2])))
+			geo->voxels->wall_of(b->file, c, f1, material, &unused);
+		else
+			geo->voxels->wall_of(b->file, m0, f1, material, &unused);
+		file_normal(b, c, n);
+	}
+	*weight = link_weight(b, n);
+}
+
+/*
+ * The walls of fcc node c (room indices), an air node: its links to nodes that are not air,
+ * gathered by material into the slots of *wall; returns its links to air nodes.
+ */
+static int node_walls(const struct build *b, const int c[3], const struct tri **hint,
+		      struct vox_wall *wall)
+{
+	const struct vox_plan *p = &b->g->plan;
+	int K = 0, slots = 0;
+
+	memset(wall, 0, sizeof(*wall));
+	memset(wall->material, VOX_NO_WALL, sizeof(wall->material));
+	wall->cell = vox_index(p, c[0] + p->halo, c[1] + p->halo, c[2] + p->halo);
+	for (int q = 0; q < 12; q++) {
+		const int *o = vox_fcc_link[q];
+		uint8_t m;
+		float w;
+		int f;
+
+		if (is_air(*cell(b, c[0] + o[0], c[1] + o[1], c[2] + o[2]))) {
+			K++;
+			continue;
+		}
+		link_wall(b, c, o, hint, &m, &w);
+		for (f = 0; f < slots && wall->material[f] != m; f++)
+			;
+		if (f == 6)	/* a seventh material: its links join the last slot */
+			f = 5;
+		if (f == slots && slots < 6)
+			wall->material[slots++] = m;
+		wall->area[f] += w;
+	}
+	wall->links = (uint8_t)K;
+	return K;
+}
+
+/*
+ * The fcc lattice's walls, slab by slab, joined in cell order, and its class bytes: air nodes
+ * with at least one link to another air node are VOX_AIR (the kinds follow), every other
+ * cell VOX_PAD; then the column heights and the node counts.
+ */
+int vx_fcc_walls(struct build *b, struct rs_error *err)
+{
+	struct vox_grid *g = b->g;
+	struct vox_plan *p = &g->plan;
+	const int *n = p->room;
+	struct slabs sl;
+	size_t nodes = 0;
+	int failed = 0;
+
+	if (vx_slabs_open(&sl, n[2], err))
+		return err ? err->code : RS_ENOMEM;
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
+	for (int k = 0; k < n[2]; k++) {
+		const struct tri *hint = NULL;
+
+		for (int j = 0; j < n[1] && !failed; j++)	/* nodes: i + j + k even in the array */
+			for (int i = (j + k + p->halo) & 1; i < n[0]; i += 2) {
+				const int c[3] = { i, j, k };
+				struct vox_wall w, *at;
+				int K;
+
+				if (!is_air(*cell(b, i, j, k)))
+					continue;
+				K = node_walls(b, c, &hint, &w);
+				if (K == 12)
+					continue;
+				if (K == 0) {	/* no link to the air: no node (no air node reads it) */
+					*cell(b, i, j, k) = 0;
+					continue;
+				}
+				if (!(at = vx_slab_next(&sl, k))) {
+					failed = 1;
+					break;
+				}
+				*at = w;
+			}
+	}
+	if (vx_slabs_join(&sl, g, failed, "boundary nodes", err))
+		return err ? err->code : RS_ENOMEM;
+#pragma omp parallel for schedule(static) reduction(+ : nodes)
+	for (int k = 0; k < p->n[2]; k++)
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = 0; i < p->n[0]; i++) {
+				uint8_t *c = &g->cls[vox_index(p, i, j, k)];
+				const int h = p->halo;
+				const int room = i >= h && i < h + n[0] && j >= h && j < h + n[1] &&
+						 k >= h && k < h + n[2];
+
+				*c = room && (i + j + k) % 2 == 0 && is_air(*c) ? VOX_AIR : VOX_PAD;
+				nodes += *c == VOX_AIR;
+			}
+	vox_column_heights(g);
+	p->boundary = g->nwalls;
+	p->air = nodes - g->nwalls;
+	p->padding = vox_nodes(p) - nodes;
+	return 0;
+}

@@ -1,0 +1,214 @@
+/*
+ * voxelise_leak.c - the leak check of a mesh: a flood from outside through the cells no
+ * triangle meets (voxelise.c, step 2).
+ */
+#include "voxelise.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Akenine-Moeller's separating-axis test: does triangle t meet the box c +- half? */
+static int tri_box(const struct tri *t, const double c[3], double half)
+{
+	double v[3][3], e[3][3];
+
+	for (int i = 0; i < 3; i++)
+		for (int d = 0; d < 3; d++)
+			v[i][d] = t->v[i][d] - c[d];
+	{	/* the triangle's plane first: it rejects most cells of a tilted triangle */
+		double dist = t->n[0] * v[0][0] + t->n[1] * v[0][1] + t->n[2] * v[0][2];
+
+		if (fabs(dist) > half * (fabs(t->n[0]) + fabs(t->n[1]) + fabs(t->n[2])))
+			return 0;
+	}
+	for (int i = 0; i < 3; i++)
+		for (int d = 0; d < 3; d++)
+			e[i][d] = v[(i + 1) % 3][d] - v[i][d];
+	/* the nine cross products of the box axes with the edges */
+	for (int i = 0; i < 3; i++)
+		for (int a = 0; a < 3; a++) {
+			double ax[3] = { 0, 0, 0 }, p[3], r, lo, hi;
+
+			/* axis = unit(a) x e[i] */
+			ax[(a + 1) % 3] = -e[i][(a + 2) % 3];
+			ax[(a + 2) % 3] = e[i][(a + 1) % 3];
+			for (int q = 0; q < 3; q++)
+				p[q] = ax[0] * v[q][0] + ax[1] * v[q][1] + ax[2] * v[q][2];
+			r = half * (fabs(ax[0]) + fabs(ax[1]) + fabs(ax[2]));
+			lo = fmin(p[0], fmin(p[1], p[2]));
+			hi = fmax(p[0], fmax(p[1], p[2]));
+			if (lo > r || hi < -r)
+				return 0;
+		}
+	/* the box's own axes */
+	for (int d = 0; d < 3; d++)
+		if (fmin(v[0][d], fmin(v[1][d], v[2][d])) > half ||
+		    fmax(v[0][d], fmax(v[1][d], v[2][d])) < -half)
+			return 0;
+	return 1;
+}
+
+/* Mark the cells whose (slightly grown) box a triangle meets. */
+static void touch_cells(struct build *b)
+{
+	const double h = b->g->plan.h, half = 0.5 * h * (1 + 1e-9);
+
+#pragma omp parallel for schedule(dynamic, 64)
+	for (size_t t = 0; t < b->ntri; t++) {
+		const struct tri *tr = &b->tri[t];
+		int m0[3], m1[3];
+
+		for (int d = 0; d < 3; d++)	/* cells whose box [node +- h/2] meets the bounds */
+			vx_node_range(b, d, tr->lo[d] - half, tr->hi[d] + half, &m0[d], &m1[d]);
+		for (int k = m0[2]; k <= m1[2]; k++)
+			for (int j = m0[1]; j <= m1[1]; j++)
+				for (int i = m0[0]; i <= m1[0]; i++) {
+					const double c[3] = { node_at(b, 0, i), node_at(b, 1, j),
+							      node_at(b, 2, k) };
+					uint8_t *cl = cell(b, i, j, k);
+
+					if (tri_box(tr, c, half))
+#pragma omp atomic
+						*cl |= B_TOUCH;
+				}
+	}
+}
+
+/* A stack of row seeds (i, j, k) for the flood; grows as needed. */
+struct seeds {
+	int (*s)[3];
+	size_t n, cap;
+};
+
+static int push(struct seeds *st, int i, int j, int k)
+{
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 1 << 16;
+		int (*grown)[3] = realloc(st->s, cap * sizeof(*grown));
+
+		if (!grown)
+			return -1;
+		st->s = grown;
+		st->cap = cap;
+	}
+	st->s[st->n][0] = i;
+	st->s[st->n][1] = j;
+	st->s[st->n][2] = k;
+	st->n++;
+	return 0;
+}
+
+/* Can the flood enter room cell c: not touched by a triangle and not reached yet? */
+static int open_cell(uint8_t c)
+{
+	return !(c & (B_TOUCH | B_SEEN));
+}
+
+/*
+ * Flood one x-run from seed (i, j, k): extend it both ways through open cells, mark them, and
+ * push a seed for every open run beside it in the four rows j +- 1, k +- 1 (a scanline fill,
+ * which walks rows in memory order rather than cell by cell).
+ */
+static int flood_run(struct build *b, struct seeds *st, int i, int j, int k, size_t *leaked)
+{
+	const int *n = b->g->plan.room;
+	uint8_t *row = cell(b, 0, j, k);
+	int lo = i, hi = i;
+
+	if (!open_cell(row[i]))
+		return 0;
+	while (lo > 0 && open_cell(row[lo - 1]))
+		lo--;
+	while (hi < n[0] - 1 && open_cell(row[hi + 1]))
+		hi++;
+	for (int x = lo; x <= hi; x++) {
+		row[x] |= B_SEEN;
+		*leaked += (row[x] & B_BASE) != 0;
+	}
+	for (int q = 0; q < 4; q++) {
+		const int jj = j + (q == 0 ? -1 : q == 1 ? 1 : 0), kk = k + (q == 2 ? -1 : q == 3);
+		const uint8_t *next;
+
+		if (jj < 0 || kk < 0 || jj >= n[1] || kk >= n[2])
+			continue;
+		next = cell(b, 0, jj, kk);
+		for (int x = lo; x <= hi; x++)
+			if (open_cell(next[x]) && (x == lo || !open_cell(next[x - 1])) &&
+			    push(st, x, jj, kk))
+				return -1;
+	}
+	return 0;
+}
+
+/* Is room cell (i, j, k) on the room's outer layer? */
+static int outer(const int *n, int i, int j, int k)
+{
+	return !i || !j || !k || i == n[0] - 1 || j == n[1] - 1 || k == n[2] - 1;
+}
+
+/*
+ * Where a leak enters: the reached cells inside the mesh next to reached cells outside it,
+ * or on the room's outer layer, as a box of nodes.
+ */
+static void leak_place(const struct build *b, double lo[3], double hi[3])
+{
+	const int *n = b->g->plan.room;
+	const ptrdiff_t step[3] = { 1, b->g->plan.n[0], (ptrdiff_t)b->g->plan.n[0] * b->g->plan.n[1] };
+
+	for (int k = 0; k < n[2]; k++)
+		for (int j = 0; j < n[1]; j++)
+			for (int i = 0; i < n[0]; i++) {
+				const uint8_t *c = cell(b, i, j, k);
+				const int at[3] = { i, j, k };
+				int entry = outer(n, i, j, k);
+
+				if ((*c & (B_SEEN | B_BASE)) != (B_SEEN | B_BASE))
+					continue;
+				for (int f = 0; f < 6 && !entry; f++)
+					entry = (c[(f % 2 ? 1 : -1) * step[f / 2]] & (B_SEEN | B_BASE)) ==
+						B_SEEN;
+				for (int d = 0; entry && d < 3; d++) {
+					lo[d] = fmin(lo[d], node_at(b, d, at[d]));
+					hi[d] = fmax(hi[d], node_at(b, d, at[d]));
+				}
+			}
+}
+
+/* Flood from the room's outer cells through the untouched ones; a leak reaches B_BASE. */
+int vx_leak_check(struct build *b, struct rs_error *err)
+{
+	const struct vox_plan *p = &b->g->plan;
+	const int *n = p->room;
+	struct seeds st = { 0 };
+	double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+	size_t leaked = 0;
+	int rc = 0;
+
+	touch_cells(b);
+	for (int k = 0; k < n[2] && !rc; k++)	/* seeds: every open run of the outer layer */
+		for (int j = 0; j < n[1] && !rc; j++)
+			for (int i = 0; i < n[0] && !rc; i++) {
+				if (!outer(n, i, j, k) && i == 1)
+					i = n[0] - 1;	/* inside rows: only their two ends */
+				if (outer(n, i, j, k) && open_cell(*cell(b, i, j, k)))
+					rc = push(&st, i, j, k);
+			}
+	while (!rc && st.n > 0) {
+		st.n--;
+		rc = flood_run(b, &st, st.s[st.n][0], st.s[st.n][1], st.s[st.n][2], &leaked);
+	}
+	free(st.s);
+	if (rc)
+		return rs_fail(err, RS_ENOMEM, "out of memory for the leak check");
+	if (!leaked)
+		return 0;
+	leak_place(b, lo, hi);
+	return room_at(err, b->room, b->room->geo.mesh_at, "geometry.mesh", "%s is not "
+		       "closed: %.3g m^3 of its inside reach the outside through a gap wider "
+		       "than a cell (%g m) at about (%.2f, %.2f, %.2f) m, where x %.2f..%.2f, "
+		       "y %.2f..%.2f, z %.2f..%.2f (valid: a closed mesh; gaps narrower than "
+		       "a cell are bridged, so a coarser grid may also do)",
+		       b->room->geo.mesh_path, (double)leaked * pow(p->h, 3),
+		       p->h, 0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]),
+		       0.5 * (lo[2] + hi[2]), lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
+}
