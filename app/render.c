@@ -14,19 +14,25 @@
 #include "app.h"
 
 static const char usage_render[] =
-	"usage: roomsim render SNAPSHOTS.h5 [--plane NAME] [-o DIR] [--range PA] [--fps N]\n"
-	"                      [--no-movie] [-q]\n"
+	"usage: roomsim render SNAPSHOTS.h5 [--plane NAME] [-o DIR] [--scale frame|fixed|db]\n"
+	"                      [--range PA] [--db N] [--fps N] [--no-movie] [-q]\n"
 	"\n"
 	"Draw every frame of a run's <source>_snapshots.h5 as DIR/<plane>_NNNNN.png: the\n"
 	"pressure from blue (-range) through white (0) to red (+range), solid cells grey, with\n"
-	"the frame's time, a colour bar in Pa and a scale bar in metres. Planes are drawn to\n"
+	"the frame's time, a colour bar and a scale bar in metres. Planes are drawn to\n"
 	"scale with their first in-plane axis up. With ffmpeg on the PATH, the frames of each\n"
 	"plane also become DIR/<plane>.mp4 (H.264).\n"
 	"  --plane NAME  only this plane (e.g. z_1.200; default: every plane in the file)\n"
 	"  -o DIR        where the files go (default: the file's name without .h5)\n"
-	"  --range PA    the colour scale's end (default: the 99.5th percentile of |p| over the\n"
-	"                plane's room cells and frames, so the loud direct wave does not hide\n"
-	"                the reflections; louder values are drawn at full colour)\n"
+	"  --scale frame each frame's own range, the 99.5th percentile of its |p| over the room\n"
+	"                cells, so that the decaying field stays visible (the default)\n"
+	"  --scale fixed one range for every frame: that percentile over all frames, so the\n"
+	"                decay shows as fading (or --range)\n"
+	"  --scale db    |p| in dB below the frame's loudest cell, over --db dB, signed by\n"
+	"                colour: weak reflections and the diffuse tail stay visible\n"
+	"  --range PA    the colour scale's end, the same for every frame (--scale fixed);\n"
+	"                louder values are drawn at full colour\n"
+	"  --db N        the dB scale's span (default 40)\n"
 	"  --fps N       the movie's frame rate (default 25)\n"
 	"  --no-movie    PNG frames only\n"
 	"  -q            no progress on stderr\n";
@@ -59,20 +65,25 @@ static int cmp_float(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The 99.5th percentile of |p| over the room cells of every frame (a sample of them). */
-static double auto_range(struct snap_reader *r, int i, float *frame, struct rs_error *err)
+/* The colour scale (--scale): one range for all frames, each frame's own, or dB. */
+enum scale { SCALE_FRAME, SCALE_FIXED, SCALE_DB };
+
+/* The 99.5th percentile of |p| over the room cells of every frame (a sample of them), or
+ * with only >= 0 of frame `only`, already in frame. */
+static double auto_range(struct snap_reader *r, int i, float *frame, long only,
+			 struct rs_error *err)
 {
 	const struct snap_info *p = snap_rinfo(r, i);
 	const size_t cells = (size_t)p->n1 * p->n2;
-	const size_t want = 2000000, stride = cells * (size_t)p->frames / want + 1;
+	const size_t want = 2000000, stride = only >= 0 ? 1 : cells * (size_t)p->frames / want + 1;
 	float *s = malloc((want + cells) * sizeof(float));
 	size_t n = 0, at = 0;
 	double range = 0;
 
 	if (!s)
 		return rs_fail(err, RS_ENOMEM, "out of memory"), -1;
-	for (long f = 0; f < p->frames; f++) {
-		if (snap_rframe(r, i, f, frame, err)) {
+	for (long f = only >= 0 ? only : 0; f < (only >= 0 ? only + 1 : p->frames); f++) {
+		if (only < 0 && snap_rframe(r, i, f, frame, err)) {
 			free(s);
 			return -1;
 		}
@@ -107,9 +118,22 @@ static void text(cairo_t *cr, double x, double y, double align, const char *s)
 	cairo_show_text(cr, s);
 }
 
-/* Frame f of plane p drawn into a new image of w x h pixels. */
+/* The colour scale's position of pressure x in [-1, 1]: linear over +-range, or in dB the
+ * level above -span dB re range, signed. */
+static double position(double x, double range, double span)
+{
+	double level;
+
+	if (span <= 0)
+		return x / range;
+	level = 1 + 20 * log10(fabs(x) / range + 1e-30) / span;
+	return level <= 0 ? 0 : x < 0 ? -level : level;
+}
+
+/* Frame f of plane p drawn into a new image of w x h pixels; span > 0: a dB scale of span dB
+ * below range. */
 static cairo_surface_t *draw(const struct snap_info *p, const float *v, long f, int scale,
-			     int w, int h, double range)
+			     int w, int h, double range, double span)
 {
 	static const char axes[] = "xyz";
 	const int u = p->axis == 2 ? 1 : 2, vv = p->axis == 0 ? 1 : 0;	/* n1's and n2's axes */
@@ -134,7 +158,7 @@ static cairo_surface_t *draw(const struct snap_info *p, const float *v, long f, 
 				double rgb[3] = { 0.42, 0.42, 0.42 };
 
 				if (p->room[c])
-					diverging(v[c] / range, rgb);
+					diverging(position(v[c], range, span), rgb);
 				*q = (uint32_t)(255 * rgb[0]) << 16 | (uint32_t)(255 * rgb[1]) << 8 |
 				     (uint32_t)(255 * rgb[2]);
 			}
@@ -180,10 +204,17 @@ static cairo_surface_t *draw(const struct snap_info *p, const float *v, long f, 
 		cairo_stroke(cr);
 		cairo_set_font_size(cr, 12);
 		for (int k = -1; k <= 1; k++) {
-			snprintf(s, sizeof(s), "%+.3g", -k * range);
-			text(cr, x0 + 24, y0 + bh * (k + 1) / 2 + 4, 0, k ? s : "0");
+			if (span > 0 && k)
+				snprintf(s, sizeof(s), "%c0 dB", k < 0 ? '+' : '-');
+			else if (span > 0)
+				snprintf(s, sizeof(s), "-%.0f dB", span);
+			else
+				snprintf(s, sizeof(s), k ? "%+.3g" : "0", -k * range);
+			text(cr, x0 + 24, y0 + bh * (k + 1) / 2 + 4, 0, s);
 		}
-		text(cr, x0, y0 + bh + 20, 0, "Pa");
+		if (span > 0)
+			snprintf(s, sizeof(s), "re %.3g Pa", range);
+		text(cr, x0, y0 + bh + 20, 0, span > 0 ? s : "Pa");
 		cairo_set_source_rgb(cr, 0.42, 0.42, 0.42);
 		cairo_rectangle(cr, x0, y0 + bh + 32, 18, 12);
 		cairo_fill(cr);
@@ -195,8 +226,9 @@ static cairo_surface_t *draw(const struct snap_info *p, const float *v, long f, 
 }
 
 /* Plane i into dir: its frames, and its movie when ffmpeg is there. */
-static int render_plane(struct snap_reader *r, int i, const char *dir, double range_opt, int fps,
-			int movie, int quiet, struct rs_error *err)
+static int render_plane(struct snap_reader *r, int i, const char *dir, enum scale sc,
+			double range_opt, double span, int fps, int movie, int quiet,
+			struct rs_error *err)
 {
 	const struct snap_info *p = snap_rinfo(r, i);
 	const int scale = p->n2 >= TARGET ? 1 : (TARGET + p->n2 - 1) / p->n2;
@@ -210,7 +242,7 @@ static int render_plane(struct snap_reader *r, int i, const char *dir, double ra
 
 	if (!v)
 		return rs_fail(err, RS_ENOMEM, "out of memory for plane %s", p->name);
-	if (!(range > 0) && (range = auto_range(r, i, v, err)) < 0) {
+	if (sc == SCALE_FIXED && !(range > 0) && (range = auto_range(r, i, v, -1, err)) < 0) {
 		free(v);
 		return err->code;
 	}
@@ -219,7 +251,17 @@ static int render_plane(struct snap_reader *r, int i, const char *dir, double ra
 
 		if ((rc = snap_rframe(r, i, f, v, err)))
 			break;
-		img = draw(p, v, f, scale, w, h, range);
+		if (sc == SCALE_FRAME && (range = auto_range(r, i, v, f, err)) < 0) {
+			rc = err->code;
+			break;
+		}
+		if (sc == SCALE_DB) {	/* 0 dB: the frame's loudest room cell */
+			range = 0;
+			for (size_t c = 0; c < (size_t)p->n1 * p->n2; c++)
+				range = p->room[c] ? fmax(range, fabs(v[c])) : range;
+			range = range > 0 ? range : 1;
+		}
+		img = draw(p, v, f, scale, w, h, range, sc == SCALE_DB ? span : 0);
 		snprintf(path, sizeof(path), "%s/%s_%05ld.png", dir, p->name, f);
 		if (cairo_surface_write_to_png(img, path) != CAIRO_STATUS_SUCCESS)
 			rc = rs_fail(err, RS_EIO, "%s: cannot write the PNG", path);
@@ -231,9 +273,13 @@ static int render_plane(struct snap_reader *r, int i, const char *dir, double ra
 	if (!quiet)
 		fprintf(stderr, "\n");
 	free(v);
-	if (!rc && !quiet)
+	if (!rc && !quiet && sc == SCALE_FIXED)
 		printf("%s: %ld frames (%d x %d px, colour scale +-%.3g Pa) as %s/%s_NNNNN.png\n",
 		       p->name, p->frames, w, h, range, dir, p->name);
+	else if (!rc && !quiet)
+		printf("%s: %ld frames (%d x %d px, colour scale %s) as %s/%s_NNNNN.png\n",
+		       p->name, p->frames, w, h, sc == SCALE_DB ? "in dB below each frame's peak"
+		       : "each frame's own", dir, p->name);
 	if (!rc && movie && p->frames > 1) {
 		char cmd[9000];
 
@@ -251,8 +297,9 @@ static int render_plane(struct snap_reader *r, int i, const char *dir, double ra
 int cmd_render(int argc, char **argv)
 {
 	const char *file = NULL, *plane = NULL, *dir = NULL;
-	double range = 0;
-	int fps = 25, movie = 1, quiet = 0, rc = 0, done = 0;
+	double range = 0, span = 40;
+	enum scale sc = SCALE_FRAME;
+	int fps = 25, movie = 1, quiet = 0, rc = 0, done = 0, scale_given = 0;
 	struct rs_error err = { 0 };
 	struct snap_reader *r;
 	char out[4200];
@@ -272,6 +319,23 @@ int cmd_render(int argc, char **argv)
 			if (*end || !(range > 0) || !isfinite(range))
 				return fprintf(stderr, "roomsim render: --range: '%s' is not valid "
 					       "(valid: a pressure in Pa above 0)\n", argv[a]), EXIT_USAGE;
+		} else if (!strcmp(argv[a], "--scale") && a + 1 < argc) {
+			a++;
+			scale_given = 1;
+			if (!strcmp(argv[a], "frame"))
+				sc = SCALE_FRAME;
+			else if (!strcmp(argv[a], "fixed"))
+				sc = SCALE_FIXED;
+			else if (!strcmp(argv[a], "db"))
+				sc = SCALE_DB;
+			else
+				return fprintf(stderr, "roomsim render: --scale: '%s' is not valid "
+					       "(valid: frame, fixed, db)\n", argv[a]), EXIT_USAGE;
+		} else if (!strcmp(argv[a], "--db") && a + 1 < argc) {
+			span = strtod(argv[++a], &end);
+			if (*end || !(span >= 1 && span <= 200))
+				return fprintf(stderr, "roomsim render: --db: '%s' is not valid "
+					       "(valid: a span of 1 to 200 dB)\n", argv[a]), EXIT_USAGE;
 		} else if (!strcmp(argv[a], "--fps") && a + 1 < argc) {
 			fps = (int)strtol(argv[++a], &end, 10);
 			if (*end || fps < 1 || fps > 240)
@@ -291,6 +355,11 @@ int cmd_render(int argc, char **argv)
 	if (!file)
 		return fprintf(stderr, "roomsim render: no SNAPSHOTS.h5 (see roomsim render "
 			       "--help)\n"), EXIT_USAGE;
+	if (range > 0 && scale_given && sc != SCALE_FIXED)
+		return fprintf(stderr, "roomsim render: --range goes with --scale fixed (valid: "
+			       "leave --scale out, or give --scale fixed)\n"), EXIT_USAGE;
+	if (range > 0)
+		sc = SCALE_FIXED;
 	if (!(r = snap_ropen(file, &err))) {
 		fprintf(stderr, "roomsim render: %s\n", err.msg);
 		return app_exit_status(err.code);
@@ -310,7 +379,7 @@ int cmd_render(int argc, char **argv)
 	rc = app_mkdirs(dir, &err);
 	for (int i = 0; !rc && i < snap_rcount(r); i++)
 		if (!plane || !strcmp(plane, snap_rinfo(r, i)->name)) {
-			rc = render_plane(r, i, dir, range, fps, movie, quiet, &err);
+			rc = render_plane(r, i, dir, sc, range, span, fps, movie, quiet, &err);
 			done++;
 		}
 	if (!rc && !done) {

@@ -162,7 +162,6 @@ int cfg_parse_output(struct yp *p, yaml_node_t *root)
 	if (yp_integer(p, n, "output.snapshots.every", 1, 1000000000L, &every))
 		return RS_EINPUT;
 	r->snap_every = (int)every;
-	r->snap_full = 1;	/* TEMPORARY default while band-limited frames are tested */
 	if ((n = yp_get(p, s, "band"))) {
 		const char *v = n->type == YAML_SCALAR_NODE ? yp_scalar(n) : "";
 

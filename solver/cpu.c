@@ -279,16 +279,19 @@ void cpu_plane(const struct fdtd *f, int axis, int index, float *out)
 	const struct vox_plan *p = &f->grid->plan;
 	/* The two in-plane axes, slower first: z planes are [y][x], x and y planes [z][.]. */
 	const int u = axis == 2 ? 1 : 2, v = axis == 0 ? 1 : 0;
-	size_t o = 0;
 
+	/* rows in parallel: no thread idles through a serial stretch between steps */
+#pragma omp parallel for num_threads(f->threads) schedule(static) \
+	if (p->room[u] * p->room[v] > 16384)
 	for (int b = p->halo; b < p->room[u] + p->halo; b++)
 		for (int c = p->halo; c < p->room[v] + p->halo; c++) {
+			const size_t o = (size_t)(b - p->halo) * p->room[v] + (size_t)(c - p->halo);
 			int ijk[3];
 
 			ijk[axis] = index;
 			ijk[u] = b;
 			ijk[v] = c;
-			out[o++] = p->fcc ? (float)(f->precision == 4 ? fcc_plane_f32(f, axis, ijk)
+			out[o] = p->fcc ? (float)(f->precision == 4 ? fcc_plane_f32(f, axis, ijk)
 								      : fcc_plane_f64(f, axis, ijk))
 					  : (float)cpu_get(f, f->cur, vox_index(p, ijk[0], ijk[1], ijk[2]));
 		}

@@ -77,8 +77,9 @@ int fdtd_frames_setup(struct fdtd *f, int nplanes, const int *axis, const int *i
 }
 
 /* One term of a frame's sum: sum[i] += (float)(w * plane[i]) over its n values. */
-static void add(float *sum, const float *plane, double w, size_t n)
+static void add(float *sum, const float *plane, double w, size_t n, int threads)
 {
+#pragma omp parallel for num_threads(threads) schedule(static) if (n > 16384)
 	for (size_t i = 0; i < n; i++)
 		sum[i] += (float)(w * (double)plane[i]);
 }
@@ -94,7 +95,7 @@ void cpu_frames_add(struct fdtd *f, long step)
 		cpu_plane(f, fr->axis[p], fr->index[p], fr->plane);
 		for (long j = first; j <= last; j++)
 			add(fr->sum + fr->off[p] + (size_t)(j % fr->slots) * fr->size[p], fr->plane,
-			    fr->h[step - j * fr->every + fr->m], fr->size[p]);
+			    fr->h[step - j * fr->every + fr->m], fr->size[p], f->threads);
 	}
 }
 

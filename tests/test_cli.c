@@ -417,12 +417,37 @@ static void grids_end_to_end(void **state)
 	free(g);
 }
 
-/* roomsim render: a frame per snapshot, the pillar's solid cells grey, a missing plane
- * refused with the planes there are. */
+/* The solid (grey) and strongly positive (red) pixels of the PNG at path. */
+static void count_pixels(const char *path, int *grey, int *red)
+{
+	cairo_surface_t *img = cairo_image_surface_create_from_png(path);
+	const unsigned char *px;
+	int w, h, stride;
+
+	assert_int_equal(cairo_surface_status(img), CAIRO_STATUS_SUCCESS);
+	px = cairo_image_surface_get_data(img);
+	w = cairo_image_surface_get_width(img);
+	h = cairo_image_surface_get_height(img);
+	stride = cairo_image_surface_get_stride(img);
+	assert_true(w % 2 == 0 && h % 2 == 0);	/* for H.264 */
+	*grey = *red = 0;
+	for (int y = 0; y < h; y++)
+		for (int x = 0; x < w; x++) {
+			const uint32_t c = ((const uint32_t *)(px + (size_t)y * stride))[x] & 0xffffff;
+			const int r = c >> 16 & 255, g = c >> 8 & 255, b = c & 255;
+
+			*grey += r == g && g == b && r == 107;	/* solid: 0.42 */
+			*red += r > 200 && g < 150 && b < 150;
+		}
+	cairo_surface_destroy(img);
+}
+
+/* roomsim render: a frame per snapshot, the pillar's solid cells grey, in each colour scale;
+ * a missing plane refused with the planes there are, a scale that is not one refused. */
 static void render_command(void **state)
 {
+	static const char *const scales[] = { "frame", "fixed", "db" };
 	char path[600];
-	cairo_surface_t *img;
 	hsize_t dims[3];
 	int grey = 0, red = 0;
 
@@ -441,30 +466,25 @@ static void render_command(void **state)
 	assert_int_equal(h5_dims(path, "z_1.000", dims), 3);
 	assert_int_equal(sh("[ $(ls %s/frames | grep -c '^z_1.000_[0-9]*.png$') = %d ]", dir,
 			    (int)dims[0]), 0);
-	snprintf(path, sizeof(path), "%s/frames/z_1.000_%05d.png", dir, (int)dims[0] - 1);
-	img = cairo_image_surface_create_from_png(path);
-	assert_int_equal(cairo_surface_status(img), CAIRO_STATUS_SUCCESS);
-	{
-		const unsigned char *px = cairo_image_surface_get_data(img);
-		const int w = cairo_image_surface_get_width(img), h = cairo_image_surface_get_height(img);
-		const int stride = cairo_image_surface_get_stride(img);
-
-		assert_true(w % 2 == 0 && h % 2 == 0);	/* for H.264 */
-		for (int y = 0; y < h; y++)
-			for (int x = 0; x < w; x++) {
-				const uint32_t c = ((const uint32_t *)(px + (size_t)y * stride))[x] &
-						   0xffffff;
-				const int r = c >> 16 & 255, g = c >> 8 & 255, b = c & 255;
-
-				grey += r == g && g == b && r == 107;	/* solid: 0.42 */
-				red += r > 200 && g < 150 && b < 150;
-			}
+	/* the pillar: 0.5 x 1 m of a 4 x 3 m plane, at least 4 % of the field's pixels; the
+	 * wave in the last frame, in every scale */
+	for (int sc = 0; sc < 3; sc++) {
+		assert_int_equal(sh("%s render %s/pillar/S_snapshots.h5 -o %s/frames-%s --scale %s "
+				    "--no-movie -q", roomsim, dir, dir, scales[sc], scales[sc]), 0);
+		snprintf(path, sizeof(path), "%s/frames-%s/z_1.000_%05d.png", dir, scales[sc],
+			 (int)dims[0] - 1);
+		count_pixels(path, &grey, &red);
+		print_message("# last frame, scale %s: %d solid pixels, %d strongly positive\n",
+			      scales[sc], grey, red);
+		assert_true(grey > 20000);
+		assert_true(red > 100);
 	}
-	cairo_surface_destroy(img);
-	/* the pillar: 0.5 x 1 m of a 4 x 3 m plane, at least 4 % of the field's pixels */
-	print_message("# last frame: %d solid pixels, %d strongly positive\n", grey, red);
-	assert_true(grey > 20000);
-	assert_true(red > 100);
+	assert_int_equal(sh("cmp %s/frames/z_1.000_00001.png %s/frames-frame/z_1.000_00001.png",
+			    dir, dir), 0);	/* frame is the default */
+	assert_int_equal(sh("%s render %s/pillar/S_snapshots.h5 --scale loud -q 2>&1 | grep -q "
+			    "'valid: frame, fixed, db'", roomsim, dir), 0);
+	assert_int_equal(sh("%s render %s/pillar/S_snapshots.h5 --scale db --range 1 -q "
+			    "2> /dev/null", roomsim, dir), 2);
 	/* the movie, where ffmpeg is installed (make deps installs it for the tests) */
 	if (!sh("command -v ffmpeg > /dev/null"))
 		assert_int_equal(sh("%s render %s/pillar/S_snapshots.h5 -o %s/movie -q && "

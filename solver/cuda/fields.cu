@@ -216,6 +216,32 @@ __global__ void k_frames_add(const float *__restrict__ plane, float *sum, size_t
 	}
 }
 
+/* k_plane and k_frames_add in one launch (the cubic grid's layouts), one thread a value. */
+template <typename R>
+__global__ void k_frames_add_u(const R *__restrict__ u, float *sum, int axis, int index, int n2,
+			       int zfast, size_t n, int slots, const double *__restrict__ h, int m,
+			       long every, long long step, const long long *ctl)
+{
+	const KDims d = k_dims;
+	const int uax = axis == 2 ? 1 : 2, vax = axis == 0 ? 1 : 0;
+	const int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
+	const long long s = ctl ? ctl[0] : step;
+	const long long first = s - m <= 0 ? 0 : (s - m + every - 1) / every, last = (s + m) / every;
+	const size_t i = (size_t)r * n2 + c;
+	int ijk[3];
+	double v;
+
+	if (c >= n2)
+		return;
+	ijk[axis] = index;
+	ijk[uax] = r + d.halo;
+	ijk[vax] = c + d.halo;
+	v = (float)u[zfast ? ijk[2] + (long long)d.nz * (ijk[0] + (long long)d.nx * ijk[1])
+			   : ijk[0] + d.sy * ijk[1] + d.sz * ijk[2]];
+	for (long long j = first; j <= last; j++)
+		sum[(size_t)(j % slots) * n + i] += (float)(h[s - j * every + m] * v);
+}
+
 int cuda_frames_setup(struct cuda_engine *e, int n, const int *axis, const int *index,
 		      const size_t *size, const size_t *off, size_t total, const double *h, int m,
 		      long every, int slots, struct rs_error *err)
@@ -259,11 +285,27 @@ int cuda_frames_add(struct cuda_engine *e, long long step, const long long *ctl,
 		const size_t n = e->fr_size[p];
 		const unsigned blocks = (unsigned)((n + 255) / 256 < 65535 ? (n + 255) / 256 : 65535);
 
-		if (plane_launch(e, dim3((n2 + 127) / 128, n1), e->fr_stage, axis, e->fr_index[p],
-				 n2, err))
-			return err->code ? err->code : RS_EDEVICE;
-		k_frames_add<<<blocks, 256>>>(e->fr_stage, e->fr_sum + e->fr_off[p], n, e->fr_slots,
-					      e->fr_h, e->fr_m, e->fr_every, step, ctl);
+		const dim3 g((n2 + 127) / 128, n1);
+		float *sum = e->fr_sum + e->fr_off[p];
+
+		if (e->fcc) {	/* the lattice's own plane kernel, then the sums */
+			if (plane_launch(e, g, e->fr_stage, axis, e->fr_index[p], n2, err))
+				return err->code ? err->code : RS_EDEVICE;
+			k_frames_add<<<blocks, 256>>>(e->fr_stage, sum, n, e->fr_slots, e->fr_h,
+						      e->fr_m, e->fr_every, step, ctl);
+		} else if (kconst_sync(e, err)) {
+			return RS_EDEVICE;
+		} else if (e->precision == 4) {
+			k_frames_add_u<float><<<g, 128>>>((const float *)e->u[e->cur], sum, axis,
+							   e->fr_index[p], n2, e->zfast, n,
+							   e->fr_slots, e->fr_h, e->fr_m,
+							   e->fr_every, step, ctl);
+		} else {
+			k_frames_add_u<double><<<g, 128>>>((const double *)e->u[e->cur], sum, axis,
+							    e->fr_index[p], n2, e->zfast, n,
+							    e->fr_slots, e->fr_h, e->fr_m,
+							    e->fr_every, step, ctl);
+		}
 		if (CK_LAUNCH())
 			return RS_EDEVICE;
 	}

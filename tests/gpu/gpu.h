@@ -44,6 +44,7 @@ double rel_diff(const double *a, const double *b, size_t n);
 void diamond_run(void **state);
 void ranks_on_gpus(void **state);
 void resume_on_gpu(void **state);
+void band_frames_on_gpu(void **state);
 
 /* test_gpu_phys.c */
 void energy_on_gpu(void **state);
