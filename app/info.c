@@ -148,6 +148,12 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 		printf("walls      branch walls: up to %d branches per material, %s of their "
 		       "lists and state at most (included above)\n", p->branches,
 		       app_bytes((double)p->branch_memory, need));
+	if (room->snap_every)
+		printf(p->frame_m ? "snapshots  a frame every %d steps, low-passed at fmax over %d "
+				    "steps, %d summed at a time: %s (included above)\n"
+				  : "snapshots  a frame every %d steps, the grid's whole band\n",
+		       room->snap_every, 2 * p->frame_m + 1, p->frame_slots,
+		       app_bytes((double)p->frame_memory, need));
 #ifdef ROOMSIM_CUDA
 	{
 		char name[128];
@@ -158,7 +164,8 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 			       app_bytes((double)(cuda_memory(g, room->precision, room->kernel,
 							      room->nreceivers, p->nsamples,
 							      (size_t)p->steps) + p->branch_memory +
-						  p->grid_points * (128 + 4 * GRID_WINDOW)),
+						  p->grid_points * (128 + 4 * GRID_WINDOW) +
+						  p->frame_memory),
 					 need),
 			       app_bytes((double)devmem, have));
 	}

@@ -14,6 +14,7 @@
 
 #include "../solver/branch.h"
 #include "../solver/fdtd.h"
+#include "../solver/signal.h"
 #include "../geometry/receivers.h"
 #include "grids.h"
 
@@ -103,6 +104,28 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 		    p->grid.boundary * sizeof(struct vox_wall) +
 		    (room->air_absorption ? 2 : 1) * pairs * p->nsamples * sizeof(double) +
 		    4 * (p->nsamples + p->wav_frames) * sizeof(double) + p->grid_memory;
+	/* band-limited snapshot frames (docs/output.md): each plane's sums and one plane */
+	p->frame_m = p->frame_slots = 0;
+	p->frame_memory = 0;
+	if (room->snap_every && !room->snap_full) {
+		double *h = NULL;
+		size_t most = 0;
+
+		p->frame_m = sig_band_fir(room->fmax, p->fs, &h);
+		free(h);
+		p->frame_m = p->frame_m > 0 ? p->frame_m : 0;
+		p->frame_slots = p->frame_m ? 2 * p->frame_m / room->snap_every + 1 : 0;
+		for (int i = 0; p->frame_m && i < room->nplanes; i++) {
+			const int a = room->planes[i].axis;
+			const size_t n = (size_t)p->grid.room[a == 0 ? 1 : 0] *
+					 (size_t)p->grid.room[a == 2 ? 1 : 2];
+
+			p->frame_memory += n * (size_t)p->frame_slots * sizeof(float);
+			most = n > most ? n : most;
+		}
+		p->frame_memory += most * sizeof(float);
+		p->memory += p->frame_memory;
+	}
 	p->branches = 0;
 	if (app_banks(room, &banks, err)) {
 		free(banks);

@@ -110,6 +110,10 @@ static void info_and_version(void **state)
 	(void)state;
 	assert_int_equal(sh("%s info tests/small.yaml | grep -q '^memory .* needed'", roomsim), 0);
 	assert_int_equal(sh("%s info tests/small.yaml | grep -q '^estimate'", roomsim), 0);
+	/* the band-limited frames: 265 steps at fs/fmax = 18.2, 14 at a time every 20 steps */
+	assert_int_equal(sh("%s info tests/small.yaml | grep -q '^snapshots  a frame every 20 "
+			    "steps, low-passed at fmax over 265 steps, 14 summed at a time: "
+			    "[0-9.]* KiB'", roomsim), 0);
 	/* the outputs' size, and a run that cannot fit them refused before it starts */
 	assert_int_equal(sh("%s info tests/small.yaml | grep -Eq '^disk +[0-9.]+ [KM]iB at most: "
 			    "WAVs .*, rirs.h5 .*, snapshots '", roomsim), 0);
