@@ -6,28 +6,18 @@
  * allocate the fields. Each source's WAVs and the rirs.h5 of every source done so far are
  * written as soon as that source finishes, so Ctrl-C loses nothing already computed.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "run.h"
-#include "../common/hash.h"
-#include "../io/checkpoint.h"
 #include "../io/config.h"
-#include "../io/rirs.h"
-#include "../io/snapshot.h"
-#include "../io/wav.h"
-#include "../solver/air.h"
 #include "../solver/fdtd.h"
 #include "../solver/part.h"
 #include "../solver/signal.h"
