@@ -336,8 +336,8 @@ void resume_on_gpu(void **state)
 
 /*
  * Band-limited snapshot frames (output.snapshots.band: fmax, docs/output.md) on the GPU: the
- * carved L with a frame every 30 steps (each summed over a window of some 200 steps, several
- * at a time) and three planes, on slice-vec (CUDA graphs), slice-vec step by step
+ * carved L with a frame every 30 steps (each summed over a window of 265 steps on the cubic
+ * grid, nine at a time) and three planes, on slice-vec (CUDA graphs), slice-vec step by step
  * (ROOMSIM_NO_GRAPHS), naive3d, general (leggy order 4, with the carved room's fallback
  * cells) and fcc-vec (its own plane kernel), each against the CPU engine: the same WAV bytes
  * and every frame of every plane the same bits; a run held inside the frames' windows,
