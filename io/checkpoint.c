@@ -168,8 +168,9 @@ int ckpt_read_meta(const char *path, struct ckpt_meta *m, struct rs_error *err)
 	H5Fclose(f);
 	m->grid_hash = strtoull(hash, NULL, 16);
 	m->points_hash = strtoull(points, NULL, 16);
-	if (bad || (m->precision != 4 && m->precision != 8) || m->values < 0 || m->frames < 0 || m->step < 0 ||
-	    m->nsamples < 1 || m->nsources < 1 || m->source < 0 || m->source >= m->nsources)
+	if (bad || (m->precision != 4 && m->precision != 8) || m->values < 0 || m->frames < 0 ||
+	    m->step < 0 || m->nsamples < 1 || m->nsources < 1 || m->source < 0 ||
+	    m->source >= m->nsources)
 		return rs_fail(err, RS_EIO, "%s: not a checkpoint of this roomsim (%s)", path,
 			       CKPT_FORMAT);
 	return 0;

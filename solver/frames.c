@@ -32,18 +32,17 @@ int fdtd_frames_setup(struct fdtd *f, int nplanes, const int *axis, const int *i
 		      const double *h, int m, long every)
 {
 	const struct vox_plan *p = &f->grid->plan;
-	struct fdtd_frames *fr = calloc(1, sizeof(*fr));
+	struct fdtd_frames *fr;
 	size_t most = 0;
 
 	if (every < 1 || m < 0 || nplanes < 1)
 		return rs_fail(&f->err, RS_EINTERNAL, "frames: %d planes, m %d, every %ld", nplanes,
 			       m, every);
-	if (f->gpu && fdtd_kernel(f) == KERNEL_DIAMOND) {
-		free(fr);
+	if (f->gpu && fdtd_kernel(f) == KERNEL_DIAMOND)
 		return rs_fail(&f->err, RS_EINPUT, "the diamond kernel does not keep every step's "
 			       "field, which band-limited snapshots add up (valid: another kernel, "
 			       "or output.snapshots.band: full)");
-	}
+	fr = calloc(1, sizeof(*fr));
 	frames_free(f->frames);
 	f->frames = fr;
 	if (!fr || !(fr->axis = malloc(sizeof(int) * (size_t)nplanes)) ||
@@ -60,7 +59,8 @@ int fdtd_frames_setup(struct fdtd *f, int nplanes, const int *axis, const int *i
 	for (int q = 0; q < nplanes; q++) {
 		fr->axis[q] = axis[q];
 		fr->index[q] = index[q];
-		fr->size[q] = (size_t)p->room[axis[q] == 2 ? 1 : 2] * (size_t)p->room[axis[q] == 0 ? 1 : 0];
+		fr->size[q] = (size_t)p->room[axis[q] == 2 ? 1 : 2] *
+			      (size_t)p->room[axis[q] == 0 ? 1 : 0];
 		fr->off[q] = fr->total;
 		fr->total += fr->size[q] * (size_t)fr->slots;
 		most = fr->size[q] > most ? fr->size[q] : most;
