@@ -292,8 +292,8 @@ void cpu_plane(const struct fdtd *f, int axis, int index, float *out)
 			ijk[u] = b;
 			ijk[v] = c;
 			out[o] = p->fcc ? (float)(f->precision == 4 ? fcc_plane_f32(f, axis, ijk)
-								      : fcc_plane_f64(f, axis, ijk))
-					  : (float)cpu_get(f, f->cur, vox_index(p, ijk[0], ijk[1], ijk[2]));
+								    : fcc_plane_f64(f, axis, ijk))
+					: (float)cpu_get(f, f->cur, vox_index(p, ijk[0], ijk[1], ijk[2]));
 		}
 }
 
