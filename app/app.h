@@ -32,7 +32,8 @@ struct app_plan {
 	size_t branch_memory;	/* bytes of the branch walls' lists and state, at most */
 	size_t grid_points;	/* the receiver grids' lattice points, those in walls too */
 	size_t grid_memory;	/* bytes of their nodes, weights and sample windows, at most */
-	int frame_m;		/* band-limited snapshots: the filter's half-length (0: none) */
+	int frame_m;		/* band-limited snapshots: the filter's half-length, steps
+				 * (sig_band_fir; 0: none, raw frames or no snapshots) */
 	int frame_slots;	/* frames summed at a time, each plane */
 	size_t frame_memory;	/* bytes of their sums (on the GPU, of device memory) */
 	size_t memory;		/* bytes the run needs, those included */

@@ -181,7 +181,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	const long steps = r->plan.steps;
 	const int resuming = r->resume && s == r->resumed.source;
 	/* frame j is taken at step j every + lag: band-limited, once its window has passed */
-	const long every = room->snap_every, lag = r->frame_m;
+	const long every = room->snap_every, lag = r->plan.frame_m;
 	struct snap_plane *pl = NULL;
 	struct snap_file *sf = NULL;
 	struct snapper writer = { 0 };
@@ -603,7 +603,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.nbanks = room->nmaterials;
 	setup.dt = r->plan.dt;
 	setup.grid_receivers = room->ngrids > 0;
-	setup.band_frames = run_frames_wanted(r);
+	setup.band_frames = r->plan.frame_m > 0;
 	if (create_engine(r, &setup, err) || (setup.band_frames && run_frames_setup(r, err)))
 		return err->code;
 	snprintf(r->engine_name, sizeof(r->engine_name), "%s%s", setup.cuda ? "cuda:" : "cpu",

@@ -50,7 +50,6 @@ struct run {
 	long ckpt_last_step;
 	uint64_t grid_hash, points_hash;	/* what a checkpoint must match (ckpt_meta) */
 	long hold;		/* ROOMSIM_HOLD_AT: the step to hold at (-1: none) */
-	int frame_m;		/* band-limited snapshots: the filter's half-length, steps */
 	int *frame_p;		/* per plane: its index among the engine's frames, or -1 */
 	int resume;		/* --resume: go on from resume_path */
 	struct ckpt_meta resumed;	/* its meta */
@@ -109,16 +108,15 @@ int snapper_start(struct snapper *w, struct fdtd *engine, struct snap_file *file
 		  const char *dir, const char *path, struct rs_error *err);
 
 /* Queue frame `frame` of every plane (several ranks: gathered on rank 0 first): the newest
- * level, at step frame x every, or band-limited (r->frame_m > 0) the engine's sum, once
+ * level, at step frame x every, or band-limited (r->plan.frame_m > 0) the engine's sum, once
  * complete at step frame x every + frame_m. */
 int snapper_queue(struct snapper *w, const struct run *r, const struct snap_plane *pl,
 		  const int *index, long frame, struct rs_error *err);
 
-/* Band-limited frames (output.snapshots.band: fmax): the filter's half-length r->frame_m
- * (0: the raw field) and, on this rank, each plane's index among the engine's frames
+/* Band-limited frames (output.snapshots.band: fmax, when the plan's filter has
+ * r->plan.frame_m > 0): the engine's sums and, on this rank, each plane's index among them
  * (r->frame_p, -1 where the plane is another rank's); RS_ENOMEM, or the engine's error. */
 int run_frames_setup(struct run *r, struct rs_error *err);
-int run_frames_wanted(const struct run *r);	/* 1: run_frames_setup will make frames */
 
 /* Wait until every queued frame is in the file (a checkpoint counts them); its error. */
 int snapper_drain(struct snapper *w, struct rs_error *err);

@@ -215,7 +215,7 @@ int snapper_queue(struct snapper *w, const struct run *r, const struct snap_plan
 		  const int *index, long frame, struct rs_error *err)
 {
 	const double t = (double)frame * r->room->snap_every * r->plan.dt;
-	const long sum = r->frame_m > 0 ? frame : -1;	/* band-limited: the engine's sum */
+	const long sum = r->plan.frame_m > 0 ? frame : -1;	/* band-limited: the engine's sum */
 
 	for (int p = 0; r->part.rank > 0 && p < r->room->nplanes; p++)	/* their share */
 		if (plane_gather(r, p, pl[p].axis, index[p], sum, NULL, err))
@@ -289,18 +289,6 @@ int snapper_stop(struct snapper *w, struct rs_error *err)
 	return rc;
 }
 
-/* 1 when the run's snapshots are band-limited frames: snapshots, band fmax, and a filter
- * longer than one tap (fmax below 0.45 of the rate, which otherwise band-limits itself). */
-int run_frames_wanted(const struct run *r)
-{
-	double *h = NULL;
-	const int m = r->room->snap_every && !r->room->snap_full
-			      ? sig_band_fir(r->room->fmax, r->plan.fs, &h) : 0;
-
-	free(h);
-	return m > 0;
-}
-
 int run_frames_setup(struct run *r, struct rs_error *err)
 {
 	const struct room *room = r->room;
@@ -310,11 +298,9 @@ int run_frames_setup(struct run *r, struct rs_error *err)
 	struct snap_plane *pl = NULL;
 	double *h = NULL;
 
-	r->frame_m = 0;
 	r->frame_p = malloc(np * sizeof(int));
 	if (!index || !axis || !local || !r->frame_p || !(pl = run_make_planes(r, index)) ||
-	    (r->frame_m = sig_band_fir(room->fmax, r->plan.fs, &h)) < 0) {
-		r->frame_m = 0;
+	    sig_band_fir(room->fmax, r->plan.fs, &h) != r->plan.frame_m) {	/* the plan's taps */
 		rc = rs_fail(err, RS_ENOMEM, "out of memory for the snapshot frames");
 		goto out;
 	}
@@ -331,7 +317,8 @@ int run_frames_setup(struct run *r, struct rs_error *err)
 		axis[n] = pl[p].axis;
 		local[n++] = i;
 	}
-	if (n && fdtd_frames_setup(r->engine, n, axis, local, h, r->frame_m, room->snap_every))
+	if (n && fdtd_frames_setup(r->engine, n, axis, local, h, r->plan.frame_m,
+				   room->snap_every))
 		rc = rs_fail(err, RS_EDEVICE, "snapshot frames: %s", fdtd_error(r->engine));
 out:
 	run_free_planes(pl, room->nplanes);

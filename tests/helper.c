@@ -94,23 +94,6 @@ int sh(const char *fmt, ...)
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-pid_t sh_start(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	pid_t pid;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
 
 /* 1 when the file at path holds text. */
 static int holds(const char *path, const char *text)
@@ -126,7 +109,9 @@ static int holds(const char *path, const char *text)
 	return found;
 }
 
-int await_text(const char *path, const char *text, pid_t pid)
+/* Wait until the file at path holds text while pid runs: 0 when it does; -1, after saying
+ * why, when pid ended first or AWAIT_SECONDS passed. */
+static int await_text(const char *path, const char *text, pid_t pid)
 {
 	const struct timespec tick = { 0, 20000000 };
 	siginfo_t info;
@@ -144,6 +129,30 @@ int await_text(const char *path, const char *text, pid_t pid)
 	}
 	print_message("# %s: no '%s' after %d s\n", path, text, AWAIT_SECONDS);
 	return -1;
+}
+
+pid_t start_held(const char *log, long at, const char *fmt, ...)
+{
+	char cmd[2048], text[64];
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char at_s[32];
+
+		snprintf(at_s, sizeof(at_s), "%ld", at);
+		setenv("ROOMSIM_HOLD_AT", at_s, 1);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	snprintf(text, sizeof(text), "holding at step %ld ", at);
+	assert_int_equal(await_text(log, text, pid), 0);
+	return pid;
 }
 
 int exit_status(pid_t pid)

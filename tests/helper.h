@@ -50,14 +50,16 @@ void sim_carve_l(struct sim *s, double x1, double y1, double z1, double x2);
  * exit). */
 int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Start the shell command made from fmt and its arguments in the background; its pid. */
-pid_t sh_start(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Wait for a state, not a time: until the file at path holds text (a run announcing the
- * step it holds at, ROOMSIM_HOLD_AT), while pid runs. 0 when it does; -1, after saying
- * why, when pid ended first or AWAIT_SECONDS passed. */
+/*
+ * Wait for a state, not a time: start the shell command made from fmt and its arguments in
+ * the background with ROOMSIM_HOLD_AT=at in its environment (a run holds at that step of its
+ * first source until a signal), and wait until the file at log, where the command sends its
+ * stderr, says "holding at step AT" (at most AWAIT_SECONDS, and only while the command
+ * runs). Its pid, to signal; fails the test when it never holds.
+ */
 #define AWAIT_SECONDS 900
-int await_text(const char *path, const char *text, pid_t pid);
+pid_t start_held(const char *log, long at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* pid's exit status, or 128 + the signal that ended it; fails the test when pid is not a
  * child that ends. */

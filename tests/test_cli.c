@@ -273,9 +273,8 @@ static void interrupted_run_keeps_its_work(void **state)
 	snprintf(out, sizeof(out), "%s/long", dir);
 	/* stderr kept for the summary: its rate counts the steps run, not those planned */
 	snprintf(path, sizeof(path), "%s/long.err", dir);
-	pid = sh_start("ROOMSIM_HOLD_AT=2000 exec %s run tests/long.yaml --out %s 2> %s", roomsim,
-		       out, path);
-	assert_int_equal(await_text(path, "holding at step 2000 ", pid), 0);
+	pid = start_held(path, 2000, "exec %s run tests/long.yaml --out %s 2> %s", roomsim, out,
+			 path);
 	kill(pid, SIGINT);
 	assert_int_equal(exit_status(pid), 1);
 	assert_int_equal(sh("grep -q '^roomsim: long: 1 source(s) x 1 receiver(s), 72747 steps "

@@ -162,11 +162,10 @@ static void interrupted_on_two_ranks(void **state)
 		   "sources: [{name: S, position: [1.0, 1.0, 1.0]}]\n"
 		   "receivers: [{name: R, position: [3.0, 2.0, 1.5]}]\n", "");
 	/* both ranks hold at step 3000, whatever the machine's load, until the signal */
-	pid = sh_start("cd %s && ROOMSIM_HOLD_AT=3000 exec env ASAN_OPTIONS=\"$ASAN_OPTIONS:"
-		       "detect_leaks=0\" %s run long.yaml --gpus 2 --backend cpu --out long-2 -q "
-		       "2> long.err", dir, roomsim);
 	snprintf(cmd, sizeof(cmd), "%s/long.err", dir);
-	assert_int_equal(await_text(cmd, "holding at step 3000 ", pid), 0);
+	pid = start_held(cmd, 3000, "cd %s && exec env ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" "
+			 "%s run long.yaml --gpus 2 --backend cpu --out long-2 -q 2> long.err", dir,
+			 roomsim);
 	kill(pid, SIGINT);
 	assert_int_equal(exit_status(pid), 1);
 	assert_int_equal(sh("cd %s && [ $(grep -c '^roomsim: interrupted at step 3000 of 72747' "

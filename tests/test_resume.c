@@ -49,14 +49,10 @@ static void same_outputs(const char *a, const char *b, int ranks)
  * to DIR/NAME.err); its pid, once it holds there. */
 static pid_t start(const char *name, const char *args, long at)
 {
-	char err[512], text[64];
-	pid_t pid = sh_start("ROOMSIM_HOLD_AT=%ld exec %s run %s 2> %s/%s.err", at, roomsim, args,
-			     dir, name);
+	char err[512];
 
 	snprintf(err, sizeof(err), "%s/%s.err", dir, name);
-	snprintf(text, sizeof(text), "holding at step %ld ", at);
-	assert_int_equal(await_text(err, text, pid), 0);
-	return pid;
+	return start_held(err, at, "exec %s run %s 2> %s", roomsim, args, err);
 }
 
 /* Killed (SIGKILL, as a crash or a lost node) after its second checkpoint (at steps 300 and
@@ -167,11 +163,9 @@ static void resume_two_ranks(void **state)
 	room("m", "");
 	assert_int_equal(sh("%s run %s/m.yaml --out %s/m-ref -q --backend cpu", roomsim, dir,
 			    dir), 0);
-	pid = sh_start("ROOMSIM_HOLD_AT=1200 exec %s -np 2 -x ROOMSIM_HOLD_AT %s run %s/m.yaml "
-		       "--out %s/m --backend cpu --threads 1 2> %s/m.err", mpirun, roomsim, dir,
-		       dir, dir);
 	snprintf(args, sizeof(args), "%s/m.err", dir);
-	assert_int_equal(await_text(args, "holding at step 1200 ", pid), 0);
+	pid = start_held(args, 1200, "exec %s -np 2 -x ROOMSIM_HOLD_AT %s run %s/m.yaml --out %s/m "
+			 "--backend cpu --threads 1 2> %s", mpirun, roomsim, dir, dir, args);
 	kill(pid, SIGUSR2);
 	exit_status(pid);
 	assert_int_equal(sh("[ -f %s/m/checkpoint.h5 ] && [ -f %s/m/checkpoint.rank1.h5 ]", dir,

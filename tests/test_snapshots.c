@@ -210,10 +210,9 @@ static void resumed_frames_are_the_same(void **state)
 			    "snapshots: {every: 50, band: fmax,/' tests/small.yaml > %s/r.yaml && "
 			    "%s run %s/r.yaml --out %s/r-ref --backend cpu -q", dir, roomsim, dir,
 			    dir), 0);
-	pid = sh_start("ROOMSIM_HOLD_AT=1111 exec %s run %s/r.yaml --out %s/r --backend cpu 2> "
-		       "%s/r.err", roomsim, dir, dir, dir);
 	snprintf(err, sizeof(err), "%s/r.err", dir);
-	assert_int_equal(await_text(err, "holding at step 1111 ", pid), 0);
+	pid = start_held(err, 1111, "exec %s run %s/r.yaml --out %s/r --backend cpu 2> %s", roomsim,
+			 dir, dir, err);
 	kill(pid, SIGTERM);
 	assert_int_equal(exit_status(pid), 1);
 	assert_int_equal(sh("%s run %s/r.yaml --out %s/r --backend cpu --resume -q && cd %s && "

@@ -213,20 +213,6 @@ void ranks_on_gpus(void **state)
 	sh("rm -rf %s", dir);
 }
 
-/* `roomsim run ARGS` in the background from the working directory dir, to hold at step `at`
- * (ROOMSIM_HOLD_AT); its pid, once it holds there (stderr in dir/NAME.log, a new file). */
-static pid_t run_bg(const char *dir, const char *name, const char *args, long at)
-{
-	char log[1100], text[64];
-	pid_t pid = sh_start("cd %s && ROOMSIM_HOLD_AT=%ld exec %s run %s 2> %s.log", dir, at,
-			     roomsim, args, name);
-
-	snprintf(log, sizeof(log), "%s/%s.log", dir, name);
-	snprintf(text, sizeof(text), "holding at step %ld ", at);
-	assert_int_equal(await_text(log, text, pid), 0);
-	return pid;
-}
-
 /*
  * Checkpoints on the GPU: a run stopped part way (SIGTERM after a checkpoint, or SIGKILL after
  * two) and resumed with --resume ends with the outputs of one that never stopped: the WAVs
@@ -276,8 +262,9 @@ void resume_on_gpu(void **state)
 			 "'4000 steps'", c, cases[c].first, c);
 		/* SIGTERM after the checkpoint at 4000 (it writes another), SIGKILL after the
 		 * two at 4000 and 8000 */
-		snprintf(b, sizeof(b), "bg%zu", c);
-		pid = run_bg(dir, b, a, cases[c].sig == SIGTERM ? 4500 : 8500);
+		snprintf(b, sizeof(b), "%s/bg%zu.log", dir, c);
+		pid = start_held(b, cases[c].sig == SIGTERM ? 4500 : 8500, "cd %s && exec %s run %s "
+				 "-q 2> %s", dir, roomsim, a, b);
 		assert_int_equal(sh("cd %s && [ -f %zu-ck/checkpoint.h5 ] && { [ %d = %d ] || "
 				    "[ -f %zu-ck/checkpoint.prev.h5 ]; }", dir, c, cases[c].sig,
 				    SIGTERM, c), 0);
@@ -313,11 +300,10 @@ void resume_on_gpu(void **state)
 		pid_t pid;
 
 		setenv("NCCL_NVLS_ENABLE", "0", 0);
-		pid = sh_start("cd %s && ROOMSIM_HOLD_AT=3000 exec mpirun -np 2 --allow-run-as-root "
-			       "--oversubscribe -x ROOMSIM_HOLD_AT -x NCCL_NVLS_ENABLE %s run 0.yaml "
-			       "--backend cuda --kernel slice-vec --out 2r -q 2> 2r.log", dir, roomsim);
 		snprintf(a, sizeof(a), "%s/2r.log", dir);
-		assert_int_equal(await_text(a, "holding at step 3000 ", pid), 0);
+		pid = start_held(a, 3000, "cd %s && exec mpirun -np 2 --allow-run-as-root "
+				 "--oversubscribe -x ROOMSIM_HOLD_AT -x NCCL_NVLS_ENABLE %s run 0.yaml "
+				 "--backend cuda --kernel slice-vec --out 2r -q 2> %s", dir, roomsim, a);
 		kill(pid, SIGUSR2);
 		exit_status(pid);
 		assert_int_equal(sh("cd %s && [ -f 2r/checkpoint.h5 ] && [ -f 2r/checkpoint.rank1.h5 ] "
@@ -396,10 +382,9 @@ void band_frames_on_gpu(void **state)
 		assert_true(worst == 0);
 	}
 	/* SIGTERM inside the frames' windows on slice-vec, resumed */
-	pid = sh_start("cd %s && ROOMSIM_HOLD_AT=777 exec %s run 0.yaml --backend cuda --kernel "
-		       "slice-vec --out 0-ck 2> 0-ck.log", dir, roomsim);
 	snprintf(a, sizeof(a), "%s/0-ck.log", dir);
-	assert_int_equal(await_text(a, "holding at step 777 ", pid), 0);
+	pid = start_held(a, 777, "cd %s && exec %s run 0.yaml --backend cuda --kernel slice-vec --out "
+			 "0-ck 2> %s", dir, roomsim, a);
 	kill(pid, SIGTERM);
 	assert_int_equal(exit_status(pid), 1);
 	assert_int_equal(sh("cd %s && %s run 0.yaml --backend cuda --kernel slice-vec --out 0-ck "
