@@ -22,10 +22,12 @@ BUILD     ?= build
 EXAMPLE   ?= examples/shoebox.yaml
 JOBS      ?= $(shell nproc 2>/dev/null || echo 1)
 
-# pkg-config module:Debian package, and cmd/NAME:package for programs.
+# pkg-config module:Debian package, cmd/NAME:package for programs, hdr/PATH:package for a
+# library without a pkg-config module (Embree 3: its header under /usr/include).
 DEPS_BUILD := cmd/pkg-config:pkg-config yaml-0.1:libyaml-dev sndfile:libsndfile1-dev \
               soxr:libsoxr-dev hdf5:libhdf5-dev lapacke:liblapacke-dev \
-              assimp:libassimp-dev libpng:libpng-dev fftw3:libfftw3-dev cairo:libcairo2-dev
+              assimp:libassimp-dev libpng:libpng-dev fftw3:libfftw3-dev cairo:libcairo2-dev \
+              hdr/embree3/rtcore.h:libembree-dev
 DEPS_TEST  := cmocka:libcmocka-dev cmd/h5dump:hdf5-tools cmd/python3:python3 cmd/ffmpeg:ffmpeg \
               ompi-c:libopenmpi-dev cmd/mpirun:openmpi-bin
 BUILD_MODULES := yaml-0.1 sndfile soxr hdf5 lapacke assimp libpng fftw3 cairo
@@ -46,7 +48,9 @@ CFLAGS   ?= $(OPT) -g
 # No FP contraction: the CPU engine is the oracle and rounds the same on every x86-64 machine
 # (the CUDA kernels are built with -fmad=false for the same reason).
 CFLAGS   += -std=c11 -fopenmp -pthread -ffp-contract=off $(WARN)
-LDLIBS    = $(PKG_LIBS) -lm
+# Embree 3 (the geometric engine's ray casting) has no pkg-config module; FFTW's threads
+# library makes its planner safe for the geometric engine's thread beside the outputs.
+LDLIBS    = $(PKG_LIBS) -lembree3 -lfftw3_threads -lm
 ifeq ($(CUDA),1)
 CUDA_HOME ?= $(abspath $(dir $(shell command -v $(NVCC)))..)
 CPPFLAGS += -DROOMSIM_CUDA=1
@@ -68,12 +72,12 @@ PKG_CFLAGS += $(shell pkg-config --cflags ompi-c 2>/dev/null)
 LDLIBS   += $(shell pkg-config --libs ompi-c 2>/dev/null)
 endif
 
-LIB_SRCS := $(wildcard common/*.c model/*.c geometry/*.c io/*.c solver/*.c)
+LIB_SRCS := $(wildcard common/*.c model/*.c geometry/*.c io/*.c solver/*.c solver/ga/*.c)
 APP_SRCS := $(wildcard app/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/library_yaml.o \
             $(if $(filter 1,$(CUDA)),$(CU_SRCS:%.cu=$(BUILD)/%.o))
 APP_OBJS := $(APP_SRCS:%.c=$(BUILD)/%.o)
-HEADERS  := $(wildcard common/*.h model/*.h geometry/*.h io/*.h solver/*.h)
+HEADERS  := $(wildcard common/*.h model/*.h geometry/*.h io/*.h solver/*.h solver/ga/*.h)
 
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
@@ -90,6 +94,7 @@ all: check-deps $(BUILD)/roomsim
 define find_missing
 missing=""; for d in $(1); do name=$${d%%:*}; pkg=$${d#*:}; \
   case $$name in cmd/*) command -v $${name#cmd/} >/dev/null 2>&1 || missing="$$missing $$pkg";; \
+  hdr/*) [ -f /usr/include/$${name#hdr/} ] || missing="$$missing $$pkg";; \
   *) pkg-config --exists $$name 2>/dev/null || missing="$$missing $$pkg";; esac; done
 endef
 

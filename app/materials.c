@@ -15,10 +15,11 @@ static const char usage_materials[] =
 	"usage: roomsim materials [NAME] [--fmax HZ] [--plot DIR]\n"
 	"\n"
 	"Without NAME, list the materials library (materials/library.yaml): each entry's name,\n"
-	"category, absorption per octave band, and whether the passive wall model fits it.\n"
-	"With NAME, print the entry, its source, and per band the target and the fitted\n"
-	"random-incidence absorption (band averages), then the model's branches, and plot\n"
-	"target against fitted alpha(f) and the model's |R(f)| into DIR/NAME.png and .svg.\n"
+	"whether the passive wall model fits its absorption, its absorption and its scattering\n"
+	"coefficients per octave band from 125 Hz (an entry may have either or both).\n"
+	"With NAME, print the entry, its source, its scattering, and per band the target and\n"
+	"the fitted random-incidence absorption (band averages), then the model's branches, and\n"
+	"plot target against fitted alpha(f) and the model's |R(f)| into DIR/NAME.png and .svg.\n"
 	"  --fmax HZ   fit the bands up to HZ (default: every band given)\n"
 	"  --plot DIR  where the plots go (default: the current directory)\n";
 
@@ -31,6 +32,15 @@ static int print_entry(const struct library *lib, const struct library_material 
 
 	printf("%s: %s\n", m->name, m->description);
 	printf("category  %s\nsource    %s\n", m->category, lib->source_text[m->source]);
+	if (m->scat.n) {
+		printf("\n%9s %10s\n", "band Hz", "scattering");
+		for (int b = 0; b < m->scat.n; b++)
+			printf("%9g %10.2f\n", m->scat.f[b], m->scat.alpha[b]);
+	}
+	if (!m->bands.n) {
+		printf("\nno absorption: name it as a material's scattering (docs/input.md)\n");
+		return 0;
+	}
 	if (wall_fit(&m->bands, fmax, &fit)) {
 		printf("the bands cannot be fitted\n");
 		return 0;
@@ -103,21 +113,28 @@ int cmd_materials(int argc, char **argv)
 		}
 		rc = print_entry(&lib, m, fmax, dir);
 	} else {
-		printf("%-32s %-8s %s\n", "name", "fit", "absorption from 125 Hz by octave");
+		printf("%-32s %-8s %-42s %s\n", "name", "fit", "absorption from 125 Hz by octave",
+		       "scattering");
 		for (int i = 0; i < lib.n; i++) {
 			const struct library_material *m = &lib.m[i];
 			struct wall_fit fit;
-			char fitted[32];
+			char fitted[32], list[64] = "-";
+			int len = 0;
 
-			if (wall_fit(&m->bands, fmax, &fit))
+			if (!m->bands.n)
+				snprintf(fitted, sizeof(fitted), "-");
+			else if (wall_fit(&m->bands, fmax, &fit))
 				snprintf(fitted, sizeof(fitted), "failed");
 			else
 				snprintf(fitted, sizeof(fitted), fit.misses ? "%d miss" : "ok",
 					 fit.misses);
-			printf("%-32s %-8s", m->name, fitted);
 			for (int b = 0; b < m->bands.n; b++)
-				printf(" %.2f", m->bands.alpha[b]);
-			printf("\n");
+				len += snprintf(list + len, sizeof(list) - (size_t)len, "%s%.2f",
+						b ? " " : "", m->bands.alpha[b]);
+			printf("%-32s %-8s %-42s", m->name, fitted, list);
+			for (int b = 0; b < m->scat.n; b++)
+				printf("%s%.2f", b ? " " : "", m->scat.alpha[b]);
+			printf("%s\n", m->scat.n ? "" : "-");
 		}
 		printf("%d materials (materials/library.yaml)\n", lib.n);
 	}

@@ -52,7 +52,7 @@ static int parse_root(struct yp *p)
 {
 	static const char *const keys[] = { "name", "medium", "grid", "scheme", "duration",
 					    "geometry", "materials", "surfaces", "sources",
-					    "receivers", "output", NULL };
+					    "receivers", "output", "hybrid", NULL };
 	struct room *r = p->room;
 	yaml_node_t *root = yaml_document_get_root_node(&p->doc), *n;
 	struct room_mark top = { 1, 1 };
@@ -72,7 +72,7 @@ static int parse_root(struct yp *p)
 	if (parse_medium(p, root) || cfg_parse_scheme(p, root) || cfg_parse_grid(p, root) ||
 	    cfg_parse_materials(p, root) || cfg_parse_geometry(p, root) || cfg_parse_surfaces(p, root) ||
 	    cfg_parse_shapes(p, root) || cfg_set_bounds(p, root) || cfg_parse_sources(p, root) ||
-	    cfg_parse_receivers(p, root) || cfg_parse_output(p, root))
+	    cfg_parse_receivers(p, root) || cfg_parse_output(p, root) || cfg_parse_hybrid(p, root))
 		return p->err && p->err->code ? p->err->code : RS_EINPUT;
 	/* The WAV band-limit needs fmax below the output Nyquist frequency. */
 	if (r->fmax >= r->wav_rate / 2.0)

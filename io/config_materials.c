@@ -19,28 +19,35 @@ static int third_of(double f)
 	return -1;
 }
 
-/* The bands of m (band_f set, nbands of them) as a contiguous run of octave or third-octave
- * centres; else the error at n. */
-static int check_bands(struct yp *p, yaml_node_t *n, const char *key, struct room_material *m)
+/* Bands f[0..n) as a contiguous run of octave or third-octave centres (*third says which);
+ * else the error at n. */
+static int check_run(struct yp *p, yaml_node_t *at, const char *key, const double *f, int n,
+		     int *third)
 {
 	int octaves = 1, thirds_run = 1;
 
-	for (int b = 0; b < m->nbands; b++) {
-		const int t = third_of(m->band_f[b]), t0 = third_of(m->band_f[0]);
+	for (int b = 0; b < n; b++) {
+		const int t = third_of(f[b]), t0 = third_of(f[0]);
 
 		if (t < 0)
-			return yp_bad(p, n, key, "%g Hz is not a nominal octave or third-octave band "
+			return yp_bad(p, at, key, "%g Hz is not a nominal octave or third-octave band "
 				      "centre (valid: 31.5, 63, 125 ... 16000 Hz by octaves; 20, 25, "
-				      "31.5 ... 20000 Hz by thirds)", m->band_f[b]);
+				      "31.5 ... 20000 Hz by thirds)", f[b]);
 		octaves = octaves && (t - 2) % 3 == 0 && t == t0 + 3 * b;
 		thirds_run = thirds_run && t == t0 + b;
 	}
 	if (!octaves && !thirds_run)
-		return yp_bad(p, n, key, "the bands must be a contiguous run of octave centres "
+		return yp_bad(p, at, key, "the bands must be a contiguous run of octave centres "
 			      "(e.g. 125, 250, 500) or of third-octave centres (e.g. 100, 125, 160), "
 			      "ascending");
-	m->third = !octaves;
+	*third = !octaves;
 	return 0;
+}
+
+/* The bands of m (band_f set, nbands of them), as check_run() checks them. */
+static int check_bands(struct yp *p, yaml_node_t *n, const char *key, struct room_material *m)
+{
+	return check_run(p, n, key, m->band_f, m->nbands, &m->third);
 }
 
 /* absorption: {125: 0.02, ...}, or absorption: [..] with bands: [..]. */
@@ -103,7 +110,17 @@ static int parse_library(struct yp *p, yaml_node_t *n, const char *path,
 	if (!(e = library_find(p->lib, yp_scalar(n))))
 		return yp_bad(p, n, sub, "no entry '%s' in the materials library (roomsim "
 			      "materials lists them)", yp_scalar(n));
+	if (!e->bands.n)
+		return yp_bad(p, n, sub, "'%s' has scattering coefficients only (name it under "
+			      "%s.scattering; absorption needs an entry with absorption: roomsim "
+			      "materials lists them)", e->name, path);
 	snprintf(m->library, sizeof(m->library), "%s", e->name);
+	for (int b = 0; b < e->scat.n && !m->nscat; b++) {
+		m->scat_f[b] = e->scat.f[b];
+		m->scat[b] = e->scat.alpha[b];
+		if (b == e->scat.n - 1)
+			m->nscat = e->scat.n;
+	}
 	m->nbands = e->bands.n;
 	m->third = e->bands.third;
 	for (int b = 0; b < e->bands.n; b++) {
@@ -111,6 +128,61 @@ static int parse_library(struct yp *p, yaml_node_t *n, const char *path,
 		m->band_alpha[b] = e->bands.alpha[b];
 	}
 	return 0;
+}
+
+/*
+ * scattering: S (one value for every band), {125: S, ...} (per octave or third-octave band) or
+ * the name of a library entry with scattering coefficients.
+ */
+static int parse_scattering(struct yp *p, yaml_node_t *n, const char *path,
+			    struct room_material *m)
+{
+	char sub[200];
+	int third;
+
+	snprintf(sub, sizeof(sub), "%s.scattering", path);
+	if (n->type == YAML_SCALAR_NODE) {
+		const struct library_material *e;
+		char *end;
+
+		strtod(yp_scalar(n), &end);
+		if (end != yp_scalar(n) && !*end) {
+			m->nscat = 1;
+			m->scat_f[0] = 0;
+			return yp_num(p, n, sub, 0, 0, 1, 0, &m->scat[0]);
+		}
+		if (!p->lib) {
+			if (!(p->lib = calloc(1, sizeof(*p->lib))))
+				return rs_fail(p->err, RS_ENOMEM, "out of memory");
+			if (library_load(p->lib, p->err))
+				return RS_EINPUT;
+		}
+		if (!(e = library_find(p->lib, yp_scalar(n))) || !e->scat.n)
+			return yp_bad(p, n, sub, "'%s' is neither a number from 0 to 1 nor a library "
+				      "entry with scattering coefficients (roomsim materials lists "
+				      "them)", yp_scalar(n));
+		for (int b = 0; b < e->scat.n; b++) {
+			m->scat_f[b] = e->scat.f[b];
+			m->scat[b] = e->scat.alpha[b];
+		}
+		m->nscat = e->scat.n;
+		return 0;
+	}
+	if (n->type != YAML_MAPPING_NODE)
+		return yp_bad(p, n, sub, "expected one value from 0 to 1, {125: 0.1, 250: 0.2, ...} "
+			      "or a library entry's name, got %s", yp_kind(n));
+	m->nscat = 0;
+	for (yaml_node_pair_t *e = n->data.mapping.pairs.start; e < n->data.mapping.pairs.top; e++) {
+		if (m->nscat == ROOM_MAX_BANDS)
+			return yp_bad(p, n, sub, "more than %d bands", ROOM_MAX_BANDS);
+		if (yp_num(p, yp_node(p, e->key), sub, 0, 1, 1e5, 0, &m->scat_f[m->nscat]) ||
+		    yp_num(p, yp_node(p, e->value), sub, 0, 0, 1, 0, &m->scat[m->nscat]))
+			return RS_EINPUT;
+		m->nscat++;
+	}
+	if (m->nscat < 1)
+		return yp_bad(p, n, sub, "no bands given");
+	return check_run(p, n, sub, m->scat_f, m->nscat, &third);
 }
 
 /* branches: [{r: R, m: M, k: K}, ...], the admittance given as branches (room.h). */
@@ -155,7 +227,7 @@ static int parse_branches(struct yp *p, yaml_node_t *n, const char *path,
 static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct room_material *m)
 {
 	static const char *const keys[] = { "absorption", "admittance", "reflection", "bands",
-					    "library", "branches", NULL };
+					    "library", "branches", "scattering", NULL };
 	char path[160], sub[200];
 	yaml_node_t *n;
 	double x;
@@ -165,6 +237,8 @@ static int parse_material(struct yp *p, yaml_node_t *k, yaml_node_t *v, struct r
 	if (yp_name(p, k, path, m->name) || yp_want_map(p, v, path) || yp_check_keys(p, v, path, keys))
 		return RS_EINPUT;
 	m->at = yp_mark(k);
+	if ((n = yp_get(p, v, "scattering")) && parse_scattering(p, n, path, m))
+		return RS_EINPUT;
 	if ((n = yp_get(p, v, "absorption")) && n->type != YAML_SCALAR_NODE) {
 		if (parse_bands(p, v, n, path, m))
 			return RS_EINPUT;

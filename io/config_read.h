@@ -90,5 +90,6 @@ int cfg_set_bounds(struct yp *p, yaml_node_t *root);
 int cfg_parse_sources(struct yp *p, yaml_node_t *root);
 int cfg_parse_receivers(struct yp *p, yaml_node_t *root);
 int cfg_parse_output(struct yp *p, yaml_node_t *root);
+int cfg_parse_hybrid(struct yp *p, yaml_node_t *root);
 
 #endif

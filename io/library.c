@@ -23,11 +23,32 @@ static int text_of(struct yp *p, yaml_node_t *map, const char *path, const char 
 	return 0;
 }
 
+/* An entry's values per band under key (absorption or scattering), from the first of the
+ * library's bands f[0..nf); none (b->n = 0) when the entry has no such key. */
+static int bands_of(struct yp *p, yaml_node_t *map, const char *path, const char *key,
+		    const double *f, int nf, struct wall_bands *b)
+{
+	yaml_node_t *n = yp_get(p, map, key);
+	char sub[200];
+
+	b->n = 0;
+	if (!n)
+		return 0;
+	snprintf(sub, sizeof(sub), "%s.%s", path, key);
+	if (yp_numbers(p, n, sub, 0, 0, 1, 0, b->alpha, nf, &b->n))
+		return RS_EINPUT;
+	if (b->n < 1)
+		return yp_bad(p, n, sub, "no values");
+	for (int i = 0; i < b->n; i++)
+		b->f[i] = f[i];
+	return 0;
+}
+
 static int parse(struct yp *p, struct library *lib)
 {
 	static const char *const top[] = { "bands", "sources", "materials", NULL };
 	static const char *const keys[] = { "description", "category", "source", "absorption",
-					    NULL };
+					    "scattering", NULL };
 	yaml_node_t *root = yaml_document_get_root_node(&p->doc), *n, *mats;
 	double f[WALL_MAX_BANDS];
 	int nf;
@@ -65,7 +86,7 @@ static int parse(struct yp *p, struct library *lib)
 	     e++) {
 		struct library_material *m = &lib->m[lib->n];
 		yaml_node_t *k = yp_node(p, e->key), *v = yp_node(p, e->value);
-		char path[160], src[64], sub[200];
+		char path[160], src[64];
 
 		snprintf(m->name, sizeof(m->name), "%s", yp_scalar(k));
 		snprintf(path, sizeof(path), "materials.%s", m->name);
@@ -83,15 +104,11 @@ static int parse(struct yp *p, struct library *lib)
 		if (m->source < 0)
 			return yp_bad(p, yp_get(p, v, "source"), path, "no source '%s' under sources",
 				      src);
-		snprintf(sub, sizeof(sub), "%s.absorption", path);
-		if (!(n = yp_get(p, v, "absorption")))
-			return yp_missing(p, v, path, "absorption");
-		if (yp_numbers(p, n, sub, 0, 0, 1, 0, m->bands.alpha, nf, &m->bands.n))
+		if (!yp_get(p, v, "absorption") && !yp_get(p, v, "scattering"))
+			return yp_missing(p, v, path, "absorption or scattering");
+		if (bands_of(p, v, path, "absorption", f, nf, &m->bands) ||
+		    bands_of(p, v, path, "scattering", f, nf, &m->scat))
 			return RS_EINPUT;
-		if (m->bands.n < 1)
-			return yp_bad(p, n, sub, "no values");
-		for (int b = 0; b < m->bands.n; b++)
-			m->bands.f[b] = f[b];
 		lib->n++;
 	}
 	return 0;

@@ -1,6 +1,7 @@
 /*
  * library.h - the materials library shipped with roomsim (materials/library.yaml, built into
- * the binary): each entry's absorption per octave band, what it is, and its source.
+ * the binary): each entry's absorption and scattering per octave band (either may be
+ * missing, not both), what it is, and its source.
  */
 #ifndef IO_LIBRARY_H
 #define IO_LIBRARY_H
@@ -16,7 +17,8 @@ struct library_material {
 	char description[LIBRARY_TEXT];
 	char category[128];
 	int source;		/* index into the library's sources */
-	struct wall_bands bands;
+	struct wall_bands bands;	/* absorption; n = 0: none */
+	struct wall_bands scat;		/* scattering coefficients (ISO 17497-1); n = 0: none */
 };
 
 struct library {

@@ -67,6 +67,11 @@ struct room_material {
 	 * normalised by rho c), mass m (s) and stiffness k (1/s) in parallel (solver/wall.h) */
 	int nbranches;
 	double br_r[ROOM_MAX_BRANCHES], br_m[ROOM_MAX_BRANCHES], br_k[ROOM_MAX_BRANCHES];
+	/* scattering coefficients (ISO 17497-1) for the geometric engine (solver/ga/ga.h):
+	 * nscat values at the octave or third-octave centres scat_f, or one value for every
+	 * band (nscat 1, scat_f[0] 0); nscat 0: none given */
+	int nscat;
+	double scat_f[ROOM_MAX_BANDS], scat[ROOM_MAX_BANDS];
 	struct room_mark at;
 };
 
@@ -168,6 +173,21 @@ struct room_geometry {
 	int default_material;	/* surfaces.default, or the implicit rigid material */
 };
 
+/*
+ * hybrid: (docs/input.md, "Full-band responses"): the geometric engine (solver/ga/ga.h)
+ * above the crossover, the wave engine below it. on 0: a wave-only run.
+ */
+struct room_hybrid {
+	int on;
+	double crossover;	/* Hz: centre of the crossover's half-octave transition */
+	long rays;		/* rays per source */
+	int image_order;	/* image sources up to this order */
+	unsigned long seed;	/* the rays' random numbers */
+	double receiver_radius;	/* m: the rays' receivers are spheres this large */
+	double scattering;	/* for materials that give none; < 0: none (they must) */
+	struct room_mark at, crossover_at, rays_at, order_at, radius_at;
+};
+
 struct room_plane {
 	int axis;		/* 0 = x, 1 = y, 2 = z */
 	double at;		/* metres along that axis */
@@ -246,6 +266,8 @@ struct room {
 	 * ckpt_steps steps; both 0 = none (SIGTERM still writes one) */
 	double ckpt_seconds;
 	long ckpt_steps;
+
+	struct room_hybrid hybrid;
 };
 
 /* Release room and everything it owns (NULL is allowed). */
