@@ -104,6 +104,12 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 		    p->grid.boundary * sizeof(struct vox_wall) +
 		    (room->air_absorption ? 2 : 1) * pairs * p->nsamples * sizeof(double) +
 		    4 * (p->nsamples + p->wav_frames) * sizeof(double) + p->grid_memory;
+	/* a hybrid run: each pair's geometric response three times at the WAV rate (the unit
+	 * response, with the source's signal, joined), and the tracer's histograms and FFTs */
+	if (room->hybrid.on)
+		p->memory += 3 * pairs * p->wav_frames * sizeof(double) +
+			     (double)room->nreceivers * room->duration / 1e-3 * 9 * 16 * 64 +
+			     12 * 4 * (p->wav_frames + room->wav_rate / 4) * sizeof(double);
 	/* band-limited snapshot frames (docs/output.md): each plane's sums and one plane */
 	p->frame_m = p->frame_slots = 0;
 	p->frame_memory = 0;
@@ -206,6 +212,9 @@ void app_disk_need(const struct room *room, const struct app_plan *plan, struct 
 	/* rir, rir_air, source_signal, and the metadata */
 	d->rirs = 8.0 * (double)plan->nsamples * (pairs * (room->air_absorption ? 2 : 1) +
 						  room->nsources) + 65536;
+	/* a hybrid run's rir_geometric, rir_full and source_signal_full at the WAV rate */
+	if (room->hybrid.on)
+		d->rirs += 8.0 * (double)plan->wav_frames * (2 * pairs + room->nsources);
 	for (int i = 0; i < room->nplanes; i++) {
 		const int a = room->planes[i].axis;
 

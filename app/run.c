@@ -565,6 +565,9 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 				       r->out, app_bytes(avail, have), room->snap_every
 				       ? ", or fewer snapshot planes or frames" : "");
 	}
+	/* the geometric engine's scene: a hole in the room is bad input, found before the grid */
+	if (run_hybrid_open(r, err))
+		return err->code;
 	if (!(r->grid = vox_build(room, err)) || check_points(r, err) ||
 	    grids_make(&r->grids, room, r->grid, err) || decompose(r, err))
 		return err->code;
@@ -738,6 +741,8 @@ int cmd_run(int argc, char **argv)
 		backend = ROOM_BACKEND_CUDA;
 	if (!rc)
 		rc = prepare(&r, file, backend, &err);
+	if (!rc)
+		rc = run_hybrid_start(&r, &err);
 	if (!rc) {
 		for (size_t q = 0; q < sizeof(stop_signals) / sizeof(stop_signals[0]); q++)
 			signal(stop_signals[q], on_signal);
@@ -758,6 +763,12 @@ int cmd_run(int argc, char **argv)
 			 * snapshot failed, into the space kept for it. */
 			app_unreserve(r.out);
 			r.reserved = 0;
+			/* the geometric part of this source, for its full-band WAVs */
+			wrc = run_hybrid_wait(&r, s, rc ? &werr : &err);
+			if (wrc && rc)
+				fprintf(stderr, "roomsim: %s\n", werr.msg);
+			if (!rc)
+				rc = wrc;
 			wrc = run_write_outputs(&r, s, rc ? &werr : &err);
 			if (wrc && rc)	/* the first failure is the run's; say this one too */
 				fprintf(stderr, "roomsim: %s\n", werr.msg);
@@ -785,6 +796,7 @@ int cmd_run(int argc, char **argv)
 			r.part.rank, err.msg[0] ? err.msg : rs_strerror(rc));
 	if (r.reserved)
 		app_unreserve(r.out);
+	run_hybrid_close(&r);
 	grids_free(&r.grids);
 	fdtd_destroy(r.engine);
 	free(r.banks);

@@ -51,6 +51,22 @@ struct run {
 	uint64_t grid_hash, points_hash;	/* what a checkpoint must match (ckpt_meta) */
 	long hold;		/* ROOMSIM_HOLD_AT: the step to hold at (-1: none) */
 	int *frame_p;		/* per plane: its index among the engine's frames, or -1 */
+	/* a hybrid run's geometric part (run_hybrid.c), on rank 0: per source and receiver
+	 * the unit response (ga_ir), with the source's signal (geo) and joined to the wave
+	 * part (full), each wav_frames at the WAV rate; a thread traces source after source */
+	struct ga *ga;
+	double *ga_ir, *geo, *full;
+	size_t *ga_images;	/* per pair: image sources found */
+	long *ga_escaped;	/* per source: rays lost through holes */
+	double *ga_reflections;	/* per source: reflections per ray */
+	double ga_seconds;	/* the thread's time so far */
+	int ga_done, ga_rc, ga_started;	/* sources traced; the thread's error */
+	int ga_stop;		/* the run ends: trace no further source */
+	int ga_joinable;	/* sources whose geo is ready (run_hybrid_wait) */
+	struct rs_error ga_err;
+	pthread_t ga_thread;
+	pthread_mutex_t ga_mu;
+	pthread_cond_t ga_cv;
 	int resume;		/* --resume: go on from resume_path */
 	struct ckpt_meta resumed;	/* its meta */
 	char resume_path[ROOM_PATH_MAX + 64];
@@ -63,6 +79,27 @@ int run_absorb_air(struct run *r, int s, struct rs_error *err);
 
 /* Source s's WAVs and rirs.h5 (with every source done so far). */
 int run_write_outputs(struct run *r, int s, struct rs_error *err);
+
+/* ---- the hybrid's geometric part (run_hybrid.c) ---- */
+
+/* A hybrid room, rank 0: the geometric engine's scene (it checks the room is closed) and
+ * the responses' memory; nothing otherwise. */
+int run_hybrid_open(struct run *r, struct rs_error *err);
+
+/* Start tracing every source on a thread of its own. */
+int run_hybrid_start(struct run *r, struct rs_error *err);
+
+/* Wait for source s's geometric responses, then give them the source's signal; the
+ * thread's error if it failed. */
+int run_hybrid_wait(struct run *r, int s, struct rs_error *err);
+
+/* Receiver q's WAV signal of source s (frames at the WAV rate, the wave part) joined at the
+ * crossover with its geometric response, in place; kept for rirs.h5's rir_full. */
+int run_hybrid_join(struct run *r, int s, int q, double *wav, size_t frames,
+		    struct rs_error *err);
+
+/* Join the thread and free the hybrid's state. */
+void run_hybrid_close(struct run *r);
 
 /* ---- snapshots (run_snap.c) ---- */
 

@@ -14,9 +14,10 @@
 #include "../solver/signal.h"
 #include "../solver/wall.h"
 
-/* One WAV of source s from its raw signal (overwritten): conditioned, resampled, scaled by
- * gain; written to path unless path is NULL (the pass that finds the peak). */
-static int wav_one(struct run *r, int s, double *raw, double *wav, const char *path,
+/* One WAV of source s from its raw signal (overwritten): conditioned, resampled, joined to
+ * its geometric response when it is receiver q (>= 0) of a hybrid run, scaled by gain;
+ * written to path unless path is NULL (the pass that finds the peak). */
+static int wav_one(struct run *r, int s, int q, double *raw, double *wav, const char *path,
 		   double gain, double *peak, struct rs_error *err)
 {
 	const struct room *room = r->room;
@@ -26,14 +27,21 @@ static int wav_one(struct run *r, int s, double *raw, double *wav, const char *p
 	const size_t frames = (size_t)llround(t_done * room->wav_rate);
 	/* An impulse source's WAV is an impulse response: scale to unit in-band gain. */
 	const double scale = src->signal == ROOM_SIG_IMPULSE ? r->plan.fs / room->wav_rate : 1;
+	/* joined: the crossover's low branch band-limits the wave part instead of fmax's */
+	const int join = q >= 0 && s < r->ga_joinable;
 	size_t clipped;
 	int rc;
 
-	wav_condition(raw, (size_t)r->completed[s] + 1, r->plan.fs, room->fmax, room->wav_highpass);
+	wav_condition(raw, (size_t)r->completed[s] + 1, r->plan.fs, join ? r->plan.fs : room->fmax,
+		      room->wav_highpass);
 	rc = wav_resample(raw, (size_t)r->completed[s] + 1, r->plan.fs, room->wav_rate, wav, frames,
 			  err);
+	for (size_t i = 0; i < frames && !rc; i++)
+		wav[i] *= scale;
+	if (!rc && join)
+		rc = run_hybrid_join(r, s, q, wav, frames, err);
 	for (size_t i = 0; i < frames && !rc; i++) {
-		wav[i] *= scale * gain;
+		wav[i] *= gain;
 		*peak = fmax(*peak, fabs(wav[i]));
 	}
 	if (rc || !path)
@@ -64,7 +72,7 @@ static int wav_grid(struct run *r, int s, int g, double *raw, double *wav, int w
 			return rs_fail(err, RS_ENOMEM, "out of memory for the air's absorption");
 		snprintf(path, sizeof(path), "%s/%s_%s_%zu.wav", r->out, room->sources[s].name,
 			 room->grids[g].name, q);
-		rc = wav_one(r, s, raw, wav, write ? path : NULL, gain, peak, err);
+		rc = wav_one(r, s, -1, raw, wav, write ? path : NULL, gain, peak, err);
 	}
 	return rc;
 }
@@ -95,7 +103,8 @@ static int write_wavs(struct run *r, struct rs_error *err)
 				       ns * sizeof(double));
 				snprintf(path, sizeof(path), "%s/%s_%s.wav", r->out,
 					 room->sources[s].name, room->receivers[q].name);
-				rc = wav_one(r, s, raw, wav, pass ? path : NULL, gain, &peak, err);
+				rc = wav_one(r, s, q, raw, wav, pass ? path : NULL, gain, &peak,
+					     err);
 			}
 			for (int g = 0; g < room->ngrids && !rc; g++)
 				if (room->grids[g].wavs && r->completed[s] > 0)
@@ -141,6 +150,8 @@ static int write_rirs(struct run *r, struct rs_error *err)
 	const int nm = r->room->nmaterials;
 	double *area = calloc((size_t)nm, sizeof(double));
 	double *alpha = malloc((size_t)nm * RIRS_BANDS * sizeof(double));
+	double *src_full = r->ga_joinable > 0 ? malloc((size_t)r->room->nsources *
+						       r->plan.wav_frames * sizeof(double)) : NULL;
 	int rc;
 
 	/* each source's free-field pressure 1 m away, for roomsim analyze's G */
@@ -165,8 +176,22 @@ static int write_rirs(struct run *r, struct rs_error *err)
 		meta.area = area;
 		meta.band_alpha = alpha;
 	}
+	/* a hybrid run: its geometric and joined responses, and the source at the WAV rate */
+	if (r->ga_joinable > 0 && src_full) {
+		for (int s = 0; s < r->room->nsources; s++)
+			sig_source(&r->room->sources[s], 1.0 / r->room->wav_rate, r->plan.wav_frames,
+				   src_full + (size_t)s * r->plan.wav_frames);
+		meta.geo = r->geo;
+		meta.full = r->full;
+		meta.source_full = src_full;
+		meta.nfull = r->plan.wav_frames;
+		meta.images = r->ga_images;
+		meta.escaped = r->ga_escaped;
+		meta.reflections = r->ga_reflections;
+	}
 	snprintf(path, sizeof(path), "%s/rirs.h5", r->out);
 	rc = rirs_write(path, &meta, err);
+	free(src_full);
 	free(src);
 	free(area);
 	free(alpha);

@@ -140,6 +140,35 @@ int rirs_write(const char *path, const struct rirs_run *run, struct rs_error *er
 		rc |= h5_put_doubles(f, "absorption_bands", 1, &nb, NULL, fm);
 		rc |= h5_put_doubles(f, "material_band_absorption", 2, d2, NULL, run->band_alpha);
 	}
+	if (run->geo) {
+		const struct room_hybrid *hy = &r->hybrid;
+		const hsize_t df[3] = { dims[0], dims[1], run->nfull }, d2[2] = { dims[0], dims[1] };
+		const hsize_t cf[3] = { 1, 1, run->nfull < 65536 ? run->nfull : 65536 };
+		const hsize_t ds[2] = { dims[0], run->nfull }, cs[2] = { 1, cf[2] };
+		double *cnt = malloc(sizeof(double) * (size_t)(ns * dims[1] + ns + 1));
+
+		rc |= h5_put_doubles(f, "rir_geometric", 3, df, cf, run->geo);
+		rc |= h5_put_doubles(f, "rir_full", 3, df, cf, run->full);
+		rc |= h5_put_doubles(f, "source_signal_full", 2, ds, cs, run->source_full);
+		rc |= h5a_double(f, "full_sample_rate", r->wav_rate);
+		rc |= h5a_double(f, "hybrid_crossover", hy->crossover);
+		rc |= h5a_double(f, "ga_rays", (double)hy->rays);
+		rc |= h5a_double(f, "ga_image_order", hy->image_order);
+		rc |= h5a_double(f, "ga_seed", (double)hy->seed);
+		rc |= h5a_double(f, "ga_receiver_radius", hy->receiver_radius);
+		if (!cnt) {
+			rc = -1;
+		} else {
+			for (size_t i = 0; i < ns * dims[1]; i++)
+				cnt[i] = (double)run->images[i];
+			rc |= h5_put_doubles(f, "ga_images", 2, d2, NULL, cnt);
+			for (hsize_t i = 0; i < ns; i++)
+				cnt[i] = (double)run->escaped[i];
+			rc |= h5_put_doubles(f, "ga_escaped_rays", 1, &ns, NULL, cnt);
+			rc |= h5_put_doubles(f, "ga_reflections_per_ray", 1, &ns, NULL, run->reflections);
+		}
+		free(cnt);
+	}
 	rc |= h5_put_doubles(f, "completed_steps", 1, &ns, NULL, done);
 	rc |= put_points(f, run);
 	if (run->ngrids) {
@@ -215,7 +244,7 @@ static int read_names(hid_t f, const char *name, char (*out)[64], int n)
 int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err)
 {
 	hsize_t dims[3], sd[2], cd[1];
-	double *done;
+	double *done, full_fs = 0, sim_fs;
 	hid_t f;
 
 	memset(d, 0, sizeof(*d));
@@ -224,9 +253,11 @@ int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err)
 		return rs_fail(err, RS_EIO, "%s: cannot open it as HDF5 (valid: a rirs.h5 that "
 			       "roomsim run wrote)", path);
 	d->air = H5Lexists(f, "rir_air", H5P_DEFAULT) > 0;
-	d->signals = read_doubles(f, d->air ? "rir_air" : "rir", dims, 3);
+	d->full = H5Lexists(f, "rir_full", H5P_DEFAULT) > 0;
+	d->signals = read_doubles(f, d->full ? "rir_full" : d->air ? "rir_air" : "rir", dims, 3);
 	if (!d->signals || h5a_get(f, "sample_rate", H5T_NATIVE_DOUBLE, &d->fs) ||
-	    h5a_get(f, "fmax", H5T_NATIVE_DOUBLE, &d->fmax)) {
+	    h5a_get(f, "fmax", H5T_NATIVE_DOUBLE, &d->fmax) ||
+	    (d->full && h5a_get(f, "full_sample_rate", H5T_NATIVE_DOUBLE, &full_fs))) {
 		H5Fclose(f);
 		rirs_free(d);
 		return rs_fail(err, RS_EINPUT, "%s: no rir dataset with its sample_rate and fmax "
@@ -235,6 +266,11 @@ int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err)
 	d->nsources = (int)dims[0];
 	d->nreceivers = (int)dims[1];
 	d->nsamples = (size_t)dims[2];
+	sim_fs = d->fs;
+	if (d->full) {	/* the whole band: the WAV rate's, up to the analysis's margin */
+		d->fs = full_fs;
+		d->fmax = 0.45 * full_fs;
+	}
 	d->source_names = calloc((size_t)d->nsources + 1, 64);
 	d->receiver_names = calloc((size_t)d->nreceivers + 1, 64);
 	d->completed = calloc((size_t)d->nsources + 1, sizeof(long));
@@ -247,8 +283,9 @@ int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err)
 			       path);
 	}
 	if ((done = read_doubles(f, "completed_steps", cd, 1)) && cd[0] == (hsize_t)d->nsources)
-		for (int s = 0; s < d->nsources; s++)
-			d->completed[s] = (long)done[s];
+		for (int s = 0; s < d->nsources; s++)	/* steps, as samples at fs */
+			d->completed[s] = d->full ? (long)floor(done[s] * d->fs / sim_fs) :
+				(long)done[s];
 	else
 		for (int s = 0; s < d->nsources; s++)
 			d->completed[s] = (long)d->nsamples - 1;
@@ -276,8 +313,8 @@ int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err)
 		free(d->receiver_pos);
 		d->receiver_pos = NULL;
 	}
-	if (H5Lexists(f, "source_signal", H5P_DEFAULT) > 0) {
-		d->source = read_doubles(f, "source_signal", sd, 2);
+	if (H5Lexists(f, d->full ? "source_signal_full" : "source_signal", H5P_DEFAULT) > 0) {
+		d->source = read_doubles(f, d->full ? "source_signal_full" : "source_signal", sd, 2);
 		if (d->source && (sd[0] != dims[0] || sd[1] != dims[2])) {
 			free(d->source);
 			d->source = NULL;

@@ -36,6 +36,14 @@ struct rirs_run {
 	const struct grid_desc *grids;	/* the receiver grids, linked from each source with
 					 * completed steps to its <source>_grids.h5 */
 	int ngrids;
+	/* a hybrid run (NULL geo: none): at the WAV rate, nfull samples each, the geometric
+	 * part with the source's signal and the joined response ([nsources][nreceivers]),
+	 * each source's free-field pressure 1 m away ([nsources]); the tracer's counts */
+	const double *geo, *full, *source_full;
+	size_t nfull;
+	const size_t *images;	/* [nsources][nreceivers] image sources found */
+	const long *escaped;	/* [nsources] rays lost */
+	const double *reflections;	/* [nsources] reflections per ray */
 };
 
 /* Write path through path + ".tmp" renamed onto it: never half written. */
@@ -48,7 +56,9 @@ struct rirs_data {
 	double fs, fmax;		/* sample rate and the run's fmax, Hz */
 	char (*source_names)[64], (*receiver_names)[64];
 	double *source_pos, *receiver_pos;	/* x y z of each, m; NULL where unreadable */
-	double *signals;		/* [nsources][nreceivers][nsamples]: rir_air, else rir */
+	double *signals;		/* [nsources][nreceivers][nsamples]: rir_full (a hybrid
+					 * run's, at its WAV rate), else rir_air, else rir */
+	int full;			/* 1: signals are rir_full, fs the WAV rate */
 	int air;			/* 1: signals are rir_air */
 	double *source;			/* [nsources][nsamples], or NULL (files before it) */
 	long *completed;		/* per source: samples 0..completed are valid */

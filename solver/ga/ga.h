@@ -34,6 +34,10 @@ struct ga;
 int ga_open(const struct room *room, struct ga **out, struct rs_error *err);
 void ga_close(struct ga *g);
 
+/* The mixing time of the room's response, s: sqrt(V) ms (V in m^3; Lindau, Kosanke and
+ * Weinzierl 2012), after which the crossover treats the two parts as diffuse. */
+double ga_mixing_time(const struct ga *g);
+
 /* What ga_open() found: triangles, planes (coplanar triangles), the air's volume (m^3) and
  * the walls' area (m^2). */
 void ga_describe(const struct ga *g, size_t *ntri, int *nplanes, double *volume, double *area);
@@ -97,15 +101,18 @@ int ga_synth(const struct ga *g, const struct ga_image *im, size_t nim, const st
 
 /*
  * The crossover: low <- lowpass(low) + highpass(high), both n samples at fs, through
- * zero-phase filters whose gains sum to exactly one: a raised-cosine transition in log
- * frequency over the half octave centred on fc (the low branch 1 below fc 2^-1/4, 0 above
- * fc 2^1/4). RS_ENOMEM.
+ * zero-phase filters over the half octave centred on fc (the low branch 1 below fc 2^-1/4,
+ * 0 above fc 2^1/4, raised cosines in log frequency between). Before t_mix (s) the two parts
+ * hold the same arrivals, coherent: there the branches' gains sum to one. After it the parts
+ * are diffuse fields of independent phases: there their squares sum to one, so that the
+ * energy is flat. A 5 ms crossfade joins the two. RS_ENOMEM.
  */
-int ga_crossover(double *low, const double *high, size_t n, double fs, double fc,
+int ga_crossover(double *low, const double *high, size_t n, double fs, double fc, double t_mix,
 		 struct rs_error *err);
 
-/* The crossover's low branch gain at f (the high branch's is 1 minus it). */
-double ga_crossover_gain(double f, double fc);
+/* The crossover's low branch gain at f: coherent (the high branch's is 1 minus it), or
+ * not (the high branch's is the square root of 1 minus its square). */
+double ga_crossover_gain(double f, double fc, int coherent);
 
 /* Band b's weight at f in the synthesis (the weights sum to one at every f). */
 double ga_band_weight(int b, double f);

@@ -681,6 +681,11 @@ void ga_close(struct ga *g)
 	free(g);
 }
 
+double ga_mixing_time(const struct ga *g)
+{
+	return 1e-3 * sqrt(g->volume);
+}
+
 void ga_describe(const struct ga *g, size_t *ntri, int *nplanes, double *volume, double *area)
 {
 	*ntri = g->ntri;

@@ -26,15 +26,19 @@ double ga_band_weight(int b, double f)
 	return pow(cos(0.5 * M_PI * (x - xb)), 2);
 }
 
-double ga_crossover_gain(double f, double fc)
+/* Where f lies in the crossover's transition: 0 below it, 1 above, raised in log frequency. */
+static double transition(double f, double fc)
 {
 	const double x = log2(fmax(f, 1e-9) / fc);
 
-	if (x <= -0.25)
-		return 1;
-	if (x >= 0.25)
-		return 0;
-	return pow(cos(M_PI * (x + 0.25)), 2);
+	return x <= -0.25 ? 0 : x >= 0.25 ? 1 : 2 * (x + 0.25);
+}
+
+double ga_crossover_gain(double f, double fc, int coherent)
+{
+	const double c = cos(0.5 * M_PI * transition(f, fc));
+
+	return coherent ? c * c : c;
 }
 
 /* The FFT length for n samples at fs with room for the filters' tails: a power of two. */
@@ -95,6 +99,13 @@ static void add_rays(const struct ga *g, const struct ga_hist *h, int q, double 
 	long *at = malloc((size_t)(DIRAC_MAX * GA_BIN * fs + 2) * sizeof(long));
 	int *sg = malloc((size_t)(DIRAC_MAX * GA_BIN * fs + 2) * sizeof(int));
 
+	double wh[GA_BANDS];
+
+	/* The diffuse field's energy near the walls (Waterhouse's interference zone, a
+	 * quarter wavelength deep) is not in the room's interior, where receivers are: the
+	 * interior holds V / (V + S lambda / 8) of it (ISO 3741's correction). */
+	for (int b = 0; b < GA_BANDS; b++)
+		wh[b] = 1 / (1 + g->area * g->c / ga_band_f[b] / (8 * fmax(g->volume, 1e-9)));
 	if (!at || !sg)
 		goto out;
 	for (size_t k = 0; k < h->nbins; k++) {
@@ -116,7 +127,7 @@ static void add_rays(const struct ga *g, const struct ga_hist *h, int q, double 
 			sg[j] = ga_rand(&s) < 0.5 ? -1 : 1;
 		}
 		for (int b = 0; b < GA_BANDS; b++) {
-			const double gain = sqrt(e[b] / (double)cnt);
+			const double gain = sqrt(wh[b] * e[b] / (double)cnt);
 
 			for (long j = 0; j < cnt; j++)
 				if ((size_t)at[j] < m)
@@ -182,50 +193,65 @@ out:
 	return rc;
 }
 
-int ga_crossover(double *low, const double *high, size_t n, double fs, double fc,
+#define MIX_FADE 0.005	/* s: the crossfade from the early to the late part */
+
+int ga_crossover(double *low, const double *high, size_t n, double fs, double fc, double t_mix,
 		 struct rs_error *err)
 {
 	const size_t m = fft_len(n, fs), nf = m / 2 + 1;
 	double *y = fftw_alloc_real(m);
-	fftw_complex *L = fftw_alloc_complex(nf), *H = fftw_alloc_complex(nf);
-	fftw_plan fl = NULL, fh = NULL, inv = NULL;
+	fftw_complex *F[4] = { fftw_alloc_complex(nf), fftw_alloc_complex(nf),
+			       fftw_alloc_complex(nf), fftw_alloc_complex(nf) };
+	fftw_plan fwd[4] = { NULL }, inv = NULL;
 	int rc = 0;
 
-	if (!y || !L || !H) {
+	for (int k = 0; k < 4; k++)
+		if (!F[k])
+			rc = -1;
+	if (rc || !y) {
 		rc = rs_fail(err, RS_ENOMEM, "out of memory for the crossover");
 		goto out;
 	}
-	fl = fftw_plan_dft_r2c_1d((int)m, y, L, FFTW_ESTIMATE);
-	fh = fftw_plan_dft_r2c_1d((int)m, y, H, FFTW_ESTIMATE);
-	inv = fftw_plan_dft_c2r_1d((int)m, L, y, FFTW_ESTIMATE);
-	if (!fl || !fh || !inv) {
+	for (int k = 0; k < 4 && !rc; k++)
+		if (!(fwd[k] = fftw_plan_dft_r2c_1d((int)m, y, F[k], FFTW_ESTIMATE)))
+			rc = -1;
+	if (rc || !(inv = fftw_plan_dft_c2r_1d((int)m, F[0], y, FFTW_ESTIMATE))) {
 		rc = rs_fail(err, RS_ENOMEM, "FFTW: no plan for %zu samples", m);
 		goto out;
 	}
-	memset(y, 0, m * sizeof(double));
-	memcpy(y, high, n * sizeof(double));
-	fftw_execute(fh);
-	memset(y, 0, m * sizeof(double));
-	memcpy(y, low, n * sizeof(double));
-	fftw_execute(fl);
-	for (size_t k = 0; k < nf; k++) {
-		const double w = ga_crossover_gain((double)k * fs / (double)m, fc);
+	/* F: the low part early and late, the high part early and late */
+	for (int k = 0; k < 4; k++) {
+		const double *x = k < 2 ? low : high;
 
-		L[k][0] = w * L[k][0] + (1 - w) * H[k][0];
-		L[k][1] = w * L[k][1] + (1 - w) * H[k][1];
+		memset(y, 0, m * sizeof(double));
+		for (size_t i = 0; i < n; i++) {
+			const double u = ((double)i / fs - t_mix) / MIX_FADE + 0.5;
+			const double early = u <= 0 ? 1 : u >= 1 ? 0 : 0.5 + 0.5 * cos(M_PI * u);
+
+			y[i] = x[i] * (k % 2 ? 1 - early : early);
+		}
+		fftw_execute(fwd[k]);
+	}
+	for (size_t k = 0; k < nf; k++) {
+		const double f = (double)k * fs / (double)m;
+		const double la = ga_crossover_gain(f, fc, 1), lp = ga_crossover_gain(f, fc, 0);
+		const double hp = sqrt(fmax(0, 1 - lp * lp));
+
+		for (int c = 0; c < 2; c++)
+			F[0][k][c] = la * F[0][k][c] + lp * F[1][k][c] + (1 - la) * F[2][k][c] +
+				     hp * F[3][k][c];
 	}
 	fftw_execute(inv);
 	for (size_t i = 0; i < n; i++)
 		low[i] = y[i] / (double)m;
 out:
-	if (fl)
-		fftw_destroy_plan(fl);
-	if (fh)
-		fftw_destroy_plan(fh);
+	for (int k = 0; k < 4; k++) {
+		if (fwd[k])
+			fftw_destroy_plan(fwd[k]);
+		fftw_free(F[k]);
+	}
 	if (inv)
 		fftw_destroy_plan(inv);
 	fftw_free(y);
-	fftw_free(L);
-	fftw_free(H);
 	return rc;
 }
