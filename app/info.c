@@ -1,6 +1,7 @@
 /* info.c - `roomsim info`: what a run will be and need, allocating nothing big. */
 #include <getopt.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "grids.h"
 #include "../solver/air.h"
 #include "../solver/fdtd.h"
+#include "../solver/ga/ga.h"
 #include "../solver/part.h"
 #include "../solver/wall.h"
 #ifdef ROOMSIM_CUDA
@@ -185,6 +187,43 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	print_band_materials(room);
 }
 
+/* A hybrid room: the crossover, the geometric engine's scene and settings, and how long it
+ * takes on this machine's cores (it runs beside the wave part). */
+static void print_hybrid(const struct room *room)
+{
+	const struct room_hybrid *hy = &room->hybrid;
+	struct rs_error err = { 0 };
+	struct ga *g;
+	size_t ntri;
+	int np, nth = omp_get_max_threads();
+	double v, a, refl, per, cand = 0, t;
+
+	if (!hy->on)
+		return;
+	printf("hybrid     crossover %.0f Hz (the transition %.0f to %.0f Hz); the parts join by "
+	       "amplitude before, by energy after the mixing time\n", hy->crossover,
+	       hy->crossover * pow(2, -0.25), hy->crossover * pow(2, 0.25));
+	if (ga_open(room, &g, &err)) {
+		printf("tracer     %s\n", err.msg);
+		return;
+	}
+	ga_describe(g, &ntri, &np, &v, &a);
+	ga_estimate(g, room->duration, &refl, &per);
+	for (int s = 0; s < room->nsources; s++)
+		cand = fmax(cand, ga_image_candidates(g, room->sources[s].pos, hy->image_order));
+	printf("tracer     %zu triangles in %d planes, %.1f m^3 of air, %.1f m^2 of walls; mixing "
+	       "time %.1f ms\n", ntri, np, v, a, 1e3 * ga_mixing_time(g));
+	printf("           image sources to order %d (%.0f candidates per source), %ld rays, "
+	       "receivers of radius %g m, seed %lu\n", hy->image_order, cand, hy->rays,
+	       hy->receiver_radius, hy->seed);
+	t = ((double)hy->rays * refl + cand * room->nreceivers * (hy->image_order + 1)) * per /
+	    nth;
+	printf("estimate   %.1f s per source for the tracer on %d threads (about %.0f reflections "
+	       "per ray, %.2f M wall hits per second per thread here), beside the wave part\n", t,
+	       nth, refl, 1e-6 / per);
+	ga_close(g);
+}
+
 /* What each of n ranks of a decomposed run holds (solver/part.h): the largest window. */
 static void print_ranks(const struct room *room, const struct app_plan *p, int n)
 {
@@ -292,6 +331,7 @@ int cmd_info(int argc, char **argv)
 				    NULL);
 		app_gpu_rate(room, (double)vox_nodes(&plan.grid), &gpu);
 		print(room, &plan, rate, threads, &gpu);
+		print_hybrid(room);
 		if (ranks > 1)
 			print_ranks(room, &plan, ranks);
 	}

@@ -116,7 +116,7 @@ int run_hybrid_open(struct run *r, struct rs_error *err)
 		double v, a;
 
 		ga_describe(r->ga, &ntri, &np, &v, &a);
-		fprintf(stderr, "roomsim: hybrid: crossover %g Hz; geometric engine: %zu "
+		fprintf(stderr, "roomsim: hybrid: crossover %.0f Hz; geometric engine: %zu "
 			"triangles in %d planes, images to order %d, %ld rays per source, "
 			"receivers of radius %g m (scene built in %.2f s)\n", room->hybrid.crossover,
 			ntri, np, room->hybrid.image_order, room->hybrid.rays,

@@ -38,6 +38,11 @@ void ga_close(struct ga *g);
  * Weinzierl 2012), after which the crossover treats the two parts as diffuse. */
 double ga_mixing_time(const struct ga *g);
 
+/* The reflections a ray makes in duration seconds (the mean free path 4 V / S, or until
+ * the band that loses least is 90 dB down), and the seconds one wall hit takes on one
+ * thread, as measured when the scene was opened: what roomsim info estimates from. */
+void ga_estimate(const struct ga *g, double duration, double *reflections, double *seconds);
+
 /* What ga_open() found: triangles, planes (coplanar triangles), the air's volume (m^3) and
  * the walls' area (m^2). */
 void ga_describe(const struct ga *g, size_t *ntri, int *nplanes, double *volume, double *area);

@@ -37,6 +37,8 @@ struct ga {
 	double scat[ROOM_MAX_MATERIALS][GA_BANDS];	/* scattering per band */
 	double air[GA_BANDS];	/* the air's intensity attenuation, 1/m (0: medium off) */
 	double c, volume, area, scale;	/* m/s, m^3, m^2, the room's largest extent in m */
+	double mat_area[ROOM_MAX_MATERIALS];	/* m^2 of walls of each material */
+	double cast_rate;	/* wall hits per second on one thread, measured by the probe */
 };
 
 /* A wall hit: distance along the ray and the triangle. */

@@ -5,6 +5,7 @@
  */
 #include <fftw3.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -485,9 +486,11 @@ static void measure(struct ga *g)
 }
 
 /* Rays from every source must stay inside: a hole (an open mesh) lets them out. */
-static int probe(const struct ga *g, struct rs_error *err)
+static int probe(struct ga *g, struct rs_error *err)
 {
 	const struct room *room = g->room;
+	const double t0 = omp_get_wtime();
+	long casts = 0;
 
 	for (int s = 0; s < room->nsources; s++) {
 		uint64_t st = 0x5eedull + (uint64_t)s;
@@ -520,6 +523,7 @@ static int probe(const struct ga *g, struct rs_error *err)
 						       "voxelize reports leaks)", room->sources[s].name,
 						       p[0], p[1], p[2]);
 				}
+				casts++;
 				t = &g->tri[h.tri];
 				dn = ga_dot(d, t->n);
 				/* off the wall: a little back along the path it came by */
@@ -530,6 +534,7 @@ static int probe(const struct ga *g, struct rs_error *err)
 			}
 		}
 	}
+	g->cast_rate = (double)casts / fmax(omp_get_wtime() - t0, 1e-6);
 	return 0;
 }
 
@@ -639,8 +644,11 @@ int ga_open(const struct room *room, struct ga **out, struct rs_error *err)
 		cr[2] = u[0] * w[1] - u[1] * w[0];
 		if (i >= mesh_from && i < nbase)	/* divergence theorem: V = sum (c . n) A / 3 */
 			g->volume += ga_dot(g->tri[i].c, g->tri[i].n) * sqrt(ga_dot(cr, cr)) / 6;
-		if (!g->filter || wall_at(g, i, g->tri[i].c))
+		if (!g->filter || wall_at(g, i, g->tri[i].c)) {
 			g->area += sqrt(ga_dot(cr, cr)) / 2;
+			if (g->tri[i].material >= 0)
+				g->mat_area[g->tri[i].material] += sqrt(ga_dot(cr, cr)) / 2;
+		}
 	}
 	free(T.v);
 	T.v = NULL;
@@ -679,6 +687,26 @@ void ga_close(struct ga *g)
 	free(g->tri);
 	free(g->planes);
 	free(g);
+}
+
+void ga_estimate(const struct ga *g, double duration, double *reflections, double *seconds)
+{
+	double least = 1;
+
+	/* the band that loses least: the area-weighted mean absorption, and the air's over a
+	 * mean free path */
+	for (int b = 0; b < GA_BANDS; b++) {
+		double a = 0;
+
+		for (int m = 0; m < g->room->nmaterials; m++)
+			a += g->mat_area[m] * g->alpha[m][b] / fmax(g->area, 1e-9);
+		a = 1 - (1 - a) * exp(-g->air[b] * 4 * g->volume / fmax(g->area, 1e-9));
+		least = fmin(least, a);
+	}
+	/* a ray goes on for the duration, or until every band is 90 dB down */
+	*reflections = fmin(duration * g->c * g->area / (4 * fmax(g->volume, 1e-9)),
+			    least > 0 ? 9 / -log10(1 - fmin(least, 1 - 1e-12)) : 1e12);
+	*seconds = 1 / fmax(g->cast_rate, 1);
 }
 
 double ga_mixing_time(const struct ga *g)
