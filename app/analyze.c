@@ -23,7 +23,7 @@
 #include "app.h"
 
 static const char usage_analyze[] =
-	"usage: roomsim analyze PATH... [--third] [--out DIR] [--no-plots] [-q]\n"
+	"usage: roomsim analyze PATH... [--third] [--part P] [--out DIR] [--no-plots] [-q]\n"
 	"\n"
 	"The room acoustic parameters of ISO 3382-1 per octave band, from 63 Hz up to the\n"
 	"band whose upper edge is the run's fmax: EDT, T20, T30 (s), C50, C80 (dB), D50 (%),\n"
@@ -37,6 +37,9 @@ static const char usage_analyze[] =
 	"per response (analysis_<pair>.png and .svg: waveform, decay curves, T30 and EDT\n"
 	"against Sabine and Eyring, spectrogram) into DIR.\n"
 	"  --third     third-octave bands from 50 Hz instead of octaves\n"
+	"  --part P    a hybrid run's responses: joined (the default: the WAVs', the whole\n"
+	"              band to 8 kHz), wave (the wave engine's, to fmax) or geometric (the\n"
+	"              geometric engine's, the whole band)\n"
 	"  --out DIR   where the files go (default: the directory of the first PATH)\n"
 	"  --no-plots  no figures\n"
 	"  -q          no table on stdout\n"
@@ -429,6 +432,7 @@ int cmd_analyze(int argc, char **argv)
 {
 	const char *out = NULL, *paths[64];
 	int npaths = 0, third = 0, quiet = 0, plots = 1, n = 0, rc = EXIT_OK, nbufs = 0;
+	enum rirs_part part = RIRS_JOINED;
 	struct rirs_data d[64];
 	double *bufs[64];
 	char h5s[64][4200];
@@ -451,6 +455,18 @@ int cmd_analyze(int argc, char **argv)
 			plots = 0;
 		} else if (!strcmp(argv[a], "--out") && a + 1 < argc) {
 			out = argv[++a];
+		} else if (!strcmp(argv[a], "--part") && a + 1 < argc) {
+			const char *v = argv[++a];
+
+			if (!strcmp(v, "joined"))
+				part = RIRS_JOINED;
+			else if (!strcmp(v, "wave"))
+				part = RIRS_WAVE;
+			else if (!strcmp(v, "geometric"))
+				part = RIRS_GEOMETRIC;
+			else
+				return fprintf(stderr, "roomsim analyze: --part: '%s' is not valid "
+					       "(valid: joined, wave, geometric)\n", v), EXIT_USAGE;
 		} else if (argv[a][0] == '-' || npaths == 64) {
 			return fprintf(stderr, "roomsim analyze: '%s' is not valid here (see roomsim "
 				       "analyze --help)\n", argv[a]), EXIT_USAGE;
@@ -476,7 +492,7 @@ int cmd_analyze(int argc, char **argv)
 			struct pair *more;
 
 			snprintf(h5, sizeof(h5), S_ISDIR(st.st_mode) ? "%s/rirs.h5" : "%s", paths[i]);
-			if ((rc = rirs_read(h5, e, &err)))
+			if ((rc = rirs_read_part(h5, part, e, &err)))
 				break;
 			snprintf(h5s[nbufs], sizeof(h5s[nbufs]), "%s", h5);
 			bufs[nbufs++] = NULL;

@@ -713,6 +713,18 @@ static void summary(const struct run *r, double seconds)
 			r->plan.grid.n[0], r->plan.grid.n[1], r->plan.grid.n[2], seconds,
 			seconds > 0 ? vox / seconds / 1e6 : 0, r->out);
 	}
+	if (!r->quiet && r->ga_started) {
+		long lost = 0;
+
+		for (int s = 0; s < r->ga_done; s++)
+			lost += r->ga_escaped[s];
+		fprintf(stderr, "roomsim: geometric engine: %d source(s) traced in %.1f s beside the "
+			"wave part, %.0f reflections per ray\n", r->ga_done, r->ga_seconds,
+			r->ga_done ? r->ga_reflections[0] : 0.0);
+		if (lost)
+			fprintf(stderr, "roomsim: geometric engine: %ld ray(s) left the room through "
+				"gaps in its surfaces (their energy is lost)\n", lost);
+	}
 	if (r->wav_clipped)
 		fprintf(stderr, "roomsim: warning: %zu WAV samples clipped at full scale (use "
 			"output.wav.format: float32 or output.wav.normalize: true)\n", r->wav_clipped);
@@ -787,6 +799,7 @@ int cmd_run(int argc, char **argv)
 				remove(path);
 				ckpt_discard(path);	/* a side file a killed run left */
 			}
+		run_hybrid_stop(&r);	/* the tracer's thread ends with its source */
 		if (!rc || rc == RS_EINTR)
 			summary(&r, app_now() - t0);
 	}

@@ -62,6 +62,7 @@ struct run {
 	double ga_seconds;	/* the thread's time so far */
 	int ga_done, ga_rc, ga_started;	/* sources traced; the thread's error */
 	int ga_stop;		/* the run ends: trace no further source */
+	int ga_joined;		/* the thread has ended (run_hybrid_stop) */
 	int ga_joinable;	/* sources whose geo is ready (run_hybrid_wait) */
 	struct rs_error ga_err;
 	pthread_t ga_thread;
@@ -98,7 +99,10 @@ int run_hybrid_wait(struct run *r, int s, struct rs_error *err);
 int run_hybrid_join(struct run *r, int s, int q, double *wav, size_t frames,
 		    struct rs_error *err);
 
-/* Join the thread and free the hybrid's state. */
+/* Let the thread finish the source it traces and join it. */
+void run_hybrid_stop(struct run *r);
+
+/* Join the thread if need be and free the hybrid's state. */
 void run_hybrid_close(struct run *r);
 
 /* ---- snapshots (run_snap.c) ---- */

@@ -194,13 +194,21 @@ int run_hybrid_join(struct run *r, int s, int q, double *wav, size_t frames,
 	return 0;
 }
 
+void run_hybrid_stop(struct run *r)
+{
+	if (!r->ga_started || r->ga_joined)
+		return;
+	pthread_mutex_lock(&r->ga_mu);	/* the source it traces now is the last */
+	r->ga_stop = 1;
+	pthread_mutex_unlock(&r->ga_mu);
+	pthread_join(r->ga_thread, NULL);
+	r->ga_joined = 1;
+}
+
 void run_hybrid_close(struct run *r)
 {
-	if (r->ga_started) {	/* the source it traces now is the last */
-		pthread_mutex_lock(&r->ga_mu);
-		r->ga_stop = 1;
-		pthread_mutex_unlock(&r->ga_mu);
-		pthread_join(r->ga_thread, NULL);
+	if (r->ga_started) {
+		run_hybrid_stop(r);
 		pthread_mutex_destroy(&r->ga_mu);
 		pthread_cond_destroy(&r->ga_cv);
 		r->ga_started = 0;

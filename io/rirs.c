@@ -243,6 +243,13 @@ static int read_names(hid_t f, const char *name, char (*out)[64], int n)
 
 int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err)
 {
+	return rirs_read_part(path, RIRS_JOINED, d, err);
+}
+
+int rirs_read_part(const char *path, enum rirs_part part, struct rirs_data *d,
+		   struct rs_error *err)
+{
+	const char *full_name;
 	hsize_t dims[3], sd[2], cd[1];
 	double *done, full_fs = 0, sim_fs;
 	hid_t f;
@@ -253,8 +260,14 @@ int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err)
 		return rs_fail(err, RS_EIO, "%s: cannot open it as HDF5 (valid: a rirs.h5 that "
 			       "roomsim run wrote)", path);
 	d->air = H5Lexists(f, "rir_air", H5P_DEFAULT) > 0;
-	d->full = H5Lexists(f, "rir_full", H5P_DEFAULT) > 0;
-	d->signals = read_doubles(f, d->full ? "rir_full" : d->air ? "rir_air" : "rir", dims, 3);
+	full_name = part == RIRS_GEOMETRIC ? "rir_geometric" : "rir_full";
+	d->full = part != RIRS_WAVE && H5Lexists(f, full_name, H5P_DEFAULT) > 0;
+	if (part == RIRS_GEOMETRIC && !d->full) {
+		H5Fclose(f);
+		return rs_fail(err, RS_EINPUT, "%s: no geometric part (valid: the rirs.h5 of a "
+			       "hybrid run, whose room has a hybrid section)", path);
+	}
+	d->signals = read_doubles(f, d->full ? full_name : d->air ? "rir_air" : "rir", dims, 3);
 	if (!d->signals || h5a_get(f, "sample_rate", H5T_NATIVE_DOUBLE, &d->fs) ||
 	    h5a_get(f, "fmax", H5T_NATIVE_DOUBLE, &d->fmax) ||
 	    (d->full && h5a_get(f, "full_sample_rate", H5T_NATIVE_DOUBLE, &full_fs))) {

@@ -58,7 +58,8 @@ struct rirs_data {
 	double *source_pos, *receiver_pos;	/* x y z of each, m; NULL where unreadable */
 	double *signals;		/* [nsources][nreceivers][nsamples]: rir_full (a hybrid
 					 * run's, at its WAV rate), else rir_air, else rir */
-	int full;			/* 1: signals are rir_full, fs the WAV rate */
+	int full;			/* 1: signals are rir_full or rir_geometric, fs the
+					 * WAV rate */
 	int air;			/* 1: signals are rir_air */
 	double *source;			/* [nsources][nsamples], or NULL (files before it) */
 	long *completed;		/* per source: samples 0..completed are valid */
@@ -70,8 +71,20 @@ struct rirs_data {
 	double *band_alpha;		/* [nmaterials][RIRS_BANDS] */
 };
 
+/* Which responses of a hybrid run rirs_read_part() reads. */
+enum rirs_part {
+	RIRS_JOINED,	/* rir_full where the run has it, else the wave part */
+	RIRS_WAVE,	/* rir_air, else rir: the wave engine's, at the simulation rate */
+	RIRS_GEOMETRIC,	/* rir_geometric, at the WAV rate (a hybrid run's only) */
+};
+
 /* Read path's signals and what describes them into d; rirs_free() releases them. */
 int rirs_read(const char *path, struct rirs_data *d, struct rs_error *err);
+
+/* The same for one part of a hybrid run's responses (RS_EINPUT: a wave-only run has no
+ * geometric part). */
+int rirs_read_part(const char *path, enum rirs_part part, struct rirs_data *d,
+		   struct rs_error *err);
 void rirs_free(struct rirs_data *d);
 
 #endif

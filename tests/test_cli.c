@@ -233,8 +233,10 @@ static void voxelize_rooms(void **state)
 		assert_int_equal(sh("timeout 300 %s %s tests/bad/mesh_huge_coordinates.yaml > "
 				    "%s/huge.txt 2>&1; [ $? = 2 ] && grep -q 'set geometry.units' "
 				    "%s/huge.txt", roomsim, i ? "voxelize" : "info", dir, dir), 0);
-	/* the L-shaped room again from its voxel file: 40 ms of it */
+	/* the L-shaped room again from its voxel file: 40 ms of it (wave-only: a voxel file has
+	 * no surfaces for the hybrid's geometric engine) */
 	assert_int_equal(sh("sed -e 's#^  shapes:#  voxels: %s/v1/grid.h5#' -e '/^    - /d' "
+			    "-e '/^hybrid:/d' "
 			    "-e 's/^duration: .*/duration: 0.04/' -e 's/fmax: 500/spacing: "
 			    "0.0653333333333333/' rooms/l-shaped.yaml > %s/lv.yaml", dir, dir), 0);
 	assert_int_equal(sh("%s run %s/lv.yaml --out %s/lv -q", roomsim, dir, dir), 0);
