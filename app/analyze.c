@@ -45,6 +45,19 @@ static const char usage_analyze[] =
 	"  -q          no table on stdout\n"
 	"docs/analysis.md says how each value is computed and what it was checked against.\n";
 
+double *an_source(const double *src, size_t n, double fs, double fmax, size_t *len)
+{
+	const size_t pad = fmax < 0.45 * fs ? (size_t)ceil(32 * fs / fmax) : 0;
+	double *x = calloc(n + pad + 1, sizeof(double));
+
+	if (!x)
+		return NULL;
+	memcpy(x + pad, src, n * sizeof(double));
+	wav_condition(x, n + pad, fs, fmax, 0);
+	*len = n + pad;
+	return x;
+}
+
 /* One signal to analyse: its name and samples. */
 struct pair {
 	char name[140];
@@ -431,10 +444,10 @@ static int read_wav(const char *path, struct pair **q, int *n, double **buf,
 int cmd_analyze(int argc, char **argv)
 {
 	const char *out = NULL, *paths[64];
-	int npaths = 0, third = 0, quiet = 0, plots = 1, n = 0, rc = EXIT_OK, nbufs = 0;
+	int npaths = 0, third = 0, quiet = 0, plots = 1, n = 0, rc = EXIT_OK, nbufs = 0, nsrcs = 0;
 	enum rirs_part part = RIRS_JOINED;
 	struct rirs_data d[64];
-	double *bufs[64];
+	double *bufs[64], **srcs = NULL;
 	char h5s[64][4200];
 	struct pair *q = NULL;
 	struct result *r = NULL;
@@ -502,11 +515,29 @@ int cmd_analyze(int argc, char **argv)
 				break;
 			}
 			q = more;
-			for (int s = 0; s < e->nsources; s++) {
+			for (int s = 0; s < e->nsources && !rc; s++) {
 				/* the source's free-field pressure low-passed as the responses */
-				if (e->source)
-					wav_condition(e->source + (size_t)s * e->nsamples, e->nsamples,
-						      e->fs, e->fmax, 0);
+				double *src = NULL;
+				size_t nsrc = 0;
+
+				if (e->source && !(src = an_source(e->source + (size_t)s *
+								       e->nsamples, e->nsamples,
+								       e->fs, e->fmax, &nsrc))) {
+					rc = rs_fail(&err, RS_ENOMEM, "out of memory");
+					break;
+				}
+				if (src) {
+					double **more_src = realloc(srcs, (size_t)(nsrcs + 1) *
+								    sizeof(*srcs));
+
+					if (!more_src) {
+						free(src);
+						rc = rs_fail(&err, RS_ENOMEM, "out of memory");
+						break;
+					}
+					srcs = more_src;
+					srcs[nsrcs++] = src;
+				}
 				for (int k = 0; k < e->nreceivers; k++) {
 					struct pair *p = &q[n++];
 					const size_t len = (size_t)e->completed[s] + 1 < e->nsamples
@@ -524,8 +555,8 @@ int cmd_analyze(int argc, char **argv)
 							      e->nsamples, len, e->fs, e->fmax, 0);
 					p->fs = e->fs;
 					p->fmax = e->fmax;
-					p->src = e->source ? e->source + (size_t)s * e->nsamples : NULL;
-					p->nsrc = e->nsamples;
+					p->src = src;
+					p->nsrc = nsrc;
 					p->room = e;
 				}
 			}
@@ -579,9 +610,19 @@ int cmd_analyze(int argc, char **argv)
 	if (!rc && !quiet)
 		printf("analysis.csv and analysis.json%s in %s/\n",
 		       plots ? ", and a figure per response (analysis_*.png, .svg)," : "", dir);
-	for (int i = 0; i < nbufs && !rc; i++)	/* the receiver grids of each run */
-		if (!bufs[i])
+	for (int i = 0; i < nbufs && !rc; i++) {	/* the receiver grids of each run */
+		struct rirs_data wave;
+
+		if (bufs[i])
+			continue;
+		if (!d[i].full) {
 			rc = analyze_grids(h5s[i], &d[i], third, dir, plots, quiet, &err);
+		} else if (!(rc = rirs_read_part(h5s[i], RIRS_WAVE, &wave, &err))) {
+			/* a hybrid run's grids are wave-only, at the simulation rate */
+			rc = analyze_grids(h5s[i], &wave, third, dir, plots, quiet, &err);
+			rirs_free(&wave);
+		}
+	}
 	if (rc)
 		fprintf(stderr, "roomsim analyze: %s\n", err.msg);
 	for (int p = 0; r && p < n; p++)
@@ -593,6 +634,9 @@ int cmd_analyze(int argc, char **argv)
 		else
 			rirs_free(&d[i]);
 	}
+	for (int i = 0; i < nsrcs; i++)
+		free(srcs[i]);
+	free(srcs);
 	free(q);
 	free(r);
 	return rc ? app_exit_status(rc) : EXIT_OK;

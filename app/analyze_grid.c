@@ -33,10 +33,16 @@ static int grid_values(const char *path, const struct rirs_data *d, const struct
 	if (!buf)
 		return rs_fail(err, RS_ENOMEM, "out of memory analysing grid %s", g->name);
 	snprintf(dset, sizeof(dset), "grids/%s/rir/%s", g->name, d->source_names[s]);
-	for (int k = 0; k < nb; k++) {
-		ref[k] = d->source ? an_reference10(d->source + (size_t)s * ns, ns, d->fs, &band[k])
-				   : NAN;
-		scratch = fmax(scratch, an_band_scratch(len, d->fs, &band[k]));
+	{	/* G's references: the source low-passed as the signals are */
+		size_t nsrc = 0;
+		double *src = d->source ? an_source(d->source + (size_t)s * ns, ns, d->fs, d->fmax,
+						    &nsrc) : NULL;
+
+		for (int k = 0; k < nb; k++) {
+			ref[k] = src ? an_reference10(src, nsrc, d->fs, &band[k]) : NAN;
+			scratch = fmax(scratch, an_band_scratch(len, d->fs, &band[k]));
+		}
+		free(src);
 	}
 	for (size_t p0 = 0; p0 < np && !rc; p0 += BLOCK) {
 		const size_t bn = np - p0 < BLOCK ? np - p0 : BLOCK;

@@ -87,8 +87,14 @@ static int path(const struct walk *w, int q, int k, struct ga_image *a)
 			for (int b = 0; b < GA_BANDS; b++)
 				amp[b] *= sqrt((1 - g->alpha[m][b]) * (1 - g->scat[m][b]));
 		}
-		for (int i = 0; i < 3; i++)
-			x[i] += h.t * d[i];
+		{	/* the reflection point in double precision: where the leg meets the plane
+			 * (Embree's hit is in float) */
+			const struct ga_plane *pl = &g->planes[w->seq[j]];
+			const double t = (pl->d - ga_dot(pl->n, x)) / ga_dot(pl->n, d);
+
+			for (int i = 0; i < 3; i++)
+				x[i] += t * d[i];
+		}
 	}
 	return 0;
 }
