@@ -149,9 +149,10 @@ static int point_here(const struct run *r, const double pos[3])
 
 /*
  * ROOMSIM_HOLD_AT=STEP, for the tests that interrupt a run in a known state however loaded
- * the machine: the first source to reach STEP stops there (after any checkpoint or frame of
- * that step), rank 0 says so on stderr, and every rank waits for a stop signal, at most
- * HOLD_SECONDS. 1 when the run is to stop (on every rank, when decomposed).
+ * the machine: the first source to reach STEP (or source SOURCE, with SOURCE:STEP) stops
+ * there (after any checkpoint or frame of that step), rank 0 says so on stderr, and every
+ * rank waits for a stop signal, at most HOLD_SECONDS. 1 when the run is to stop (on every
+ * rank, when decomposed).
  */
 #define HOLD_SECONDS 900
 
@@ -180,6 +181,8 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	const struct room_source *src = &room->sources[s];
 	const long steps = r->plan.steps;
 	const int resuming = r->resume && s == r->resumed.source;
+	/* ROOMSIM_HOLD_AT holds in this source */
+	const int mine = !r->hold_source[0] || !strcmp(r->hold_source, src->name);
 	/* frame j is taken at step j every + lag: band-limited, once its window has passed */
 	const long every = room->snap_every, lag = r->plan.frame_m;
 	struct snap_plane *pl = NULL;
@@ -251,10 +254,10 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			n = frames_by(done, every, lag) * every + lag - done;
 		if (n > grids_room(&r->grids))
 			n = grids_room(&r->grids);
-		if (r->hold > done && n > r->hold - done)
+		if (mine && r->hold > done && n > r->hold - done)
 			n = r->hold - done;
 		/* the ranks of a decomposed run stop together, at the end of a chunk */
-		if (done == r->hold)
+		if (mine && done == r->hold)
 			rc = hold(r, src->name) ? RS_EINTR : 0;
 		else
 			rc = r->part.size > 1 ? fdtd_advance(r->engine, n, NULL) :
@@ -399,10 +402,18 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 	*file = argv[optind];
 	r->hold = -1;
 	if (getenv("ROOMSIM_HOLD_AT") && *getenv("ROOMSIM_HOLD_AT")) {
-		r->hold = strtol(getenv("ROOMSIM_HOLD_AT"), &end, 10);
-		if (*end || r->hold < 1)
+		const char *v = getenv("ROOMSIM_HOLD_AT"), *colon = strchr(v, ':');
+
+		if (colon && (size_t)(colon - v) < sizeof(r->hold_source)) {
+			memcpy(r->hold_source, v, (size_t)(colon - v));
+			r->hold_source[colon - v] = 0;
+			v = colon + 1;
+		}
+		r->hold = strtol(v, &end, 10);
+		if (*end || r->hold < 1 || (colon && !r->hold_source[0]))
 			return rs_fail(err, RS_EINPUT, "ROOMSIM_HOLD_AT: '%s' is not valid (valid: "
-				       "a step, a whole number from 1)", getenv("ROOMSIM_HOLD_AT"));
+				       "a step, a whole number from 1, or SOURCE:STEP)",
+				       getenv("ROOMSIM_HOLD_AT"));
 	}
 	return 0;
 }

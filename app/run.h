@@ -50,6 +50,7 @@ struct run {
 	long ckpt_last_step;
 	uint64_t grid_hash, points_hash;	/* what a checkpoint must match (ckpt_meta) */
 	long hold;		/* ROOMSIM_HOLD_AT: the step to hold at (-1: none) */
+	char hold_source[ROOM_NAME_MAX];	/* ... of this source (SOURCE:STEP); "": the first */
 	int *frame_p;		/* per plane: its index among the engine's frames, or -1 */
 	/* a hybrid run's geometric part (run_hybrid.c), on rank 0: per source and receiver
 	 * the unit response (ga_ir), with the source's signal (geo) and joined to the wave
@@ -83,15 +84,15 @@ int run_write_outputs(struct run *r, int s, struct rs_error *err);
 
 /* ---- the hybrid's geometric part (run_hybrid.c) ---- */
 
-/* A hybrid room, rank 0: the geometric engine's scene (it checks the room is closed) and
- * the responses' memory; nothing otherwise. */
+/* A hybrid room: the geometric engine's scene (every rank: it checks the room is closed),
+ * and on rank 0 the responses' memory; nothing otherwise. */
 int run_hybrid_open(struct run *r, struct rs_error *err);
 
 /* Start tracing every source on a thread of its own. */
 int run_hybrid_start(struct run *r, struct rs_error *err);
 
-/* Wait for source s's geometric responses, then give them the source's signal; the
- * thread's error if it failed. */
+/* Wait for the geometric responses of every source up to s, then give them their source's
+ * signal; the thread's error if it failed. */
 int run_hybrid_wait(struct run *r, int s, struct rs_error *err);
 
 /* Receiver q's WAV signal of source s (frames at the WAV rate, the wave part) joined at the

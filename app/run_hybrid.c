@@ -97,10 +97,13 @@ int run_hybrid_open(struct run *r, struct rs_error *err)
 	const size_t nw = r->plan.wav_frames;
 	const double t0 = app_now();
 
-	if (!room->hybrid.on || r->part.rank > 0)
+	if (!room->hybrid.on)
 		return 0;
+	/* every rank checks the room (a hole is the same bad input to all); rank 0 traces */
 	if (ga_open(room, &r->ga, err))
 		return err->code;
+	if (r->part.rank > 0)
+		return 0;
 	r->ga_ir = calloc(pairs * nw + 1, sizeof(double));
 	r->geo = calloc(pairs * nw + 1, sizeof(double));
 	r->full = calloc(pairs * nw + 1, sizeof(double));
@@ -127,7 +130,7 @@ int run_hybrid_open(struct run *r, struct rs_error *err)
 
 int run_hybrid_start(struct run *r, struct rs_error *err)
 {
-	if (!r->ga)
+	if (!r->ga || r->part.rank > 0)
 		return 0;
 	pthread_mutex_init(&r->ga_mu, NULL);
 	pthread_cond_init(&r->ga_cv, NULL);
@@ -137,46 +140,52 @@ int run_hybrid_start(struct run *r, struct rs_error *err)
 	return 0;
 }
 
-int run_hybrid_wait(struct run *r, int s, struct rs_error *err)
+/* Source s's geometric responses with its signal at the WAV rate (r->geo). */
+static int with_signal(struct run *r, int s, struct rs_error *err)
 {
-	int rc;
+	const struct room *room = r->room;
+	const size_t nw = r->plan.wav_frames;
+	double *src = malloc(nw * sizeof(double)), *y = malloc(2 * nw * sizeof(double));
+	int rc = 0;
 
-	if (!r->ga_started)
-		return 0;
-	pthread_mutex_lock(&r->ga_mu);
-	while (r->ga_done <= s && !r->ga_rc)
-		pthread_cond_wait(&r->ga_cv, &r->ga_mu);
-	rc = r->ga_done > s ? 0 : r->ga_rc;
-	if (rc)
-		*err = r->ga_err;
-	pthread_mutex_unlock(&r->ga_mu);
-	if (rc)
-		return rc;
-	{	/* the source's signal at the WAV rate through each receiver's unit response */
-		const struct room *room = r->room;
-		const size_t nw = r->plan.wav_frames;
-		double *src = malloc(nw * sizeof(double)), *y = malloc(2 * nw * sizeof(double));
-
-		if (!src || !y) {
-			free(src);
-			free(y);
-			return rs_fail(err, RS_ENOMEM, "out of memory joining the responses");
-		}
-		sig_source(&room->sources[s], 1.0 / room->wav_rate, nw, src);
-		for (int q = 0; q < room->nreceivers && !rc; q++) {
-			const size_t at = ((size_t)s * room->nreceivers + q) * nw;
-
-			if (conv_ola(src, nw, r->ga_ir + at, nw, y))
-				rc = rs_fail(err, RS_ENOMEM, "out of memory joining the responses");
-			else
-				memcpy(r->geo + at, y, nw * sizeof(double));
-		}
+	if (!src || !y) {
 		free(src);
 		free(y);
+		return rs_fail(err, RS_ENOMEM, "out of memory joining the responses");
 	}
-	if (!rc)
-		r->ga_joinable = s + 1;
+	sig_source(&room->sources[s], 1.0 / room->wav_rate, nw, src);
+	for (int q = 0; q < room->nreceivers && !rc; q++) {
+		const size_t at = ((size_t)s * room->nreceivers + q) * nw;
+
+		if (conv_ola(src, nw, r->ga_ir + at, nw, y))
+			rc = rs_fail(err, RS_ENOMEM, "out of memory joining the responses");
+		else
+			memcpy(r->geo + at, y, nw * sizeof(double));
+	}
+	free(src);
+	free(y);
 	return rc;
+}
+
+int run_hybrid_wait(struct run *r, int s, struct rs_error *err)
+{
+	/* every source up to s: a resumed run writes the WAVs of those before it too */
+	while (r->ga_started && r->ga_joinable <= s) {
+		const int k = r->ga_joinable;
+		int rc;
+
+		pthread_mutex_lock(&r->ga_mu);
+		while (r->ga_done <= k && !r->ga_rc)
+			pthread_cond_wait(&r->ga_cv, &r->ga_mu);
+		rc = r->ga_done > k ? 0 : r->ga_rc;
+		if (rc)
+			*err = r->ga_err;
+		pthread_mutex_unlock(&r->ga_mu);
+		if (rc || (rc = with_signal(r, k, err)))
+			return rc;
+		r->ga_joinable = k + 1;
+	}
+	return 0;
 }
 
 int run_hybrid_join(struct run *r, int s, int q, double *wav, size_t frames,

@@ -55,6 +55,16 @@ static pid_t start(const char *name, const char *args, long at)
 	return start_held(err, at, "exec %s run %s 2> %s", roomsim, args, err);
 }
 
+/* The hybrid run of resume_hybrid, held at step 650 of its second source. */
+static pid_t start_held_hybrid(const char *args)
+{
+	char err[512];
+
+	snprintf(err, sizeof(err), "%s/h.err", dir);
+	return start_held(err, 650, "exec env ROOMSIM_HOLD_AT=S2:650 %s run %s 2> %s", roomsim,
+			  args, err);
+}
+
 /* Killed (SIGKILL, as a crash or a lost node) after its second checkpoint (at steps 300 and
  * 600, held at 650): --resume goes on from the newest and writes what an uninterrupted run
  * writes; the finished run removes its checkpoints. */
@@ -122,6 +132,29 @@ static void resume_bands_grids(void **state)
 	exit_status(pid);
 	assert_int_equal(sh("%s run %s/b.yaml --out %s/b --resume -q", roomsim, dir, dir), 0);
 	same_outputs("b-ref", "b", 0);
+}
+
+/* A hybrid run killed in its second source: --resume traces both sources again (the same
+ * bits for the same seed) and writes the first source's full-band WAVs as well as the
+ * second's, as an uninterrupted run does. */
+static void resume_hybrid(void **state)
+{
+	char args[512];
+	pid_t pid;
+
+	(void)state;
+	room("h", "-e 's#^materials: .*#materials: {wall: {absorption: 0.2, scattering: 0.3}}#' "
+		  "-e '$ a hybrid: {crossover: 300, rays: 5000}'");
+	assert_int_equal(sh("%s run %s/h.yaml --out %s/h-ref -q", roomsim, dir, dir), 0);
+	snprintf(args, sizeof(args), "%s/h.yaml --out %s/h --checkpoint '300 steps'", dir, dir);
+	/* ROOMSIM_HOLD_AT=S2:650 in the command's own environment wins over the helper's */
+	pid = start_held_hybrid(args);
+	kill(pid, SIGKILL);
+	assert_int_equal(exit_status(pid), 128 + SIGKILL);
+	assert_int_equal(sh("%s run %s/h.yaml --out %s/h --resume 2> %s/h2.err", roomsim, dir, dir,
+			    dir), 0);
+	assert_int_equal(sh("grep -q 'resuming from .*: source S2 at step' %s/h2.err", dir), 0);
+	same_outputs("h-ref", "h", 0);
 }
 
 /* A checkpoint is refused for another room, naming what differs; nothing is overwritten. */
@@ -233,6 +266,7 @@ int main(void)
 		cmocka_unit_test(resume_after_kill),
 		cmocka_unit_test(sigterm_writes_a_checkpoint),
 		cmocka_unit_test(resume_bands_grids),
+		cmocka_unit_test(resume_hybrid),
 		cmocka_unit_test(resume_refuses_another_room),
 		cmocka_unit_test(resume_two_ranks),
 		cmocka_unit_test(disk_full_keeps_the_responses),
