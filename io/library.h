@@ -10,7 +10,7 @@
 #include "../solver/wall.h"
 
 #define LIBRARY_FILE "materials/library.yaml"
-#define LIBRARY_TEXT 512	/* longest description or source text kept */
+#define LIBRARY_TEXT 1024	/* longest description or source text kept */
 
 struct library_material {
 	char name[64];

@@ -7,6 +7,7 @@
 
 #include <complex.h>
 #include <math.h>
+#include <string.h>
 #include <stdio.h>
 
 #include "../io/library.h"
@@ -74,6 +75,9 @@ static void library_fits(void **state)
 		struct wall_fit fit;
 
 		assert_true(m->source >= 0 && lib.source_text[m->source][0]);
+		/* nothing cut to fit the text's buffer */
+		assert_true(strlen(lib.source_text[m->source]) < LIBRARY_TEXT - 1);
+		assert_true(strlen(m->description) < LIBRARY_TEXT - 1);
 		for (int b = 0; b < m->scat.n; b++)	/* scattering coefficients */
 			assert_true(m->scat.f[0] == 125 && m->scat.n >= 5 && m->scat.alpha[b] >= 0 &&
 				    m->scat.alpha[b] <= 1);
