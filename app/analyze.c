@@ -33,7 +33,9 @@ static const char usage_analyze[] =
 	"signals with the air's absorption when the run has them, low-passed at fmax as the\n"
 	"WAVs are), or WAV files (every\n"
 	"channel, bands up to 0.45 times the sample rate; no G, since a WAV's level is not\n"
-	"calibrated). Writes a table to stdout, and analysis.csv, analysis.json and a figure\n"
+	"calibrated; a first- or higher-order ambisonic WAV, NAME.ambix.wav in ACN order and\n"
+	"SN3D, is one response, its W channel, with the lateral energy fractions LF and LFC\n"
+	"from its Y channel). Writes a table to stdout, and analysis.csv, analysis.json and a figure\n"
 	"per response (analysis_<pair>.png and .svg: waveform, decay curves, T30 and EDT\n"
 	"against Sabine and Eyring, spectrogram) into DIR.\n"
 	"  --third     third-octave bands from 50 Hz instead of octaves\n"
@@ -66,6 +68,7 @@ struct pair {
 	double fs, fmax;
 	const double *src;	/* the source's free-field pressure 1 m away, or NULL */
 	size_t nsrc;
+	const double *lat;	/* an ambisonic WAV's lateral figure-of-eight (ACN 1), or NULL */
 	const struct rirs_data *room;	/* its run's room description, or NULL */
 };
 
@@ -73,6 +76,7 @@ struct result {
 	struct iso_band band[ISO_MAX_BANDS];
 	struct iso_params p[ISO_MAX_BANDS];
 	double sabine[ISO_MAX_BANDS], eyring[ISO_MAX_BANDS];	/* s; NAN: no room */
+	double lf[ISO_MAX_BANDS], lfc[ISO_MAX_BANDS];	/* NAN: no lateral channel */
 	double *edc[ISO_MAX_BANDS];	/* the decay curves from the onset (for the figure) */
 	size_t nedc, onset;
 	int nbands;
@@ -149,7 +153,7 @@ double an_reference10(const double *src, size_t n, double fs, const struct iso_b
  * Band b of h[0..n): filtered in reverse time with PAD_PERIODS periods of the band's lower
  * edge of silence in front, where the filter's ringing goes (a response that starts at once,
  * a receiver by its source, would lose it); times from onset, the onset of the whole response
- * (the direct sound), so that the ringing before it counts in no band. y: room for
+ * (the direct sound), the direct sound's band energy before it counted at it. y: room for
  * an_band_scratch() values.
  */
 #define PAD_PERIODS 10
@@ -165,11 +169,43 @@ void an_band(const double *h, size_t n, double fs, size_t onset, const struct is
 	const size_t pad = an_band_scratch(n, fs, b) - n;
 	struct sig_filter f;
 
+	const size_t at = pad + onset;
+	double e = 0;
+
 	memset(y, 0, pad * sizeof(double));
 	memcpy(y + pad, h, n * sizeof(double));
 	iso_band_filter(b, fs, &f);
 	sig_apply_reversed(&f, y, n + pad);
-	iso_analyse(y, n + pad, fs, pad + onset, ref10, p, edc);
+	/* The reverse-time filter puts a pulse's band energy before the pulse: the direct
+	 * sound's lies before the onset. It is the direct sound's, at t = 0: gathered into the
+	 * onset's sample from where it rises to 20 dB below its peak (without this, C50, C80,
+	 * D50, Ts and G left the direct sound out). */
+	for (size_t i = iso_onset(y, at + 1); i <= at; i++) {
+		e += y[i] * y[i];
+		if (i < at)
+			y[i] = 0;
+	}
+	y[at] = copysign(sqrt(e), y[at]);
+	iso_analyse(y, n + pad, fs, at, ref10, p, edc);
+}
+
+/* LF and LFC of band b (ISO 3382-1 A.2.6) from q's omni channel and its lateral one, both
+ * filtered as an_band() filters (y holds the omni's, filtered, from an_band()). */
+static int lateral(const struct pair *q, size_t onset, const struct iso_band *b, const double *y,
+		   double *lf, double *lfc)
+{
+	const size_t len = an_band_scratch(q->n, q->fs, b), pad = len - q->n;
+	double *l = calloc(len, sizeof(double));
+	struct sig_filter f;
+
+	if (!l)
+		return -1;
+	memcpy(l + pad, q->lat, q->n * sizeof(double));
+	iso_band_filter(b, q->fs, &f);
+	sig_apply_reversed(&f, l, len);
+	iso_lateral(y, l, len, q->fs, pad + onset, lf, lfc);
+	free(l);
+	return 0;
 }
 
 static int analyse(const struct pair *q, int third, struct result *r, struct reference *ref)
@@ -201,6 +237,9 @@ static int analyse(const struct pair *q, int third, struct result *r, struct ref
 		}
 		an_band(q->h, q->n, q->fs, onset, &r->band[k], q->src ? ref->e[k] : NAN, y,
 			&r->p[k], r->edc[k]);
+		r->lf[k] = r->lfc[k] = NAN;
+		if (q->lat && lateral(q, onset, &r->band[k], y, &r->lf[k], &r->lfc[k]))
+			return free(y), -1;
 		r->sabine[k] = r->eyring[k] = NAN;
 		if (q->room)
 			predictions(q->room, &r->band[k], third, &r->sabine[k], &r->eyring[k]);
@@ -244,6 +283,18 @@ static void print_table(const struct pair *q, const struct result *r)
 			else
 				snprintf(v, sizeof(v), "%.*f", an_params[i].digits, x);
 			printf(" %7s", v);
+		}
+		printf("\n");
+	}
+	for (int e = 0; e < 2 && q->lat; e++) {	/* an ambisonic response's lateral fractions */
+		printf("%-8s", e ? "LFC" : "LF");
+		for (int k = 0; k < r->nbands; k++) {
+			const double x = e ? r->lfc[k] : r->lf[k];
+
+			if (isnan(x))
+				printf(" %7s", "-");
+			else
+				printf(" %7.3f", x);
 		}
 		printf("\n");
 	}
@@ -334,7 +385,7 @@ static int write_files(const char *dir, const struct pair *q, const struct resul
 	for (size_t i = 0; i < AN_NPARAMS; i++)
 		fprintf(c, ",%s_%s", an_params[i].name, strcmp(an_params[i].unit, "%") ? an_params[i].unit
 										 : "percent");
-	fprintf(c, ",decay_range_db,sabine_s,eyring_s\n");
+	fprintf(c, ",decay_range_db,sabine_s,eyring_s,LF,LFC\n");
 	fprintf(j, "{\n  \"bands\": \"%s\",\n  \"units\": {", third ? "third-octave" : "octave");
 	for (size_t i = 0; i < AN_NPARAMS; i++)
 		fprintf(j, "%s\"%s\": \"%s\"", i ? ", " : "", an_params[i].name, an_params[i].unit);
@@ -359,14 +410,24 @@ static int write_files(const char *dir, const struct pair *q, const struct resul
 				fprintf(j, ", \"%s\": ", an_params[i].name);
 				json_number(j, x);
 			}
-			fprintf(c, ",%.1f", v->range);
-			fprintf(j, ", \"decay_range\": %.1f, \"Sabine\": ", v->range);
+			if (isfinite(v->range))	/* infinite: the response ends in silence */
+				fprintf(c, ",%.1f", v->range);
+			else
+				fprintf(c, ",");
+			fprintf(j, ", \"decay_range\": ");
+			json_number(j, isfinite(v->range) ? round(10 * v->range) / 10 : NAN);
+			fprintf(j, ", \"Sabine\": ");
 			json_number(j, r[p].sabine[k]);
 			fprintf(j, ", \"Eyring\": ");
 			json_number(j, r[p].eyring[k]);
+			fprintf(j, ", \"LF\": ");
+			json_number(j, r[p].lf[k]);
+			fprintf(j, ", \"LFC\": ");
+			json_number(j, r[p].lfc[k]);
 			fprintf(j, "}%s\n", k + 1 < r[p].nbands ? "," : "");
-			for (int e = 0; e < 2; e++) {
-				const double x = e ? r[p].eyring[k] : r[p].sabine[k];
+			for (int e = 0; e < 4; e++) {
+				const double x = e == 3 ? r[p].lfc[k] : e == 2 ? r[p].lf[k] :
+						 e ? r[p].eyring[k] : r[p].sabine[k];
 
 				if (isnan(x))
 					fprintf(c, ",");
@@ -387,7 +448,20 @@ static int write_files(const char *dir, const struct pair *q, const struct resul
 	return 0;
 }
 
-/* Every channel of a WAV file as pairs; their samples in *buf (free it). */
+/* Is a WAV of this name and channel count an ambisonic response: NAME.ambix.wav with
+ * (N + 1)^2 channels, N from 1 (ACN order, SN3D)? */
+static int ambisonic(const char *name, int channels)
+{
+	const size_t len = strlen(name);
+	int n = 1;
+
+	while ((n + 1) * (n + 1) < channels)
+		n++;
+	return len > 10 && !strcmp(name + len - 10, ".ambix.wav") && (n + 1) * (n + 1) == channels;
+}
+
+/* Every channel of a WAV file as pairs, or an ambisonic WAV as one pair with its lateral
+ * channel (ambisonic()); their samples in *buf (free it). */
 static int read_wav(const char *path, struct pair **q, int *n, double **buf,
 		    struct rs_error *err)
 {
@@ -420,11 +494,30 @@ static int read_wav(const char *path, struct pair **q, int *n, double **buf,
 	}
 	sf_close(sf);
 	for (int ch = 0; ch < info.channels; ch++) {
-		struct pair *p = &(*q)[*n + ch];
 		double *h = all + (size_t)ch * (size_t)info.frames;
 
 		for (sf_count_t i = 0; i < info.frames; i++)
 			h[i] = x[(size_t)i * (size_t)info.channels + (size_t)ch];
+	}
+	if (ambisonic(base, info.channels)) {	/* one response: W, with Y beside it */
+		struct pair *p = &(*q)[*n];
+
+		memset(p, 0, sizeof(*p));
+		snprintf(p->name, sizeof(p->name), "%s", base);
+		p->h = all;
+		p->lat = all + (size_t)info.frames;
+		p->n = (size_t)info.frames;
+		p->fs = info.samplerate;
+		p->fmax = 0.45 * info.samplerate;
+		(*n)++;
+		free(x);
+		*buf = all;
+		return 0;
+	}
+	for (int ch = 0; ch < info.channels; ch++) {
+		struct pair *p = &(*q)[*n + ch];
+		double *h = all + (size_t)ch * (size_t)info.frames;
+
 		memset(p, 0, sizeof(*p));
 		if (info.channels > 1)
 			snprintf(p->name, sizeof(p->name), "%s:%d", base, ch + 1);

@@ -228,3 +228,25 @@ void iso_analyse(const double *h, size_t n, double fs, size_t onset, double ref1
 		free(c);
 	free(e);
 }
+
+void iso_lateral(const double *w, const double *y, size_t n, double fs, size_t onset, double *lf,
+		 double *lfc)
+{
+	const size_t i5 = onset + (size_t)llround(0.005 * fs), i80 = onset + (size_t)llround(0.080 * fs);
+	double ew = 0, ey = 0, ec = 0;
+
+	*lf = *lfc = NAN;
+	if (i80 > n)
+		return;
+	for (size_t i = onset; i < i80; i++) {
+		ew += w[i] * w[i];
+		if (i >= i5) {
+			ey += y[i] * y[i];
+			ec += fabs(y[i] * w[i]);
+		}
+	}
+	if (ew > 0) {
+		*lf = ey / ew;
+		*lfc = ec / ew;
+	}
+}

@@ -61,6 +61,16 @@ struct iso_params {
 void iso_analyse(const double *h, size_t n, double fs, size_t onset, double ref10,
 		 struct iso_params *p, double *edc);
 
+/*
+ * ISO 3382-1 A.2.6's lateral energy fractions of one band from a first-order ambisonic
+ * response: w the omnidirectional channel and y the lateral figure-of-eight (ACN 1, SN3D: unit
+ * gain to the side, as the omni's), both filtered, n samples at fs, times from sample onset.
+ * LF = E_y(5..80 ms) / E_w(0..80 ms), LFC = sum |y w| (5..80 ms) / E_w(0..80 ms); NAN where
+ * the response is shorter than 80 ms or silent.
+ */
+void iso_lateral(const double *w, const double *y, size_t n, double fs, size_t onset, double *lf,
+		 double *lfc);
+
 /* The least-squares decay of edc (dB, one value per sample at fs) between hi and lo dB
  * (hi > lo): the time for 60 dB, and the line's intercept (dB) and slope (dB/s) into a, s
  * when not NULL; NAN when edc does not reach lo. */

@@ -300,6 +300,31 @@ static void truncation(void **state)
 	free(edc);
 }
 
+/* LF and LFC (ISO 3382-1 A.2.6) of a first-order ambisonic response of arrivals from known
+ * directions: direct sound from the front (no lateral part), 0.5 from the side at 20 ms,
+ * 0.4 from 30 degrees at 40 ms (its lateral part 0.4 sin 30), 0.3 from the side at 100 ms
+ * (past 80 ms): LF = (0.5^2 + 0.2^2) / (1 + 0.5^2 + 0.4^2), LFC = (0.5 0.5 + 0.2 0.4) / the
+ * same. */
+static void lateral_fractions(void **state)
+{
+	const size_t n = (size_t)(0.2 * FS), at = 480;
+	double *w = calloc(n, sizeof(double)), *y = calloc(n, sizeof(double)), lf, lfc;
+
+	(void)state;
+	w[at] = 1;
+	w[at + 960] = y[at + 960] = 0.5;
+	w[at + 1920] = 0.4;
+	y[at + 1920] = 0.4 * sin(M_PI / 6);
+	w[at + 4800] = y[at + 4800] = 0.3;
+	iso_lateral(w, y, n, FS, at, &lf, &lfc);
+	assert_true(fabs(lf - 0.29 / 1.41) < 1e-12);
+	assert_true(fabs(lfc - 0.33 / 1.41) < 1e-12);
+	iso_lateral(w, y, (size_t)(0.05 * FS), FS, at, &lf, &lfc);	/* shorter than 80 ms */
+	assert_true(isnan(lf) && isnan(lfc));
+	free(w);
+	free(y);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +332,7 @@ int main(void)
 		cmocka_unit_test(decaying_noise),
 		cmocka_unit_test(against_reference),
 		cmocka_unit_test(truncation),
+		cmocka_unit_test(lateral_fractions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -316,7 +316,8 @@ static void analyze_command(void **state)
 			    "%s/analyze.txt && grep -Eq '^T30 s +[0-9]' %s/analyze.txt", dir, dir,
 			    dir), 0);
 	assert_int_equal(sh("head -1 %s/small/analysis.csv | grep -q '^pair,band,fm_hz,EDT_s,T20_s,"
-			    "T30_s,C50_dB,C80_dB,D50_percent,Ts_ms,G_dB,decay_range_db,sabine_s,eyring_s$'",
+			    "T30_s,C50_dB,C80_dB,D50_percent,Ts_ms,G_dB,decay_range_db,sabine_s,eyring_s,"
+			    "LF,LFC$'",
 			    dir), 0);
 	assert_int_equal(sh("[ $(grep -c '^\"S[12]_R[12]\",' %s/small/analysis.csv) = 12 ]", dir),
 			 0);
@@ -328,7 +329,7 @@ static void analyze_command(void **state)
 			    "assert b[\"Eyring\"] < b[\"Sabine\"]' %s/small/analysis.json", dir), 0);
 	assert_int_equal(sh("%s analyze %s/small/S1_R1.wav --out %s/wav -q --no-plots && "
 			    "grep -q '^\"S1_R1.wav\",125,' %s/wav/analysis.csv && "
-			    "grep '^\"S1_R1.wav\",125,' %s/wav/analysis.csv | grep -q ',,[0-9.]*,,$'",
+			    "grep '^\"S1_R1.wav\",125,' %s/wav/analysis.csv | grep -q ',,[0-9.]*,,,,$'",
 			    roomsim, dir, dir, dir, dir), 0);
 	/* a figure per response, PNG and SVG; none with --no-plots */
 	assert_int_equal(sh("head -c 8 %s/small/analysis_S2_R1.png | grep -q PNG && "
@@ -347,6 +348,53 @@ static void analyze_command(void **state)
 			    "assert a[\"pairs\"][0][\"name\"] == \"S1_R1\"; "
 			    "assert all(abs(x - y) < 0.2 for x, y in zip(ga, gb)), (ga, gb)' "
 			    "%s/small/analysis.json %s/delayed/analysis.json", dir, dir), 0);
+	{	/* an impulse and a reflection 20 dB down 100 ms later: C80 20 dB, D50 99 % in
+		 * every band (reverse-time filtering puts the direct sound's band energy before
+		 * the onset; it counts at t = 0) */
+		char path[512];
+		SF_INFO info = { .samplerate = 48000, .channels = 1,
+				 .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT };
+		static float x[48000];
+		SNDFILE *sf;
+
+		x[480] = 1;
+		x[480 + 4800] = 0.1f;
+		snprintf(path, sizeof(path), "%s/two.wav", dir);
+		assert_non_null(sf = sf_open(path, SFM_WRITE, &info));
+		assert_int_equal(sf_writef_float(sf, x, 48000), 48000);
+		sf_close(sf);
+		assert_int_equal(sh("%s analyze %s --out %s/two --no-plots -q", roomsim, path, dir), 0);
+		assert_int_equal(sh("python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); "
+				    "b = d[\"pairs\"][0][\"bands\"]; assert len(b) == 8; "
+				    "assert all(abs(x[\"C80\"] - 20) < 0.3 and x[\"D50\"] > 98.9 "
+				    "for x in b[1:]), b' %s/two/analysis.json", dir), 0);
+	}
+	{	/* a first-order ambisonic WAV (ACN, SN3D): one response with LF and LFC, those of
+		 * tests/test_analysis.c's lateral_fractions */
+		char path[512];
+		SF_INFO info = { .samplerate = 48000, .channels = 4,
+				 .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT };
+		static float x[9600 * 4];
+		SNDFILE *sf;
+
+		x[480 * 4] = 1;
+		x[1440 * 4] = x[1440 * 4 + 1] = 0.5f;
+		x[2400 * 4] = 0.4f;
+		x[2400 * 4 + 1] = 0.2f;
+		x[5280 * 4] = x[5280 * 4 + 1] = 0.3f;
+		snprintf(path, sizeof(path), "%s/room.ambix.wav", dir);
+		assert_non_null(sf = sf_open(path, SFM_WRITE, &info));
+		assert_int_equal(sf_writef_float(sf, x, 9600), 9600);
+		sf_close(sf);
+		assert_int_equal(sh("%s analyze %s --out %s/amb --no-plots > %s/amb.txt && grep -q "
+				    "'^LFC ' %s/amb.txt", roomsim, path, dir, dir, dir), 0);
+		assert_int_equal(sh("python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); "
+				    "assert len(d[\"pairs\"]) == 1; b = [x for x in "
+				    "d[\"pairs\"][0][\"bands\"] if x[\"band\"] == \"1k\"][0]; "
+				    "assert abs(b[\"LF\"] - 0.29 / 1.41) < 0.01, b; "
+				    "assert abs(b[\"LFC\"] - 0.33 / 1.41) < 0.01, b' %s/amb/analysis.json",
+				    dir), 0);
+	}
 	assert_int_equal(sh("%s analyze %s/nothing-here 2> /dev/null", roomsim, dir), 2);
 	assert_int_equal(sh("%s analyze 2> /dev/null", roomsim), 2);
 	assert_int_equal(sh("%s analyze --help | grep -q 'ISO 3382-1'", roomsim), 0);
