@@ -175,6 +175,9 @@ int run_hybrid_wait(struct run *r, int s, struct rs_error *err)
 		int rc;
 
 		pthread_mutex_lock(&r->ga_mu);
+		if (r->ga_done <= k && !r->ga_rc && !r->quiet)	/* the wave part was faster */
+			fprintf(stderr, "roomsim: waiting for the geometric engine to finish source "
+				"%s\n", r->room->sources[k].name);
 		while (r->ga_done <= k && !r->ga_rc)
 			pthread_cond_wait(&r->ga_cv, &r->ga_mu);
 		rc = r->ga_done > k ? 0 : r->ga_rc;
