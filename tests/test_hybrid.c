@@ -75,8 +75,8 @@ static const char box_yaml[] =
 /* The strongest check there is: both engines, the same box. At four receivers, the octaves
  * where the wave part is valid (500 Hz and 1 kHz below fmax 1.5 kHz) agree within 1 dB in
  * energy and 10 % in T30, averaged over the receivers as ISO 3382-1 averages positions (one
- * point of a small room's field departs from the mean by its modes); joined at 1 kHz, the thirds round the crossover
- * lie between the two parts. */
+ * point of a small room's field departs from the mean by its modes); joined at 1 kHz, the
+ * thirds round the crossover lie between the two parts. */
 static void wave_and_geometric_agree_in_a_box(void **state)
 {
 	struct sim *s = sim_open(box_yaml);

@@ -29,6 +29,7 @@ print(f"mean over pairs (Eyring {eyring:.3f} s):")
 for band, m in mean.items():
     if m[4]:
         n = m[4]
-        print(f"  {band:>5}: T30 roomsim {m[0] / n:.3f} s ({100 * (m[0] / n / eyring - 1):+.1f} % "
-              f"of Eyring), pyroomacoustics {m[1] / n:.3f} s ({100 * (m[1] / n / eyring - 1):+.1f} %);"
-              f" C80 {m[2] / n:+.2f} dB and {m[3] / n:+.2f} dB")
+        ta, tb = m[0] / n, m[1] / n
+        print(f"  {band:>5}: T30 roomsim {ta:.3f} s ({100 * (ta / eyring - 1):+.1f} % of Eyring), "
+              f"pyroomacoustics {tb:.3f} s ({100 * (tb / eyring - 1):+.1f} %); "
+              f"C80 {m[2] / n:+.2f} dB and {m[3] / n:+.2f} dB")

@@ -35,17 +35,20 @@ set(PYBIND11_TEST OFF CACHE BOOL "")
 FetchContent_MakeAvailable(nanoflann pybind11)
 CMAKE
 	/usr/bin/python3 -m venv --system-site-packages "$work/venv"
-	(cd "$work/src" && SETUPTOOLS_SCM_PRETEND_VERSION=0.10.1 \
-	 CMAKE_ARGS="-DFETCHCONTENT_FULLY_DISCONNECTED=ON -DFETCHCONTENT_SOURCE_DIR_NANOFLANN=$nano -DFETCHCONTENT_SOURCE_DIR_PYBIND11=$pyb" \
-	 "$work/venv/bin/pip" install --no-build-isolation --no-deps --no-index . > "$work/build.log" 2>&1) ||
-		{ tail -20 "$work/build.log"; exit 1; }
+	cmake_args="-DFETCHCONTENT_FULLY_DISCONNECTED=ON"
+	cmake_args="$cmake_args -DFETCHCONTENT_SOURCE_DIR_NANOFLANN=$nano"
+	cmake_args="$cmake_args -DFETCHCONTENT_SOURCE_DIR_PYBIND11=$pyb"
+	(cd "$work/src" && SETUPTOOLS_SCM_PRETEND_VERSION=0.10.1 CMAKE_ARGS="$cmake_args" \
+	 "$work/venv/bin/pip" install --no-build-isolation --no-deps --no-index . \
+		> "$work/build.log" 2>&1) || { tail -20 "$work/build.log"; exit 1; }
 fi
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 "$work/venv/bin/python" "$here/pra_rooms.py" "$work/pra"
 for room in shoebox l-shaped; do
 	start=$(date +%s.%N)
 	"$roomsim" run "$here/$room.yaml" --out "$work/rs-$room" 2> "$work/rs-$room.log"
-	echo "roomsim: $room: run $(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $start }") s end to end;" \
+	took=$(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $start }")
+	echo "roomsim: $room: run $took s end to end;" \
 	     "$(grep -o 'traced in [0-9.]* s' "$work/rs-$room.log")"
 	"$roomsim" analyze "$work/rs-$room" --no-plots -q --out "$work/rs-$room"
 	"$roomsim" analyze "$work"/pra/pra_"$room"_*.wav --no-plots -q --out "$work/pra-$room"
