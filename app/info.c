@@ -195,7 +195,7 @@ static void print_hybrid(const struct room *room)
 	struct rs_error err = { 0 };
 	struct ga *g;
 	size_t ntri;
-	int np, nth = omp_get_max_threads();
+	int np, nth = omp_get_max_threads(), order;
 	double v, a, refl, per, cand = 0, t;
 
 	if (!hy->on)
@@ -209,14 +209,16 @@ static void print_hybrid(const struct room *room)
 	}
 	ga_describe(g, &ntri, &np, &v, &a);
 	ga_estimate(g, room->duration, &refl, &per);
+	order = ga_order(g);
 	for (int s = 0; s < room->nsources; s++)
-		cand = fmax(cand, ga_image_candidates(g, room->sources[s].pos, hy->image_order));
+		cand = fmax(cand, ga_image_candidates(g, room->sources[s].pos, order));
 	printf("tracer     %zu triangles in %d planes, %.1f m^3 of air, %.1f m^2 of walls; mixing "
 	       "time %.1f ms\n", ntri, np, v, a, 1e3 * ga_mixing_time(g));
-	printf("           image sources to order %d (%.0f candidates per source), %ld rays, "
-	       "receivers of radius %g m, seed %lu\n", hy->image_order, cand, hy->rays,
-	       hy->receiver_radius, hy->seed);
-	t = ((double)hy->rays * refl + cand * room->nreceivers * (hy->image_order + 1)) * per /
+	printf("           image sources to order %d%s (%.0f candidates per source), %ld rays, "
+	       "receivers of radius %g m, seed %lu\n", order, order < hy->image_order ?
+	       " (lowered: the room has many planes)" : "", cand, hy->rays, hy->receiver_radius,
+	       hy->seed);
+	t = ((double)hy->rays * refl + cand * room->nreceivers * (order + 1)) * per /
 	    nth;
 	printf("estimate   %.1f s per source for the tracer on %d threads (about %.0f reflections "
 	       "per ray, %.2f M wall hits per second per thread here), beside the wave part\n", t,

@@ -61,6 +61,7 @@ struct run {
 	long *ga_escaped;	/* per source: rays lost through holes */
 	double *ga_reflections;	/* per source: reflections per ray */
 	double ga_seconds;	/* the thread's time so far */
+	int ga_order;		/* the image sources' order (ga_order()) */
 	int ga_done, ga_rc, ga_started;	/* sources traced; the thread's error */
 	int ga_stop;		/* the run ends: trace no further source */
 	int ga_joined;		/* the thread has ended (run_hybrid_stop) */

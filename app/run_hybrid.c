@@ -35,11 +35,11 @@ static int trace_source(struct run *r, int s, struct rs_error *err)
 	}
 	for (int q = 0; q < nrec; q++)
 		memcpy(rec[q], room->receivers[q].pos, sizeof(rec[q]));
-	rc = ga_images(r->ga, room->sources[s].pos, (const double (*)[3])rec, nrec,
-		       hy->image_order, im, n, err);
+	rc = ga_images(r->ga, room->sources[s].pos, (const double (*)[3])rec, nrec, r->ga_order,
+		       im, n, err);
 	if (!rc)
 		rc = ga_trace(r->ga, room->sources[s].pos, (const double (*)[3])rec, nrec,
-			      hy->receiver_radius, room->duration, hy->rays, hy->image_order,
+			      hy->receiver_radius, room->duration, hy->rays, r->ga_order,
 			      hy->seed + (unsigned long)s, &h, err);
 	for (int q = 0; q < nrec && !rc; q++) {
 		r->ga_images[(size_t)s * nrec + q] = n[q];
@@ -104,6 +104,7 @@ int run_hybrid_open(struct run *r, struct rs_error *err)
 		return err->code;
 	if (r->part.rank > 0)
 		return 0;
+	r->ga_order = ga_order(r->ga);
 	r->ga_ir = calloc(pairs * nw + 1, sizeof(double));
 	r->geo = calloc(pairs * nw + 1, sizeof(double));
 	r->full = calloc(pairs * nw + 1, sizeof(double));
@@ -122,7 +123,7 @@ int run_hybrid_open(struct run *r, struct rs_error *err)
 		fprintf(stderr, "roomsim: hybrid: crossover %.0f Hz; geometric engine: %zu "
 			"triangles in %d planes, images to order %d, %ld rays per source, "
 			"receivers of radius %g m (scene built in %.2f s)\n", room->hybrid.crossover,
-			ntri, np, room->hybrid.image_order, room->hybrid.rays,
+			ntri, np, r->ga_order, room->hybrid.rays,
 			room->hybrid.receiver_radius, app_now() - t0);
 	}
 	return 0;

@@ -107,6 +107,7 @@ int cfg_parse_hybrid(struct yp *p, yaml_node_t *root)
 		if (yp_integer(p, n, "hybrid.image_order", 0, MAX_IMAGE_ORDER, &x))
 			return RS_EINPUT;
 		hy->image_order = (int)x;
+		hy->order_given = 1;
 	}
 	hy->seed = 1;
 	if ((n = yp_get(p, h, "seed"))) {

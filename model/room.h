@@ -182,6 +182,7 @@ struct room_hybrid {
 	double crossover;	/* Hz: centre of the crossover's half-octave transition */
 	long rays;		/* rays per source */
 	int image_order;	/* image sources up to this order */
+	int order_given;	/* image_order was given (else it may be lowered: ga_order()) */
 	unsigned long seed;	/* the rays' random numbers */
 	double receiver_radius;	/* m: the rays' receivers are spheres this large */
 	double scattering;	/* for materials that give none; < 0: none (they must) */

@@ -96,6 +96,28 @@ static void carved_room_and_larger_stencils(void **state)
 	assert_int_equal(same_on_ranks("fcc", 3), 0);
 }
 
+/* A hybrid run of the carved room: rank 0 traces the geometric part beside its slab, and
+ * the full-band WAVs and rirs.h5 (rir_full, rir_geometric) are one process's bits. */
+static void hybrid_on_three_ranks(void **state)
+{
+	static const char hybrid_room[] =
+		"name: hybrid\ngrid: {fmax: 600}\nduration: 0.08\n"
+		"geometry: {shapes: [{add: box, min: [0, 0, 0], max: [1.4, 1.1, 1.2]},\n"
+		"  {add: sphere, center: [0.7, 0.55, 1.2], radius: 0.45},\n"
+		"  {remove: box, min: [0.9, 0, 0], max: [1.4, 0.4, 0.7]}]}\n"
+		"materials: {w: {absorption: 0.2, scattering: 0.3}}\nsurfaces: {default: w}\n"
+		"sources: [{name: S, position: [0.42, 0.61, 0.51]}]\n"
+		"receivers: [{name: R1, position: [1.1, 0.8, 0.3]}, "
+		"{name: R2, position: [0.7, 0.55, 1.45]}]\n"
+		"hybrid: {rays: 5000}\n";
+
+	(void)state;
+	write_room("hybrid", hybrid_room, "");
+	assert_int_equal(same_on_ranks("hybrid", 3), 0);
+	assert_int_equal(sh("cd %s && h5diff hybrid-1/rirs.h5 hybrid-3/rirs.h5 /rir_full && "
+			    "h5diff hybrid-1/rirs.h5 hybrid-3/rirs.h5 /rir_geometric", dir), 0);
+}
+
 /* Snapshot planes, z ones in one rank's slab and on a cut, x and y ones across every slab:
  * rank 0 gathers them, and the files compare equal to one process's. */
 static void snapshots_gathered(void **state)
@@ -206,6 +228,7 @@ int main(void)
 		cmocka_unit_test(box_on_two_and_three_ranks),
 		cmocka_unit_test(carved_room_and_larger_stencils),
 		cmocka_unit_test(snapshots_gathered),
+		cmocka_unit_test(hybrid_on_three_ranks),
 		cmocka_unit_test(receiver_grids_gathered),
 		cmocka_unit_test(refused_with_reasons),
 		cmocka_unit_test(interrupted_on_two_ranks),

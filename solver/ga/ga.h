@@ -70,6 +70,12 @@ int ga_images(const struct ga *g, const double src[3], const double (*rec)[3], i
 /* The number of candidate image sources up to order (before visibility), for roomsim info. */
 double ga_image_candidates(const struct ga *g, const double src[3], int order);
 
+/* The image order a run uses: hybrid.image_order when given; else the default, lowered until
+ * no source has more than GA_AUTO_IMAGES candidates (a room of many planes: curved shapes'
+ * facets, a detailed mesh). */
+#define GA_AUTO_IMAGES 2000000.0
+int ga_order(const struct ga *g);
+
 /*
  * The rays' energy histograms of one source: e[(q * nbins + k) * GA_BANDS + b] is the energy
  * of band b that reaches receiver q in bin k (times k GA_BIN to (k + 1) GA_BIN), from paths

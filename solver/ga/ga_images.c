@@ -147,6 +147,23 @@ double ga_image_candidates(const struct ga *g, const double src[3], int order)
 	return w.count;
 }
 
+int ga_order(const struct ga *g)
+{
+	const struct room *room = g->room;
+	int order = room->hybrid.image_order;
+
+	while (!room->hybrid.order_given && order > 1) {
+		double most = 0;
+
+		for (int s = 0; s < room->nsources; s++)
+			most = fmax(most, ga_image_candidates(g, room->sources[s].pos, order));
+		if (most <= GA_AUTO_IMAGES)
+			break;
+		order--;
+	}
+	return order;
+}
+
 static int by_time(const void *pa, const void *pb)
 {
 	const struct ga_image *a = pa, *b = pb;

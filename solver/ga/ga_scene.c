@@ -314,6 +314,84 @@ static int base_holds(const struct ga *g, const double p[3])
 	return 0;
 }
 
+/* Is p inside the side of the plane through a, b, c that holds the point `in`? */
+static int same_side(const double a[3], const double b[3], const double c[3], const double in[3],
+		     const double p[3])
+{
+	double u[3], w[3], n[3], dp = 0, di = 0;
+
+	for (int k = 0; k < 3; k++) {
+		u[k] = b[k] - a[k];
+		w[k] = c[k] - a[k];
+	}
+	n[0] = u[1] * w[2] - u[2] * w[1];
+	n[1] = u[2] * w[0] - u[0] * w[2];
+	n[2] = u[0] * w[1] - u[1] * w[0];
+	for (int k = 0; k < 3; k++) {
+		dp += n[k] * (p[k] - a[k]);
+		di += n[k] * (in[k] - a[k]);
+	}
+	return dp * di >= 0;
+}
+
+/* Does shape s hold p, as its triangles bound it? A sphere or cylinder by its facets (the
+ * exact surface lies outside them: a point between the two would be air on one count and not
+ * on the other, and rays would leave through the gap); boxes and extrusions as they are. */
+static int shape_holds(const struct room_shape *s, const double p[3])
+{
+	if (s->kind == ROOM_SHAPE_SPHERE) {
+		const double dx = p[0] - s->center[0], dy = p[1] - s->center[1];
+		const double dz = p[2] - s->center[2], rr = sqrt(dx * dx + dy * dy + dz * dz);
+		double th, ph, v[4][3];
+		int i, j;
+
+		if (rr > s->radius)
+			return 0;
+		if (rr == 0)
+			return 1;
+		th = acos(fmax(-1, fmin(1, dz / rr)));
+		ph = atan2(dy, dx);
+		if (ph < 0)
+			ph += 2 * M_PI;
+		i = (int)fmin(SPHERE_STACKS - 1, floor(th / M_PI * SPHERE_STACKS));
+		j = (int)fmin(SPHERE_SLICES - 1, floor(ph / (2 * M_PI) * SPHERE_SLICES));
+		for (int k = 0; k < 4; k++) {	/* the facet of add_sphere() over p's direction */
+			const double t = M_PI * (i + (k >= 2)) / SPHERE_STACKS;
+			const double f = 2 * M_PI * (j + (k == 1 || k == 2)) / SPHERE_SLICES;
+
+			v[k][0] = s->center[0] + s->radius * sin(t) * cos(f);
+			v[k][1] = s->center[1] + s->radius * sin(t) * sin(f);
+			v[k][2] = s->center[2] + s->radius * cos(t);
+		}
+		/* a quad's plane, or at a pole its triangle's (two corners coincide there) */
+		return i == 0 ? same_side(v[0], v[2], v[3], s->center, p)
+			      : same_side(v[0], v[1], v[2], s->center, p);
+	}
+	if (s->kind == ROOM_SHAPE_CYLINDER) {
+		const int a = s->axis, u = (a + 1) % 3, w = (a + 2) % 3;
+		const double du = p[u] - s->center[u], dw = p[w] - s->center[w];
+		double ph = atan2(dw, du), v0[3], v1[3], v2[3];
+		int j;
+
+		if (p[a] < s->lo[a] || p[a] > s->hi[a] || du * du + dw * dw > s->radius * s->radius)
+			return 0;
+		if (ph < 0)
+			ph += 2 * M_PI;
+		j = (int)fmin(CYL_SEGMENTS - 1, floor(ph / (2 * M_PI) * CYL_SEGMENTS));
+		memcpy(v0, s->center, sizeof(v0));
+		memcpy(v1, s->center, sizeof(v1));
+		memcpy(v2, s->center, sizeof(v2));
+		v0[u] += s->radius * cos(2 * M_PI * j / CYL_SEGMENTS);
+		v0[w] += s->radius * sin(2 * M_PI * j / CYL_SEGMENTS);
+		v1[u] += s->radius * cos(2 * M_PI * (j + 1) / CYL_SEGMENTS);
+		v1[w] += s->radius * sin(2 * M_PI * (j + 1) / CYL_SEGMENTS);
+		memcpy(v2, v0, sizeof(v2));
+		v2[a] += 1;	/* the side's plane holds the axis direction */
+		return same_side(v0, v1, v2, s->center, p);
+	}
+	return vox_shape_holds(s, p);
+}
+
 /* Is p air, with shape `forced` (-1 the base; -2 none) taken to hold p or not (fin)? As the
  * voxeliser decides: the last shape holding p adds or removes it, else the base's. */
 static int air_at(const struct ga *g, const double p[3], int forced, int fin)
@@ -322,7 +400,7 @@ static int air_at(const struct ga *g, const double p[3], int forced, int fin)
 	int last = -1;
 
 	for (int s = 0; s < geo->nshapes; s++)
-		if (s == forced ? fin : vox_shape_holds(&geo->shapes[s], p))
+		if (s == forced ? fin : shape_holds(&geo->shapes[s], p))
 			last = s;
 	if (last >= 0)
 		return !geo->shapes[last].remove;
