@@ -115,11 +115,12 @@ static int parse_library(struct yp *p, yaml_node_t *n, const char *path,
 			      "%s.scattering; absorption needs an entry with absorption: roomsim "
 			      "materials lists them)", e->name, path);
 	snprintf(m->library, sizeof(m->library), "%s", e->name);
-	for (int b = 0; b < e->scat.n && !m->nscat; b++) {
-		m->scat_f[b] = e->scat.f[b];
-		m->scat[b] = e->scat.alpha[b];
-		if (b == e->scat.n - 1)
-			m->nscat = e->scat.n;
+	if (!m->nscat) {	/* the entry's scattering, unless the material gives its own */
+		for (int b = 0; b < e->scat.n; b++) {
+			m->scat_f[b] = e->scat.f[b];
+			m->scat[b] = e->scat.alpha[b];
+		}
+		m->nscat = e->scat.n;
 	}
 	m->nbands = e->bands.n;
 	m->third = e->bands.third;
