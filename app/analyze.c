@@ -163,23 +163,30 @@ size_t an_band_scratch(size_t n, double fs, const struct iso_band *b)
 	return n + (size_t)ceil(PAD_PERIODS * fs / b->f1);
 }
 
-void an_band(const double *h, size_t n, double fs, size_t onset, const struct iso_band *b,
-	     double ref10, double *y, struct iso_params *p, double *edc)
+/* h[0..n) in band b into y (an_band_scratch() values): silence in front, filtered in reverse
+ * time; the silence's length. */
+static size_t band_filter(const double *h, size_t n, double fs, const struct iso_band *b,
+			  double *y)
 {
 	const size_t pad = an_band_scratch(n, fs, b) - n;
 	struct sig_filter f;
-
-	const size_t at = pad + onset;
-	double e = 0;
 
 	memset(y, 0, pad * sizeof(double));
 	memcpy(y + pad, h, n * sizeof(double));
 	iso_band_filter(b, fs, &f);
 	sig_apply_reversed(&f, y, n + pad);
+	return pad;
+}
+
+void an_band(const double *h, size_t n, double fs, size_t onset, const struct iso_band *b,
+	     double ref10, double *y, struct iso_params *p, double *edc)
+{
+	const size_t pad = band_filter(h, n, fs, b, y), at = pad + onset;
+	double e = 0;
+
 	/* The reverse-time filter puts a pulse's band energy before the pulse: the direct
 	 * sound's lies before the onset. It is the direct sound's, at t = 0: gathered into the
-	 * onset's sample from where it rises to 20 dB below its peak (without this, C50, C80,
-	 * D50, Ts and G left the direct sound out). */
+	 * onset's sample from where it rises to 20 dB below its peak. */
 	for (size_t i = iso_onset(y, at + 1); i <= at; i++) {
 		e += y[i] * y[i];
 		if (i < at)
@@ -194,16 +201,12 @@ void an_band(const double *h, size_t n, double fs, size_t onset, const struct is
 static int lateral(const struct pair *q, size_t onset, const struct iso_band *b, const double *y,
 		   double *lf, double *lfc)
 {
-	const size_t len = an_band_scratch(q->n, q->fs, b), pad = len - q->n;
-	double *l = calloc(len, sizeof(double));
-	struct sig_filter f;
+	const size_t len = an_band_scratch(q->n, q->fs, b);
+	double *l = malloc(len * sizeof(double));
 
 	if (!l)
 		return -1;
-	memcpy(l + pad, q->lat, q->n * sizeof(double));
-	iso_band_filter(b, q->fs, &f);
-	sig_apply_reversed(&f, l, len);
-	iso_lateral(y, l, len, q->fs, pad + onset, lf, lfc);
+	iso_lateral(y, l, len, q->fs, band_filter(q->lat, q->n, q->fs, b, l) + onset, lf, lfc);
 	free(l);
 	return 0;
 }

@@ -34,8 +34,8 @@ double an_reference10(const double *src, size_t n, double fs, const struct iso_b
 /*
  * A copy of a source's free-field pressure src[0..n) with silence in front, low-passed at
  * fmax as the responses are, into a new array of *len values: the zero-phase low-pass rings
- * before a pulse as much as after it, and an impulse at t = 0 loses that half without room in
- * front (G's reference 3.4 dB low at 500 Hz with fmax 750 Hz). NULL when out of memory.
+ * before a pulse as much as after it, and an impulse at t = 0 would lose that half without
+ * room in front. NULL when out of memory.
  */
 double *an_source(const double *src, size_t n, double fs, double fmax, size_t *len);
 

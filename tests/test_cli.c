@@ -336,7 +336,7 @@ static void analyze_command(void **state)
 			    "grep -q '<svg' %s/small/analysis_S2_R1.svg && "
 			    "[ ! -e %s/wav/analysis_S1_R1_wav.png ]", dir, dir, dir), 0);
 	/* G does not depend on when the pulse starts: an impulse at t = 0 keeps the low-pass's
-	 * ringing before it in its reference (it lost 3 dB of it once) */
+	 * ringing before it in its reference */
 	assert_int_equal(sh("sed -e 's/position: \\[0.5, 0.5, 0.5\\]}/position: [0.5, 0.5, 0.5], "
 			    "delay: 0.02}/' -e 's/^duration: .*/duration: 0.27/' -e '/snapshots:/d' "
 			    "tests/small.yaml > %s/delayed.yaml && %s run %s/delayed.yaml --out "
