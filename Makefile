@@ -27,10 +27,10 @@ JOBS      ?= $(shell nproc 2>/dev/null || echo 1)
 DEPS_BUILD := cmd/pkg-config:pkg-config yaml-0.1:libyaml-dev sndfile:libsndfile1-dev \
               soxr:libsoxr-dev hdf5:libhdf5-dev lapacke:liblapacke-dev \
               assimp:libassimp-dev libpng:libpng-dev fftw3:libfftw3-dev cairo:libcairo2-dev \
-              hdr/embree3/rtcore.h:libembree-dev
+              hdr/embree3/rtcore.h:libembree-dev libmysofa:libmysofa-dev
 DEPS_TEST  := cmocka:libcmocka-dev cmd/h5dump:hdf5-tools cmd/python3:python3 cmd/ffmpeg:ffmpeg \
               ompi-c:libopenmpi-dev cmd/mpirun:openmpi-bin
-BUILD_MODULES := yaml-0.1 sndfile soxr hdf5 lapacke assimp libpng fftw3 cairo
+BUILD_MODULES := yaml-0.1 sndfile soxr hdf5 lapacke assimp libpng fftw3 cairo libmysofa
 
 GIT_HASH := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \
               git diff --quiet HEAD 2>/dev/null || echo -dirty)

@@ -36,8 +36,21 @@ struct app_plan {
 				 * (sig_band_fir; 0: none, raw frames or no snapshots) */
 	int frame_slots;	/* frames summed at a time, each plane */
 	size_t frame_memory;	/* bytes of their sums (on the GPU, of device memory) */
+	int spatial_points;	/* the spatial receivers' points (app_spatial_cells) */
+	int spatial_rows;	/* and their channels per source */
 	size_t memory;		/* bytes the run needs, those included */
 };
+
+/*
+ * A spatial receiver's encoder (docs/physics.md, "Ambisonic receivers"): its order, the
+ * ambisonic order or at least 3 for a binaural response (0: not spatial); the fit's order,
+ * 2 more; the radius of its ball of grid points, in cells of spacing h: twice the order,
+ * less where the fit would alias below fmax, at least 1.
+ */
+#define APP_SPATIAL_GAIN 1000.0	/* the encoder's gain limit (sp_encoder_ball's max_gain) */
+int app_spatial_order(const struct room_receiver *c);
+int app_spatial_cells(const struct room *room, double h, int order);
+
 
 /* wall_banks_of() with its failures as errors: RS_EINPUT naming the material whose bands
  * cannot be fitted, RS_ENOMEM. *out is allocated (free() it) even on failure. */

@@ -12,6 +12,7 @@
 #include "../solver/fdtd.h"
 #include "../solver/ga/ga.h"
 #include "../solver/part.h"
+#include "../solver/spatial.h"
 #include "../solver/wall.h"
 #ifdef ROOMSIM_CUDA
 #include "../solver/cuda/fdtd_cuda.h"
@@ -124,6 +125,24 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	}
 	printf("steps      %ld per source, %d source(s), %d receiver(s)\n", p->steps,
 	       room->nsources, room->nreceivers);
+	for (int q = 0; q < room->nreceivers; q++) {
+		const struct room_receiver *c = &room->receivers[q];
+		const int order = app_spatial_order(c);
+		struct sp_encoder e;
+		struct rs_error err = { 0 };
+		double lo, hi;
+
+		if (!order || sp_encoder_ball(&e, order, order + 2, g->h,
+					      app_spatial_cells(room, g->h, order) * g->h,
+					      APP_SPATIAL_GAIN, &err))
+			continue;
+		sp_band(&e, room->c, &lo, &hi);
+		printf("spatial    %s: order %d from %d points within %.3g m, exact from %.0f to "
+		       "%.0f Hz%s%s%s\n", c->name, order, e.npoints, e.r[e.nshells - 1], lo,
+		       fmin(hi, room->fmax), c->ambisonics ? "; ambisonic" : "",
+		       c->binaural ? "; binaural through " : "", c->binaural ? c->sofa : "");
+		sp_encoder_free(&e);
+	}
 	if (room->ngrids)
 		printf("grids      %d receiver grid(s), at most %zu points (those in walls are left "
 		       "out when the run starts), %s of memory at most\n", room->ngrids,
@@ -164,7 +183,8 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 		if (cuda_available(name, sizeof(name), &devmem))
 			printf("gpu        %s: %s of device memory needed, %s in all\n", name,
 			       app_bytes((double)(cuda_memory(g, room->precision, room->kernel,
-							      room->nreceivers, p->nsamples,
+							      room->nreceivers + p->spatial_points,
+							      p->nsamples,
 							      (size_t)p->steps) + p->branch_memory +
 						  p->grid_points * (128 + 4 * GRID_WINDOW) +
 						  p->frame_memory),

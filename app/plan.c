@@ -49,6 +49,18 @@ int app_check_size(const struct room *room, struct rs_error *err)
 			 "e.g. mm" : ", a coarser grid or a smaller room");
 }
 
+int app_spatial_order(const struct room_receiver *c)
+{
+	return c->binaural && c->ambisonics < 3 ? 3 : c->ambisonics;
+}
+
+int app_spatial_cells(const struct room *room, double h, int order)
+{
+	const int alias = (int)floor((order + 2) * room->c / (2 * M_PI * room->fmax * h));
+
+	return alias < 1 ? 1 : alias < 2 * order ? alias : 2 * order;
+}
+
 int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 {
 	char need[32], have[32];
@@ -92,6 +104,16 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 		p->grid_points += (size_t)grid_lattice(g->lo[0], g->hi[0], g->spacing, &first) *
 				  (size_t)grid_lattice(g->lo[1], g->hi[1], g->spacing, &first);
 	}
+	for (int q = 0; q < room->nreceivers; q++) {	/* the spatial receivers' balls */
+		const int o = app_spatial_order(&room->receivers[q]);
+		const int k = o ? app_spatial_cells(room, p->grid.h, o) : 0;
+
+		for (int i = -k; o && i <= k; i++)
+			for (int j = -k; j <= k; j++)
+				for (int l = -k; l <= k; l++)
+					p->spatial_points += i * i + j * j + l * l <= k * k;
+		p->spatial_rows += (o + 1) * (o + 1) * (o > 0);
+	}
 	/* per point: positions, lattice index, nodes and weights; the engine's window and the
 	 * run's two buffers of it, and a transposed one (the GPU holds the window instead) */
 	p->grid_memory = p->grid_points * (24 + 8 + 128 + 4 * 4 * GRID_WINDOW);
@@ -100,14 +122,18 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 	 * a shaped room's walls are of the order of), every raw signal kept for rirs.h5 (twice
 	 * with the air's absorption), and the WAV workspace.
 	 */
-	p->memory = fdtd_memory(&p->grid, room->precision, room->nreceivers, p->nsamples) +
+	p->memory = fdtd_memory(&p->grid, room->precision, room->nreceivers + p->spatial_points,
+				p->nsamples) +
 		    p->grid.boundary * sizeof(struct vox_wall) +
-		    (room->air_absorption ? 2 : 1) * pairs * p->nsamples * sizeof(double) +
+		    (room->air_absorption ? 2 : 1) * (pairs + (size_t)room->nsources *
+						      p->spatial_rows) * p->nsamples * sizeof(double) +
+		    (size_t)p->spatial_points * p->nsamples * sizeof(double) +
 		    4 * (p->nsamples + p->wav_frames) * sizeof(double) + p->grid_memory;
 	/* a hybrid run: each pair's geometric response three times at the WAV rate (the unit
 	 * response, with the source's signal, joined), and the tracer's histograms and FFTs */
 	if (room->hybrid.on)
-		p->memory += 3 * pairs * p->wav_frames * sizeof(double) +
+		p->memory += 3 * (pairs + (size_t)room->nsources * p->spatial_rows) * p->wav_frames *
+			     sizeof(double) +
 			     (double)room->nreceivers * room->duration / 1e-3 * 9 * 16 * 64 +
 			     12 * 4 * (p->wav_frames + room->wav_rate / 4) * sizeof(double);
 	/* band-limited snapshot frames (docs/output.md): each plane's sums and one plane */
@@ -209,6 +235,13 @@ void app_disk_need(const struct room *room, const struct app_plan *plan, struct 
 	double cells = 0;
 
 	d->wav = pairs * (44 + (double)plan->wav_frames * bytes);
+	for (int q = 0; q < room->nreceivers; q++) {	/* NAME.ambix.wav, NAME.binaural.wav */
+		const struct room_receiver *c = &room->receivers[q];
+		const int ch = (c->ambisonics ? (c->ambisonics + 1) * (c->ambisonics + 1) : 0) +
+			       2 * c->binaural;
+
+		d->wav += room->nsources * (ch ? 88 + (double)plan->wav_frames * bytes * ch : 0);
+	}
 	/* rir, rir_air, source_signal, and the metadata */
 	d->rirs = 8.0 * (double)plan->nsamples * (pairs * (room->air_absorption ? 2 : 1) +
 						  room->nsources) + 65536;

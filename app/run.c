@@ -307,12 +307,16 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	app_progress_end(&prog, fdtd_steps(r->engine));
 	r->completed[s] = fdtd_steps(r->engine);
 	for (int q = 0; q < room->nreceivers; q++) {	/* rank 0 gathers them */
-		double *to = r->signals + ((size_t)s * room->nreceivers + q) * r->plan.nsamples;
+		double *to = r->signals + ((size_t)s * r->nrows + q) * r->plan.nsamples;
 
 		if (r->rec_index[q] >= 0)
 			memcpy(to, fdtd_receiver(r->engine, r->rec_index[q]),
 			       r->plan.nsamples * sizeof(double));
 		part_send0(&r->part, r->rec_rank[q], to, to, r->plan.nsamples * sizeof(double));
+	}
+	if (r->nsp && run_spatial_encode(r, s, err)) {
+		rc = err->code;
+		goto out;
 	}
 	r->nsources_done = s + 1;
 out:
@@ -580,13 +584,14 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	if (run_hybrid_open(r, err))
 		return err->code;
 	if (!(r->grid = vox_build(room, err)) || check_points(r, err) ||
-	    grids_make(&r->grids, room, r->grid, err) || decompose(r, err))
+	    run_spatial_open(r, err) || grids_make(&r->grids, room, r->grid, err) ||
+	    decompose(r, err))
 		return err->code;
 	for (int i = 0; i < r->grids.n && !r->quiet; i++)
 		fprintf(stderr, "roomsim: receiver grid %s: %zu points (%s, %d x %d lattice)\n",
 			room->grids[i].name, r->grids.pts[i].n, r->grids.kind[i],
 			r->grids.pts[i].dims[0], r->grids.pts[i].dims[1]);
-	pairs = (size_t)room->nsources * room->nreceivers;
+	pairs = (size_t)room->nsources * r->nrows;
 	r->signals = calloc(pairs ? pairs * r->plan.nsamples : 1, sizeof(double));
 	r->completed = calloc((size_t)room->nsources, sizeof(long));
 	if (room->air_absorption)
@@ -655,20 +660,23 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		fprintf(stderr, "roomsim: kernel %s%s%s\n", kernel_names[fdtd_kernel(r->engine)],
 			how, setup.kernel == KERNEL_AUTO ? " (the fastest on this grid)" : "");
 	}
-	r->rec_rank = calloc((size_t)room->nreceivers + 1, sizeof(int));
-	r->rec_index = calloc((size_t)room->nreceivers + 1, sizeof(int));
+	r->rec_rank = calloc((size_t)r->npoints + 1, sizeof(int));
+	r->rec_index = calloc((size_t)r->npoints + 1, sizeof(int));
 	if (!r->rec_rank || !r->rec_index)
 		return rs_fail(err, RS_ENOMEM, "out of memory");
-	for (int q = 0; q < room->nreceivers; q++) {	/* each read by one rank */
+	for (int q = 0; q < r->npoints; q++) {	/* each read by one rank */
+		double pos[3];
 		int lo, hi;
 
-		vox_point_layers(r->grid, room->receivers[q].pos, &lo, &hi);
+		run_point(r, q, pos);
+		vox_point_layers(r->grid, pos, &lo, &hi);
 		r->rec_rank[q] = part_owner(&r->part, &r->plan.grid, lo);
 		r->rec_index[q] = -1;
 		if (r->rec_rank[q] == r->part.rank &&
-		    (r->rec_index[q] = fdtd_add_receiver(r->engine, room->receivers[q].pos)) < 0)
+		    (r->rec_index[q] = fdtd_add_receiver(r->engine, pos)) < 0)
 			return rs_fail(err, RS_ENOMEM, "cannot add receiver %s: %s",
-				       room->receivers[q].name, fdtd_error(r->engine));
+				       room->receivers[q < room->nreceivers ? q : 0].name,
+				       fdtd_error(r->engine));
 	}
 	if (fdtd_reserve(r->engine, r->plan.nsamples))
 		return rs_fail(err, RS_ENOMEM, "receiver buffers: %s", fdtd_error(r->engine));
@@ -821,6 +829,7 @@ int cmd_run(int argc, char **argv)
 	if (r.reserved)
 		app_unreserve(r.out);
 	run_hybrid_close(&r);
+	run_spatial_close(&r);
 	grids_free(&r.grids);
 	fdtd_destroy(r.engine);
 	free(r.banks);

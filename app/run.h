@@ -13,6 +13,7 @@
 #include "../io/checkpoint.h"
 #include "../io/snapshot.h"
 #include "../solver/fdtd.h"
+#include "../solver/ga/ga.h"
 #include "../solver/part.h"
 
 struct run {
@@ -70,6 +71,11 @@ struct run {
 	pthread_t ga_thread;
 	pthread_mutex_t ga_mu;
 	pthread_cond_t ga_cv;
+	/* spatial receivers (run_spatial.c): the engine reads npoints points, the receivers
+	 * then each spatial receiver's ball; a source's signals are nrows rows, the receivers'
+	 * then each spatial receiver's ambisonic channels at the simulation rate */
+	struct run_spatial *sp;
+	int nsp, npoints, nrows;
 	int resume;		/* --resume: go on from resume_path */
 	struct ckpt_meta resumed;	/* its meta */
 	char resume_path[ROOM_PATH_MAX + 64];
@@ -82,6 +88,40 @@ int run_absorb_air(struct run *r, int s, struct rs_error *err);
 
 /* Source s's WAVs and rirs.h5 (with every source done so far). */
 int run_write_outputs(struct run *r, int s, struct rs_error *err);
+
+/* The wave part of a WAV of source s from a raw signal (overwritten): conditioned (band
+ * limited at fmax unless joined to a geometric part), resampled to the WAV rate into wav
+ * (room for wav_frames), scaled; *nframes the frames computed. */
+int run_wave_wav(struct run *r, int s, double *raw, double *wav, int joined, size_t *nframes,
+		 struct rs_error *err);
+
+/* ---- spatial receivers (run_spatial.c) ---- */
+
+/* The spatial receivers: their encoders, each point checked to be in the air (RS_EINPUT
+ * naming the receiver's key), the HRTFs of binaural ones on rank 0; sets npoints, nrows. */
+int run_spatial_open(struct run *r, struct rs_error *err);
+void run_spatial_close(struct run *r);
+
+/* Engine point i's position (i < nreceivers: receiver i). */
+void run_point(const struct run *r, int i, double pos[3]);
+
+/* After source s: its spatial receivers' points gathered on rank 0 and encoded into their
+ * rows of r->signals. */
+int run_spatial_encode(struct run *r, int s, struct rs_error *err);
+
+/* Receiver q's spatial WAVs of source s (none when it is not spatial), from the rows with
+ * the air's absorption, joined to the geometric part when ready, scaled by gain; written
+ * only when write is set (else the pass that finds the peak). */
+int run_spatial_wavs(struct run *r, int s, int q, int write, double gain, double *peak,
+		     struct rs_error *err);
+
+/* The hybrid's part: the geometric engine's receivers that record directions (per receiver
+ * 1 or 0), and source s's spatial geometric responses from its images and rays. */
+const int *run_spatial_flags(const struct run *r);
+int run_spatial_synth(struct run *r, int s, struct ga_image *const *im, const size_t *n,
+		      const struct ga_hist *h, struct rs_error *err);
+/* ... with the source's signal src (wav_frames at the WAV rate). */
+int run_spatial_signal(struct run *r, int s, const double *src, struct rs_error *err);
 
 /* ---- the hybrid's geometric part (run_hybrid.c) ---- */
 

@@ -27,8 +27,8 @@ static void ckpt_describe(const struct run *r, int s, struct ckpt_meta *m)
 	m->steps = r->plan.steps;
 	m->nsamples = (long long)r->plan.nsamples;
 	m->nsources = r->room->nsources;
-	m->nreceivers = r->room->nreceivers;
-	for (int q = 0; q < r->room->nreceivers; q++)
+	m->nreceivers = r->nrows;	/* the rows of signals, the spatial receivers' too */
+	for (int q = 0; q < r->npoints; q++)
 		m->nrec += r->rec_index[q] >= 0;
 	m->rank = r->part.rank;
 	m->ranks = r->part.size;
@@ -98,7 +98,7 @@ int run_checkpoint(struct run *r, int s, struct snapper *w, struct rs_error *err
 	ckpt_describe(r, s, &m);
 	if (ckpt_alloc(&m, &d, err))
 		return err->code;
-	for (int q = 0, i = 0; q < r->room->nreceivers; q++)	/* the receivers it reads */
+	for (int q = 0, i = 0; q < r->npoints; q++)	/* the points it reads */
 		if (r->rec_index[q] >= 0)
 			memcpy(d.rec + (size_t)i++ * (size_t)(m.step + 1),
 			       fdtd_receiver(r->engine, r->rec_index[q]),
@@ -153,8 +153,12 @@ void run_fingerprint(struct run *r)
 			h = rs_hash(h, sig, (size_t)r->plan.steps * sizeof(double));
 		}
 	}
-	for (int q = 0; q < room->nreceivers; q++)
+	for (int q = 0; q < room->nreceivers; q++) {
+		const int spatial[2] = { room->receivers[q].ambisonics, room->receivers[q].binaural };
+
 		h = rs_hash(h, room->receivers[q].pos, sizeof(room->receivers[q].pos));
+		h = rs_hash(h, spatial, sizeof(spatial));
+	}
 	r->points_hash = h;
 	free(sig);
 }
@@ -296,7 +300,7 @@ int run_resume_engine(struct run *r, struct rs_error *err)
 	if (!rc && (fdtd_set_state(r->engine, (long)m->step, d.cur, d.prev, d.bstate, d.bW) ||
 		    (d.frames && fdtd_frames_set(r->engine, d.frames))))
 		rc = rs_fail(err, RS_EDEVICE, "resume: %s", fdtd_error(r->engine));
-	for (int q = 0, i = 0; !rc && q < r->room->nreceivers; q++)
+	for (int q = 0, i = 0; !rc && q < r->npoints; q++)
 		if (r->rec_index[q] >= 0 &&
 		    fdtd_set_receiver(r->engine, r->rec_index[q],
 				      d.rec + (size_t)i++ * (size_t)(m->step + 1), (size_t)m->step + 1))

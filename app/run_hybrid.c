@@ -38,15 +38,17 @@ static int trace_source(struct run *r, int s, struct rs_error *err)
 	rc = ga_images(r->ga, room->sources[s].pos, (const double (*)[3])rec, nrec, r->ga_order,
 		       im, n, err);
 	if (!rc)
-		rc = ga_trace(r->ga, room->sources[s].pos, (const double (*)[3])rec, nrec,
-			      hy->receiver_radius, room->duration, hy->rays, r->ga_order,
-			      hy->seed + (unsigned long)s, &h, err);
+		rc = ga_trace_spatial(r->ga, room->sources[s].pos, (const double (*)[3])rec, nrec,
+				      run_spatial_flags(r), hy->receiver_radius, room->duration,
+				      hy->rays, r->ga_order, hy->seed + (unsigned long)s, &h, err);
 	for (int q = 0; q < nrec && !rc; q++) {
 		r->ga_images[(size_t)s * nrec + q] = n[q];
 		rc = ga_synth(r->ga, im[q], n[q], &h, q, room->wav_rate, nw,
 			      hy->seed + (unsigned long)s, r->ga_ir + ((size_t)s * nrec + q) * nw,
 			      err);
 	}
+	if (!rc && r->nsp)
+		rc = run_spatial_synth(r, s, im, n, &h, err);
 	if (!rc) {
 		r->ga_escaped[s] = h.escaped;
 		r->ga_reflections[s] = h.reflections;
@@ -163,6 +165,8 @@ static int with_signal(struct run *r, int s, struct rs_error *err)
 		else
 			memcpy(r->geo + at, y, nw * sizeof(double));
 	}
+	if (!rc)
+		rc = run_spatial_signal(r, s, src, err);
 	free(src);
 	free(y);
 	return rc;

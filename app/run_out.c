@@ -14,11 +14,8 @@
 #include "../solver/signal.h"
 #include "../solver/wall.h"
 
-/* One WAV of source s from its raw signal (overwritten): conditioned, resampled, joined to
- * its geometric response when it is receiver q (>= 0) of a hybrid run, scaled by gain;
- * written to path unless path is NULL (the pass that finds the peak). */
-static int wav_one(struct run *r, int s, int q, double *raw, double *wav, const char *path,
-		   double gain, double *peak, struct rs_error *err)
+int run_wave_wav(struct run *r, int s, double *raw, double *wav, int joined, size_t *nframes,
+		 struct rs_error *err)
 {
 	const struct room *room = r->room;
 	const struct room_source *src = &room->sources[s];
@@ -27,17 +24,30 @@ static int wav_one(struct run *r, int s, int q, double *raw, double *wav, const 
 	const size_t frames = (size_t)llround(t_done * room->wav_rate);
 	/* An impulse source's WAV is an impulse response: scale to unit in-band gain. */
 	const double scale = src->signal == ROOM_SIG_IMPULSE ? r->plan.fs / room->wav_rate : 1;
-	/* joined: the crossover's low branch band-limits the wave part instead of fmax's */
-	const int join = q >= 0 && s < r->ga_joinable;
-	size_t clipped;
-	int rc;
 
-	wav_condition(raw, (size_t)r->completed[s] + 1, r->plan.fs, join ? r->plan.fs : room->fmax,
+	/* joined: the crossover's low branch band-limits the wave part instead of fmax's */
+	wav_condition(raw, (size_t)r->completed[s] + 1, r->plan.fs, joined ? r->plan.fs : room->fmax,
 		      room->wav_highpass);
-	rc = wav_resample(raw, (size_t)r->completed[s] + 1, r->plan.fs, room->wav_rate, wav, frames,
-			  err);
-	for (size_t i = 0; i < frames && !rc; i++)
+	*nframes = frames;
+	if (wav_resample(raw, (size_t)r->completed[s] + 1, r->plan.fs, room->wav_rate, wav, frames,
+			 err))
+		return err->code;
+	for (size_t i = 0; i < frames; i++)
 		wav[i] *= scale;
+	return 0;
+}
+
+/* One WAV of source s from its raw signal (overwritten): its wave part, joined to its
+ * geometric response when it is receiver q (>= 0) of a hybrid run, scaled by gain; written
+ * to path unless path is NULL (the pass that finds the peak). */
+static int wav_one(struct run *r, int s, int q, double *raw, double *wav, const char *path,
+		   double gain, double *peak, struct rs_error *err)
+{
+	const struct room *room = r->room;
+	const int join = q >= 0 && s < r->ga_joinable;
+	size_t clipped, frames;
+	int rc = run_wave_wav(r, s, raw, wav, join, &frames, err);
+
 	if (!rc && join)
 		rc = run_hybrid_join(r, s, q, wav, frames, err);
 	for (size_t i = 0; i < frames && !rc; i++) {
@@ -99,12 +109,14 @@ static int write_wavs(struct run *r, struct rs_error *err)
 				char path[ROOM_PATH_MAX * 2];
 
 				memcpy(raw, (r->air ? r->air : r->signals) +
-						    ((size_t)s * room->nreceivers + q) * ns,
+						    ((size_t)s * r->nrows + q) * ns,
 				       ns * sizeof(double));
 				snprintf(path, sizeof(path), "%s/%s_%s.wav", r->out,
 					 room->sources[s].name, room->receivers[q].name);
 				rc = wav_one(r, s, q, raw, wav, pass ? path : NULL, gain, &peak,
 					     err);
+				if (!rc)
+					rc = run_spatial_wavs(r, s, q, pass, gain, &peak, err);
 			}
 			for (int g = 0; g < room->ngrids && !rc; g++)
 				if (room->grids[g].wavs && r->completed[s] > 0)
@@ -124,8 +136,8 @@ int run_absorb_air(struct run *r, int s, struct rs_error *err)
 	const size_t ns = r->plan.nsamples;
 	const struct air air = { room->temperature, room->humidity, room->pressure };
 
-	for (int q = 0; r->air && q < room->nreceivers; q++) {
-		const size_t at = ((size_t)s * room->nreceivers + q) * ns;
+	for (int q = 0; r->air && q < r->nrows; q++) {
+		const size_t at = ((size_t)s * r->nrows + q) * ns;
 
 		memcpy(r->air + at, r->signals + at, ns * sizeof(double));
 		if (air_apply(&air, room->c, r->plan.fs, r->air + at, (size_t)r->completed[s] + 1))
@@ -147,13 +159,27 @@ static int write_rirs(struct run *r, struct rs_error *err)
 		.nsamples = ns, .completed = r->completed,
 		.grids = r->grids.desc, .ngrids = r->grids.n,
 	};
-	const int nm = r->room->nmaterials;
+	const int nm = r->room->nmaterials, nq = r->room->nreceivers;
+	/* the receivers' rows alone, when spatial receivers' rows follow them */
+	double *rows = r->nrows > nq ? malloc((size_t)r->room->nsources * nq * ns *
+					      (r->air ? 2 : 1) * sizeof(double) + 1) : NULL;
 	double *area = calloc((size_t)nm, sizeof(double));
 	double *alpha = malloc((size_t)nm * RIRS_BANDS * sizeof(double));
 	double *src_full = r->ga_joinable > 0 ? malloc((size_t)r->room->nsources *
 						       r->plan.wav_frames * sizeof(double)) : NULL;
 	int rc;
 
+	if (rows) {
+		for (int k = 0; k < (r->air ? 2 : 1); k++)
+			for (int s = 0; s < r->room->nsources; s++)
+				memcpy(rows + ((size_t)k * r->room->nsources + s) * nq * ns,
+				       (k ? r->air : r->signals) + (size_t)s * r->nrows * ns,
+				       (size_t)nq * ns * sizeof(double));
+		meta.signals = rows;
+		meta.air = r->air ? rows + (size_t)r->room->nsources * nq * ns : NULL;
+	} else if (r->nrows > nq) {
+		return rs_fail(err, RS_ENOMEM, "out of memory writing rirs.h5");
+	}
 	/* each source's free-field pressure 1 m away, for roomsim analyze's G */
 	for (int s = 0; src && s < r->room->nsources; s++)
 		sig_source(&r->room->sources[s], r->plan.dt, ns, src + (size_t)s * ns);
@@ -191,6 +217,7 @@ static int write_rirs(struct run *r, struct rs_error *err)
 	}
 	snprintf(path, sizeof(path), "%s/rirs.h5", r->out);
 	rc = rirs_write(path, &meta, err);
+	free(rows);
 	free(src_full);
 	free(src);
 	free(area);

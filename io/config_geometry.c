@@ -136,30 +136,13 @@ static int parse_transform(struct yp *p, yaml_node_t *g, double m[3][4])
 	return 0;
 }
 
-/* A path under key, relative to the room file's folder unless absolute. */
-static int parse_path(struct yp *p, yaml_node_t *n, const char *key, char out[ROOM_PATH_MAX])
-{
-	const char *s, *slash = strrchr(p->room->file, '/');
-	int dir = slash && !p->from_string ? (int)(slash - p->room->file) + 1 : 0;
-
-	if (n->type != YAML_SCALAR_NODE || !*yp_scalar(n))
-		return yp_bad(p, n, key, "expected a file path, got %s", yp_kind(n));
-	s = yp_scalar(n);
-	if (*s == '/')
-		dir = 0;
-	if ((size_t)dir + strlen(s) >= ROOM_PATH_MAX)
-		return yp_bad(p, n, key, "the path is longer than %d characters", ROOM_PATH_MAX - 1);
-	snprintf(out, ROOM_PATH_MAX, "%.*s%s", dir, p->room->file, s);
-	return 0;
-}
-
 static int parse_mesh(struct yp *p, yaml_node_t *g, yaml_node_t *n)
 {
 	struct room_geometry *geo = &p->room->geo;
 	struct rs_error e = { 0 };
 	double xf[3][4];
 
-	if (parse_path(p, n, "geometry.mesh", geo->mesh_path) || parse_transform(p, g, xf))
+	if (yp_path(p, n, "geometry.mesh", geo->mesh_path) || parse_transform(p, g, xf))
 		return RS_EINPUT;
 	geo->mesh_at = yp_mark(n);
 	if (mesh_read(geo->mesh_path, (const double (*)[4])xf, &geo->mesh, &e))
@@ -193,7 +176,7 @@ static int parse_voxels(struct yp *p, yaml_node_t *n)
 	struct voxf_info info;
 	struct rs_error e = { 0 };
 
-	if (parse_path(p, n, "geometry.voxels", geo->voxels_path))
+	if (yp_path(p, n, "geometry.voxels", geo->voxels_path))
 		return RS_EINPUT;
 	geo->voxels_at = yp_mark(n);
 	geo->voxels = &voxf_reader;

@@ -2,8 +2,12 @@
  * config_points.c - the sources and receivers sections: names, positions, source signals and
  * receiver grids.
  */
+#include <mysofa.h>
+
 #include "config_read.h"
 #include "../geometry/receivers.h"
+
+#define DEFAULT_SOFA "/usr/share/libmysofa/default.sofa"	/* Debian's libmysofa1 */
 
 /* The items of a required, non-empty list at key. */
 static int list(struct yp *p, yaml_node_t *root, const char *key, const char *hint,
@@ -214,9 +218,64 @@ static int parse_grid(struct yp *p, yaml_node_t *n, const char *path, struct roo
 	return 0;
 }
 
+/* A receiver's binaural key: true, or {sofa: FILE, yaw: DEG}; the file must hold HRTFs of
+ * two ears that libmysofa reads. */
+static int parse_binaural(struct yp *p, yaml_node_t *n, const char *path,
+			  struct room_receiver *c)
+{
+	static const char *const keys[] = { "sofa", "yaw", "equalise", NULL };
+	struct MYSOFA_HRTF *hrtf;
+	yaml_node_t *v;
+	char key[160];
+	int on = 1, e = 0;
+
+	snprintf(key, sizeof(key), "%s.binaural", path);
+	if (n->type == YAML_SCALAR_NODE) {
+		if (yp_boolean(p, n, key, &on))
+			return RS_EINPUT;
+	} else if (yp_want_map(p, n, key) || yp_check_keys(p, n, key, keys)) {
+		return RS_EINPUT;
+	}
+	c->binaural = on;
+	c->equalise = 1;
+	snprintf(c->sofa, sizeof(c->sofa), "%s", DEFAULT_SOFA);
+	if (!on)
+		return 0;
+	c->spatial_at = yp_mark(n);
+	snprintf(key, sizeof(key), "%s.binaural.yaw", path);
+	if (n->type == YAML_MAPPING_NODE && (v = yp_get(p, n, "yaw")) &&
+	    yp_num(p, v, key, -360, 0, 360, 0, &c->yaw))
+		return RS_EINPUT;
+	snprintf(key, sizeof(key), "%s.binaural.equalise", path);
+	if (n->type == YAML_MAPPING_NODE && (v = yp_get(p, n, "equalise")) &&
+	    yp_boolean(p, v, key, &c->equalise))
+		return RS_EINPUT;
+	snprintf(key, sizeof(key), "%s.binaural.sofa", path);
+	v = n->type == YAML_MAPPING_NODE ? yp_get(p, n, "sofa") : NULL;
+	if (v && yp_path(p, v, key, c->sofa))
+		return RS_EINPUT;
+	if (!(hrtf = mysofa_load(c->sofa, &e)) || (e = mysofa_check(hrtf)) != MYSOFA_OK ||
+	    hrtf->R != 2) {
+		const int ears = hrtf && e == MYSOFA_OK ? (int)hrtf->R : 2;
+
+		mysofa_free(hrtf);
+		if (e == MYSOFA_READ_ERROR)
+			return yp_bad(p, v ? v : n, key, "cannot read %s (valid: a SOFA file of "
+				      "HRTFs, e.g. %s)", c->sofa, DEFAULT_SOFA);
+		if (ears != 2)
+			return yp_bad(p, v ? v : n, key, "%s holds responses of %d receivers (valid: "
+				      "a SOFA file of HRTFs of two ears)", c->sofa, ears);
+		return yp_bad(p, v ? v : n, key, "%s is not a SOFA file of HRTFs that libmysofa "
+			      "reads (its error %d; valid: SimpleFreeFieldHRIR, e.g. %s)",
+			      c->sofa, e, DEFAULT_SOFA);
+	}
+	mysofa_free(hrtf);
+	return 0;
+}
+
 int cfg_parse_receivers(struct yp *p, yaml_node_t *root)
 {
-	static const char *const keys[] = { "name", "position", NULL };
+	static const char *const keys[] = { "name", "position", "ambisonics", "binaural", NULL };
 	static const char *const grid_keys[] = { "name", "grid", "wavs", NULL };
 	struct room *r = p->room;
 	yaml_node_t *l, *n, *v;
@@ -267,6 +326,17 @@ int cfg_parse_receivers(struct yp *p, yaml_node_t *root)
 			if (yp_check_keys(p, n, path, keys) ||
 			    parse_point(p, n, path, c->name, c->pos, &c->at, names[0],
 					sizeof(names[0]), i))
+				return RS_EINPUT;
+			snprintf(key, sizeof(key), "%s.ambisonics", path);
+			if ((v = yp_get(p, n, "ambisonics"))) {
+				long order;
+
+				if (yp_integer(p, v, key, 1, ROOM_MAX_AMBISONICS, &order))
+					return RS_EINPUT;
+				c->ambisonics = (int)order;
+				c->spatial_at = yp_mark(v);
+			}
+			if ((v = yp_get(p, n, "binaural")) && parse_binaural(p, v, path, c))
 				return RS_EINPUT;
 			r->nreceivers++;
 		}

@@ -234,3 +234,19 @@ int yp_numbers(struct yp *p, const yaml_node_t *n, const char *key, double lo, i
 	}
 	return 0;
 }
+
+int yp_path(struct yp *p, yaml_node_t *n, const char *key, char out[ROOM_PATH_MAX])
+{
+	const char *s, *slash = strrchr(p->room->file, '/');
+	int dir = slash && !p->from_string ? (int)(slash - p->room->file) + 1 : 0;
+
+	if (n->type != YAML_SCALAR_NODE || !*yp_scalar(n))
+		return yp_bad(p, n, key, "expected a file path, got %s", yp_kind(n));
+	s = yp_scalar(n);
+	if (*s == '/')
+		dir = 0;
+	if ((size_t)dir + strlen(s) >= ROOM_PATH_MAX)
+		return yp_bad(p, n, key, "the path is longer than %d characters", ROOM_PATH_MAX - 1);
+	snprintf(out, ROOM_PATH_MAX, "%.*s%s", dir, p->room->file, s);
+	return 0;
+}

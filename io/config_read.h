@@ -73,6 +73,8 @@ int yp_boolean(struct yp *p, const yaml_node_t *n, const char *key, int *out);
 int yp_name(struct yp *p, const yaml_node_t *n, const char *key, char out[ROOM_NAME_MAX]);
 int yp_vec3(struct yp *p, const yaml_node_t *n, const char *key, double lo, int lo_open,
 	    double out[3]);
+/* A path under key, relative to the room file's folder unless absolute. */
+int yp_path(struct yp *p, yaml_node_t *n, const char *key, char out[ROOM_PATH_MAX]);
 /* A list of at most max numbers, each checked as yp_num checks one; how many in *count. */
 int yp_numbers(struct yp *p, const yaml_node_t *n, const char *key, double lo, int lo_open,
 	       double hi, int hi_open, double *out, int max, int *count);

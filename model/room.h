@@ -86,10 +86,24 @@ struct room_source {
 	struct room_mark at;	/* of the position key, for "outside the air" errors */
 };
 
+#define ROOM_MAX_AMBISONICS 4	/* the highest ambisonic order of a receiver */
+
+/*
+ * A point receiver: its mono WAV per source, and with ambisonics or binaural its spatial
+ * responses (docs/input.md, "Spatial receivers"): NAME.ambix.wav of that order (ACN, SN3D)
+ * and NAME.binaural.wav through the HRTFs of a SOFA file, the listener facing yaw degrees
+ * anticlockwise from +x.
+ */
 struct room_receiver {
 	char name[ROOM_NAME_MAX];
 	double pos[3];
 	struct room_mark at;
+	int ambisonics;		/* 0: none, else 1..ROOM_MAX_AMBISONICS */
+	int binaural;		/* 1: a binaural response */
+	char sofa[ROOM_PATH_MAX];	/* the HRTF set: a SOFA file (default: libmysofa's) */
+	double yaw;		/* degrees */
+	int equalise;		/* 1: the HRTFs equalised for the diffuse field */
+	struct room_mark spatial_at;	/* of its ambisonics or binaural key */
 };
 
 #define ROOM_MAX_GRID_POINTS 1000000	/* lattice points of one receiver grid, at most */

@@ -85,6 +85,12 @@ struct ga_hist {
 	int nrec;
 	size_t nbins;
 	double *e;
+	/* with directions (ga_trace_spatial): per receiver its index among those that record
+	 * them (-1: none), and d[((qd * ndbins + K) * GA_DIR_CELLS + c) * GA_BANDS + b] the
+	 * energy of band b arriving from direction cell c (ga_dir_cell) in bin K of GA_DIR_BIN */
+	int *dir_of;
+	size_t ndbins;
+	double *d;
 	long rays;		/* traced */
 	long escaped;		/* left the room (a hole in the surfaces) */
 	double reflections;	/* mean per ray */
@@ -98,6 +104,18 @@ struct ga_hist {
 int ga_trace(const struct ga *g, const double src[3], const double (*rec)[3], int nrec,
 	     double radius, double duration, long rays, int skip_order, unsigned long seed,
 	     struct ga_hist *h, struct rs_error *err);
+
+/* The same, and for each receiver q with spatial[q] set the directions energy arrives from,
+ * in cells of the sphere (a cube's faces, 3 x 3 each) and bins of GA_DIR_BIN. */
+#define GA_DIR_BIN 10e-3
+#define GA_DIR_CELLS 54
+int ga_trace_spatial(const struct ga *g, const double src[3], const double (*rec)[3], int nrec,
+		     const int *spatial, double radius, double duration, long rays,
+		     int skip_order, unsigned long seed, struct ga_hist *h, struct rs_error *err);
+
+/* The direction cell of the unit vector d, and its centre as a unit vector. */
+int ga_dir_cell(const double d[3]);
+void ga_dir_centre(int cell, double d[3]);
 void ga_hist_free(struct ga_hist *h);
 
 /*
@@ -109,6 +127,30 @@ void ga_hist_free(struct ga_hist *h);
  */
 int ga_synth(const struct ga *g, const struct ga_image *im, size_t nim, const struct ga_hist *h,
 	     int q, double fs, size_t n, unsigned long seed, double *out, struct rs_error *err);
+
+/*
+ * How sound arriving from a direction becomes the channels of a spatial response: nch
+ * channels of FIRs of `taps` taps at the synthesis rate. filter() gives, for the unit vector
+ * d from the receiver towards where the sound comes from, out[ch * taps + j] and a delay in
+ * seconds per channel (delay[ch], >= 0). Ambisonics: taps 1, the spherical harmonics;
+ * binaural: two HRIRs.
+ */
+struct ga_render {
+	int nch, taps;
+	void (*filter)(void *ctx, const double d[3], double *out, double *delay);
+	void *ctx;
+};
+
+/*
+ * ga_synth() for a spatial receiver q (one that recorded directions): out[ch] (n samples
+ * each) the arrivals through the filters of their directions, and each band of each
+ * pulse of the Dirac sequence (the same pulses as ga_synth's, so that a channel whose
+ * filter is 1 everywhere is ga_synth's response) through the filter of a direction drawn
+ * from that band's energy per direction cell in its time bin. RS_ENOMEM.
+ */
+int ga_synth_render(const struct ga *g, const struct ga_image *im, size_t nim,
+		    const struct ga_hist *h, int q, const struct ga_render *rd, double fs,
+		    size_t n, unsigned long seed, double **out, struct rs_error *err);
 
 /*
  * The crossover: low <- lowpass(low) + highpass(high), both n samples at fs, through

@@ -82,7 +82,34 @@ struct tracer {
 	int nrec, skip;
 	double radius, vrec, dmax, dt;
 	size_t nbins;
+	const int *dir_of;	/* per receiver: its direction histogram, or -1 */
+	size_t ndbins, cells;	/* direction bins; the energy histogram's values (the direction
+				 * histograms follow them in a thread's accumulators) */
 };
+
+int ga_dir_cell(const double d[3])
+{
+	const double a[3] = { fabs(d[0]), fabs(d[1]), fabs(d[2]) };
+	const int ax = a[0] >= a[1] && a[0] >= a[2] ? 0 : a[1] >= a[2] ? 1 : 2;
+	const int u = (ax + 1) % 3, v = (ax + 2) % 3;
+	const int face = 2 * ax + (d[ax] < 0);
+	const double m = fmax(a[ax], 1e-300);
+	const int i = (int)fmin(2, floor((d[u] / m + 1) * 1.5));
+	const int j = (int)fmin(2, floor((d[v] / m + 1) * 1.5));
+
+	return face * 9 + (i < 0 ? 0 : i) * 3 + (j < 0 ? 0 : j);
+}
+
+void ga_dir_centre(int cell, double d[3])
+{
+	const int face = cell / 9, ax = face / 2, u = (ax + 1) % 3, v = (ax + 2) % 3;
+	const double len = sqrt(1 + pow(-1 + (2 * (cell % 9 / 3) + 1) / 3.0, 2) +
+				pow(-1 + (2 * (cell % 3) + 1) / 3.0, 2));
+
+	d[ax] = (face % 2 ? -1 : 1) / len;
+	d[u] = (-1 + (2 * (cell % 9 / 3) + 1) / 3.0) / len;
+	d[v] = (-1 + (2 * (cell % 3) + 1) / 3.0) / len;
+}
 
 /* Trace ray i of seed into the thread's histogram acc; its reflections. */
 static long trace_one(const struct tracer *tr, const double src[3], long rays, uint64_t seed,
@@ -122,6 +149,19 @@ static long trace_one(const struct tracer *tr, const double src[3], long rays, u
 				for (int b = 0; b < GA_BANDS; b++)
 					a[b] += (acc_t)(e[b] * exp(-g->air[b] * at) * (t1 - t0) / tr->vrec *
 							ACC_ONE);
+				if (tr->dir_of && tr->dir_of[q] >= 0) {	/* it arrives from -d */
+					const double from[3] = { -d[0], -d[1], -d[2] };
+					const size_t kd = (size_t)(at / (g->c * GA_DIR_BIN));
+
+					if (kd >= tr->ndbins)
+						continue;
+					a = acc + tr->cells +
+					    (((size_t)tr->dir_of[q] * tr->ndbins + kd) * GA_DIR_CELLS +
+					     (size_t)ga_dir_cell(from)) * GA_BANDS;
+					for (int b = 0; b < GA_BANDS; b++)
+						a[b] += (acc_t)(e[b] * exp(-g->air[b] * at) * (t1 - t0) /
+								tr->vrec * ACC_ONE);
+				}
 			}
 		}
 		dist += h.t;
@@ -169,41 +209,62 @@ int ga_trace(const struct ga *g, const double src[3], const double (*rec)[3], in
 	     double radius, double duration, long rays, int skip_order, unsigned long seed,
 	     struct ga_hist *h, struct rs_error *err)
 {
+	return ga_trace_spatial(g, src, rec, nrec, NULL, radius, duration, rays, skip_order, seed,
+				h, err);
+}
+
+int ga_trace_spatial(const struct ga *g, const double src[3], const double (*rec)[3], int nrec,
+		     const int *spatial, double radius, double duration, long rays,
+		     int skip_order, unsigned long seed, struct ga_hist *h, struct rs_error *err)
+{
 	struct tracer tr = {
 		.g = g, .rec = rec, .nrec = nrec, .skip = skip_order, .radius = radius,
 		.vrec = 4.0 / 3 * M_PI * radius * radius * radius, .dmax = duration * g->c,
 		.dt = GA_BIN, .nbins = (size_t)ceil(duration / GA_BIN),
+		.ndbins = (size_t)ceil(duration / GA_DIR_BIN),
 	};
-	const size_t cells = (size_t)nrec * tr.nbins * GA_BANDS;
 	const int nth = omp_get_max_threads();
-	acc_t *acc = calloc((size_t)nth * cells, sizeof(acc_t));
+	size_t cells, dcells;
+	acc_t *acc;
 	long escaped = 0, refl = 0;
+	int ndir = 0;
 
 	memset(h, 0, sizeof(*h));
 	h->nrec = nrec;
 	h->nbins = tr.nbins;
+	h->dir_of = calloc((size_t)nrec + 1, sizeof(int));
+	for (int q = 0; h->dir_of && q < nrec; q++)
+		h->dir_of[q] = spatial && spatial[q] ? ndir++ : -1;
+	tr.cells = cells = (size_t)nrec * tr.nbins * GA_BANDS;
+	dcells = (size_t)ndir * tr.ndbins * GA_DIR_CELLS * GA_BANDS;
+	tr.dir_of = ndir ? h->dir_of : NULL;
+	h->ndbins = ndir ? tr.ndbins : 0;
 	h->e = malloc(cells * sizeof(double));
-	if (!acc || !h->e) {
+	h->d = ndir ? malloc(dcells * sizeof(double)) : NULL;
+	acc = calloc((size_t)nth * (cells + dcells), sizeof(acc_t));
+	if (!acc || !h->e || !h->dir_of || (ndir && !h->d)) {
 		free(acc);
-		free(h->e);
-		h->e = NULL;
+		ga_hist_free(h);
 		return rs_fail(err, RS_ENOMEM, "out of memory for the rays' histograms "
-			       "(%zu values)", cells);
+			       "(%zu values)", cells + dcells);
 	}
 #pragma omp parallel num_threads(nth) reduction(+ : escaped, refl)
 	{
-		acc_t *mine = acc + (size_t)omp_get_thread_num() * cells;
+		acc_t *mine = acc + (size_t)omp_get_thread_num() * (cells + dcells);
 
 #pragma omp for schedule(dynamic, 256)
 		for (long i = 0; i < rays; i++)
 			refl += trace_one(&tr, src, rays, (uint64_t)seed, i, mine, &escaped);
 	}
-	for (size_t c = 0; c < cells; c++) {
+	for (size_t c = 0; c < cells + dcells; c++) {
 		acc_t sum = 0;
 
 		for (int t = 0; t < nth; t++)
-			sum += acc[(size_t)t * cells + c];
-		h->e[c] = (double)sum / ACC_ONE;
+			sum += acc[(size_t)t * (cells + dcells) + c];
+		if (c < cells)
+			h->e[c] = (double)sum / ACC_ONE;
+		else
+			h->d[c - cells] = (double)sum / ACC_ONE;
 	}
 	free(acc);
 	h->rays = rays;
@@ -215,5 +276,8 @@ int ga_trace(const struct ga *g, const double src[3], const double (*rec)[3], in
 void ga_hist_free(struct ga_hist *h)
 {
 	free(h->e);
-	h->e = NULL;
+	free(h->d);
+	free(h->dir_of);
+	h->e = h->d = NULL;
+	h->dir_of = NULL;
 }
