@@ -48,6 +48,8 @@ struct app_plan {
  * less where the fit would alias below fmax, at least 1.
  */
 #define APP_SPATIAL_GAIN 1000.0	/* the encoder's gain limit (sp_encoder_ball's max_gain) */
+#define APP_SPATIAL_TOP 0.9	/* its band ends at most this times fmax: the grid's dispersion
+				 * near fmax puts the higher orders' gains 0.5 dB off */
 int app_spatial_order(const struct room_receiver *c);
 int app_spatial_cells(const struct room *room, double h, int order);
 

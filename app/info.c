@@ -139,7 +139,7 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 		sp_band(&e, room->c, &lo, &hi);
 		printf("spatial    %s: order %d from %d points within %.3g m, exact from %.0f to "
 		       "%.0f Hz%s%s%s\n", c->name, order, e.npoints, e.r[e.nshells - 1], lo,
-		       fmin(hi, room->fmax), c->ambisonics ? "; ambisonic" : "",
+		       fmin(hi, APP_SPATIAL_TOP * room->fmax), c->ambisonics ? "; ambisonic" : "",
 		       c->binaural ? "; binaural through " : "", c->binaural ? c->sofa : "");
 		sp_encoder_free(&e);
 	}

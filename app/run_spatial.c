@@ -372,7 +372,7 @@ int run_spatial_open(struct run *r, struct rs_error *err)
 		sp_band(&sp->enc, room->c, &lo, &hi);
 		fprintf(stderr, "roomsim: receiver %s: order %d from %d points within %.3g m, "
 			"exact from %.0f Hz to %.0f Hz%s%s\n", c->name, sp->order, sp->enc.npoints,
-			sp->enc.r[sp->enc.nshells - 1], lo, fmin(hi, room->fmax),
+			sp->enc.r[sp->enc.nshells - 1], lo, fmin(hi, APP_SPATIAL_TOP * room->fmax),
 			c->ambisonics ? "; ambisonic" : "", c->binaural ? "; binaural" : "");
 	}
 	return 0;
@@ -447,6 +447,66 @@ static int add_conv(const double *x, size_t n, const double *h, int taps, double
 	return 0;
 }
 
+/*
+ * The channels w (nch of them, stride nw, n frames at fs) with each order n >= 1 high-passed
+ * (zero phase, a raised cosine over the octave below) at the frequency above which the
+ * encoder makes that order usable (its weight ten times the gain limit's): below it the
+ * order is held down by the limit and its residue would colour the binaural response.
+ * Into *out (malloc'd).
+ */
+static int order_band(struct run_spatial *sp, const double *w, size_t nw, size_t n, double c,
+		      double fs, double **out)
+{
+	size_t m = 1;
+	double *y, lo[SP_MAX_ORDER + 1] = { 0 }, hi;
+	fftw_complex *Y;
+	fftw_plan f, b;
+	const int order = sp->enc.order;
+
+	while (m < n + (size_t)(0.05 * fs))
+		m *= 2;
+	*out = calloc((size_t)sp->nch * nw + 1, sizeof(double));
+	y = fftw_alloc_real(m);
+	Y = fftw_alloc_complex(m / 2 + 1);
+	if (!*out || !y || !Y) {
+		fftw_free(y);
+		fftw_free(Y);
+		return -1;
+	}
+	for (int k = 1; k <= order; k++) {
+		sp->enc.order = k;
+		sp_band_clear(&sp->enc, c, 10, &lo[k], &hi);
+	}
+	sp->enc.order = order;
+	f = fftw_plan_dft_r2c_1d((int)m, y, Y, FFTW_ESTIMATE);
+	b = fftw_plan_dft_c2r_1d((int)m, Y, y, FFTW_ESTIMATE);
+	for (int ch = 0; ch < sp->nch; ch++) {
+		const int k = (int)floor(sqrt(ch + 0.5));
+
+		memset(y, 0, m * sizeof(double));
+		memcpy(y, w + (size_t)ch * nw, n * sizeof(double));
+		if (k > 0 && f && b) {
+			fftw_execute(f);
+			for (size_t i = 0; i <= m / 2; i++) {
+				const double x = log2(fmax((double)i * fs / (double)m, 1e-9) / lo[k]) + 1;
+				const double g = x <= 0 ? 0 : x >= 1 ? 1 : 0.5 - 0.5 * cos(M_PI * x);
+
+				Y[i][0] *= g / (double)m;
+				Y[i][1] *= g / (double)m;
+			}
+			fftw_execute(b);
+		}
+		memcpy(*out + (size_t)ch * nw, y, n * sizeof(double));
+	}
+	if (f)
+		fftw_destroy_plan(f);
+	if (b)
+		fftw_destroy_plan(b);
+	fftw_free(y);
+	fftw_free(Y);
+	return 0;
+}
+
 int run_spatial_wavs(struct run *r, int s, int q, int write, double gain, double *peak,
 		     struct rs_error *err)
 {
@@ -455,7 +515,7 @@ int run_spatial_wavs(struct run *r, int s, int q, int write, double gain, double
 	const size_t ns = r->plan.nsamples, nw = r->plan.wav_frames;
 	const int joined = s < r->ga_joinable;
 	struct run_spatial *sp = NULL;
-	double *raw = NULL, *w = NULL, *tmp = NULL, *bin = NULL;
+	double *raw = NULL, *w = NULL, *tmp = NULL, *bin = NULL, *bw = NULL;
 	size_t frames = 0, clipped;
 	int rc = 0;
 
@@ -478,10 +538,13 @@ int run_spatial_wavs(struct run *r, int s, int q, int write, double gain, double
 		       ns * sizeof(double));
 		rc = run_wave_wav(r, s, raw, w + (size_t)ch * nw, joined, &frames, err);
 	}
-	/* binaural: the channels through the HRIRs' fit, then the ears joined */
+	/* binaural: the channels through the HRIRs' fit, each order from where the encoder
+	 * makes it usable (order_band), then the ears joined */
+	if (c->binaural && !rc && order_band(sp, w, nw, frames, room->c, room->wav_rate, &bw))
+		rc = rs_fail(err, RS_ENOMEM, "out of memory rendering spatial WAVs");
 	for (int e = 0; e < 2 && c->binaural && !rc; e++) {
 		for (int ch = 0; ch < sp->nch && !rc; ch++)
-			if (add_conv(w + (size_t)ch * nw, frames, sp->hsh + ((size_t)e * sp->nch + ch) *
+			if (add_conv(bw + (size_t)ch * nw, frames, sp->hsh + ((size_t)e * sp->nch + ch) *
 				     sp->taps, sp->taps, bin + (size_t)e * nw, tmp))
 				rc = rs_fail(err, RS_ENOMEM, "out of memory rendering spatial WAVs");
 		if (!rc && joined &&
@@ -525,6 +588,7 @@ out:
 	free(w);
 	free(tmp);
 	free(bin);
+	free(bw);
 	return rc;
 }
 

@@ -2,7 +2,9 @@
  * config_points.c - the sources and receivers sections: names, positions, source signals and
  * receiver grids.
  */
+#include <errno.h>
 #include <mysofa.h>
+#include <unistd.h>
 
 #include "config_read.h"
 #include "../geometry/receivers.h"
@@ -254,6 +256,9 @@ static int parse_binaural(struct yp *p, yaml_node_t *n, const char *path,
 	v = n->type == YAML_MAPPING_NODE ? yp_get(p, n, "sofa") : NULL;
 	if (v && yp_path(p, v, key, c->sofa))
 		return RS_EINPUT;
+	if (access(c->sofa, R_OK))
+		return yp_bad(p, v ? v : n, key, "cannot open %s: %s (valid: a SOFA file of HRTFs, "
+			      "e.g. %s)", c->sofa, strerror(errno), DEFAULT_SOFA);
 	if (!(hrtf = mysofa_load(c->sofa, &e)) || (e = mysofa_check(hrtf)) != MYSOFA_OK ||
 	    hrtf->R != 2) {
 		const int ears = hrtf && e == MYSOFA_OK ? (int)hrtf->R : 2;

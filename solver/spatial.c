@@ -181,6 +181,11 @@ static double order_weight(const struct sp_encoder *e, const double *g, int n, d
 
 void sp_band(const struct sp_encoder *e, double c, double *lo, double *hi)
 {
+	sp_band_clear(e, c, SP_BAND_CLEAR, lo, hi);
+}
+
+void sp_band_clear(const struct sp_encoder *e, double c, double clear, double *lo, double *hi)
+{
 	double *g = grams(e), rmax = 0;
 
 	*lo = *hi = 0;
@@ -191,7 +196,7 @@ void sp_band(const struct sp_encoder *e, double c, double *lo, double *hi)
 	/* below: where the highest kept order's weight clears the gain limit tenfold */
 	for (double f = 1; g && f < *hi; f *= 1.01)
 		if (order_weight(e, g, e->order, 2 * M_PI * f / c) * e->max_gain * e->max_gain >=
-		    100) {
+		    clear) {
 			*lo = f;
 			break;
 		}

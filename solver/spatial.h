@@ -1,6 +1,6 @@
 /*
  * spatial.h - spherical harmonics and the ambisonic encoding of a pressure field sampled at
- * points around a receiver (docs/physics.md, "Ambisonic receivers", for issue 37's receivers):
+ * points around a receiver (docs/physics.md, "Spatial receivers"):
  * real spherical harmonics in ACN order with SN3D normalisation (AmbiX), and a least-squares
  * plane-wave decomposition of the points' signals, per frequency, with the spherical Bessel
  * functions of each point's radius.
@@ -13,6 +13,8 @@
 #include "../common/rs_error.h"
 
 #define SP_MAX_ORDER 7
+/* sp_band: an order is exact where its weight clears the gain limit this many times over */
+#define SP_BAND_CLEAR 1000.0
 
 /* The (order + 1)^2 real spherical harmonics at the unit vector d (x front, y left, z up),
  * ACN order, SN3D (the first four: 1, y, z, x), into y. */
@@ -49,6 +51,9 @@ void sp_encoder_free(struct sp_encoder *e);
 /* The frequencies between which the encoder of order `order` is exact (within its gain
  * limit below, within its fit's aliasing above), Hz, for sound speed c. */
 void sp_band(const struct sp_encoder *e, double c, double *lo, double *hi);
+/* The same, the order's weight clearing the gain limit `clear` times over (sp_band:
+ * SP_BAND_CLEAR, within 0.5 dB; 10: usable, within a few dB). */
+void sp_band_clear(const struct sp_encoder *e, double c, double clear, double *lo, double *hi);
 
 /*
  * Encode: p[i] the pressure at point i (n samples at fs), out[(order + 1)^2][n] the ambisonic

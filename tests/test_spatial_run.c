@@ -1,0 +1,471 @@
+/*
+ * test_spatial_run.c - spatial receivers end to end (`roomsim run`): the ambisonic response
+ * of the wave engine's field, against the directions and harmonics of a far source and of a
+ * shoebox's image sources; the binaural response's interaural differences against the SOFA
+ * set's own filters; in a hybrid run, the geometric part's channels.
+ */
+#include <mysofa.h>	/* before complex.h, whose I it names a field */
+#include <fftw3.h>	/* before complex.h: fftw_complex is double[2] */
+#include <complex.h>
+#include <math.h>
+#include <sndfile.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helper.h"
+#include "../solver/spatial.h"
+
+#define C 343.0
+#define ROOMSIM (getenv("ROOMSIM") ? getenv("ROOMSIM") : "build/roomsim")
+
+static double *read_wav(const char *path, size_t *frames, int *channels, int *rate)
+{
+	SF_INFO info = { 0 };
+	SNDFILE *sf = sf_open(path, SFM_READ, &info);
+	double *x;
+
+	assert_non_null(sf);
+	x = malloc((size_t)info.frames * (size_t)info.channels * sizeof(double));
+	assert_non_null(x);
+	assert_int_equal(sf_readf_double(sf, x, info.frames), info.frames);
+	sf_close(sf);
+	*frames = (size_t)info.frames;
+	*channels = info.channels;
+	*rate = info.samplerate;
+	return x;
+}
+
+/* Make the folder dir, write the room (fmt, with dir as its argument) to dir/room.yaml, whose
+ * path goes to path, and run it. */
+static void run_room(char *dir, char *path, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void run_room(char *dir, char *path, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, len, "%s/room.yaml", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+	assert_int_equal(sh("%s run %s -q", ROOMSIM, path), 0);
+}
+
+/* Channel ch of an interleaved WAV (frames x channels), n samples from `from`, tapered by a
+ * Hann window, zero-padded to m, into its spectrum X (m / 2 + 1 bins). */
+static void spectrum(const double *x, int channels, int ch, size_t from, size_t n, size_t m,
+		     fftw_complex *X)
+{
+	double *y = fftw_alloc_real(m);
+	fftw_plan p = fftw_plan_dft_r2c_1d((int)m, y, X, FFTW_ESTIMATE);
+
+	memset(y, 0, m * sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		y[i] = x[(from + i) * (size_t)channels + (size_t)ch] *
+		       (0.5 - 0.5 * cos(2 * M_PI * ((double)i + 0.5) / (double)n));
+	fftw_execute(p);
+	fftw_destroy_plan(p);
+	fftw_free(y);
+}
+
+/*
+ * A source 3 m from three third-order receivers in a large box, each in another direction:
+ * the direct sound, windowed before the first reflection, per frequency from 100 Hz to
+ * the top of the band roomsim info states: the first order's intensity points to the source
+ * within 3 degrees; in that band every channel is its spherical
+ * harmonic times W within 0.5 dB (those near zero within 0.06 of W). The third receiver
+ * is binaural, the source 90 degrees to its left: the interaural level and phase
+ * differences of its direct sound are those of its pressure (W) through the SOFA set's own
+ * filters at 90 degrees: per octave band up to fmax within 1 dB, per frequency within 50
+ * microseconds.
+ */
+static void far_source(void **state)
+{
+	char dir[] = "/tmp/roomsim-spatial-XXXXXX", path[256], wav[320];
+	static const double src[3] = { 4.0, 3.5, 2.5 };
+	static const double rec[3][3] = { { 4.0, 0.5, 2.5 }, { 5.837, 5.337, 4.0 },
+					  { 7.0, 3.5, 2.5 } };
+	double worst_doa = 0, worst_db = 0, worst_abs = 0, lo_band = 0, f_top = 0;
+
+	(void)state;
+	run_room(dir, path, sizeof(path),
+		 "grid: {fmax: 1000}\nduration: 0.014\ngeometry: {box: [8.0, 7.0, 5.0]}\n"
+		 "materials: {w: {absorption: 0.3}}\nsurfaces: {default: w}\n"
+		 "sources: [{name: S, position: [4.0, 3.5, 2.5], signal: impulse}]\n"
+		 "receivers: [{name: A, position: [4.0, 0.5, 2.5], ambisonics: 3},\n"
+		 "  {name: B, position: [5.837, 5.337, 4.0], ambisonics: 3},\n"
+		 "  {name: L, position: [7.0, 3.5, 2.5], ambisonics: 3,"
+		 " binaural: {yaw: 90, equalise: false}}]\n"
+		 "output: {dir: %s/out, wav: {samplerate: 48000, format: float32}}\n", dir);
+	{	/* the band where roomsim info says the third order is exact */
+		char cmd[400], line[512];
+		FILE *p;
+
+		snprintf(cmd, sizeof(cmd), "%s info %s", ROOMSIM, path);
+		p = popen(cmd, "r");
+		assert_non_null(p);
+		while (fgets(line, sizeof(line), p))
+			if (strstr(line, "spatial    A: order 3"))
+				assert_int_equal(sscanf(strstr(line, "exact from"), "exact from %lf to %lf",
+							&lo_band, &f_top), 2);
+		pclose(p);
+		print_message("third order exact from %.0f to %.0f Hz\n", lo_band, f_top);
+		assert_true(lo_band > 100 && lo_band < 0.6 * f_top && f_top <= 1000);
+	}
+	for (int q = 0; q < 3; q++) {
+		const char *name = q == 0 ? "A" : q == 1 ? "B" : "L";
+		double u[3], dist = 0, y[16], *x, *w0 = NULL;
+		size_t frames, from, n, m = 8192;
+		int channels, rate;
+		fftw_complex *X[16];
+
+		for (int a = 0; a < 3; a++)
+			dist += (src[a] - rec[q][a]) * (src[a] - rec[q][a]);
+		dist = sqrt(dist);
+		for (int a = 0; a < 3; a++)
+			u[a] = (src[a] - rec[q][a]) / dist;
+		sp_sh(3, u, y);
+		snprintf(wav, sizeof(wav), "%s/out/S_%s.ambix.wav", dir, name);
+		x = read_wav(wav, &frames, &channels, &rate);
+		assert_int_equal(channels, 16);
+		w0 = calloc(frames + 1, sizeof(double));
+		assert_non_null(w0);
+		/* 3 ms either side of the direct sound (the first reflection is 4 ms later) */
+		from = (size_t)((dist / C - 3e-3) * rate);
+		n = (size_t)(6e-3 * rate);
+		assert_true(from + n <= frames);
+		for (int a = 0; a < 16; a++) {
+			X[a] = fftw_alloc_complex(m / 2 + 1);
+			spectrum(x, channels, a, from, n, m, X[a]);
+		}
+		for (size_t k = 1; k <= m / 2; k++) {
+			const double f = (double)k * rate / (double)m;
+			const double complex w = X[0][k][0] + I * X[0][k][1];
+			double v[3], doa;
+
+			if (f < 100 || f > f_top)
+				continue;
+			for (int a = 0; a < 3; a++) {	/* X, Y, Z: ACN 3, 1, 2 */
+				const int ch = a == 0 ? 3 : a;
+
+				v[a] = creal(conj(w) * (X[ch][k][0] + I * X[ch][k][1]));
+			}
+			doa = acos(fmin(1, (v[0] * u[0] + v[1] * u[1] + v[2] * u[2]) /
+					    sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]))) * 180 / M_PI;
+			worst_doa = fmax(worst_doa, doa);
+			if (f < lo_band)
+				continue;
+			for (int a = 1; a < 16; a++) {
+				const double complex g = (X[a][k][0] + I * X[a][k][1]) / w;
+
+				if (fabs(y[a]) > 0.25 && fabs(20 * log10(cabs(g) / fabs(y[a]))) > 0.5)
+					print_message("receiver %s, %.0f Hz, channel %d: %+.2f dB\n", name, f,
+						      a, 20 * log10(cabs(g) / fabs(y[a])));
+				if (fabs(y[a]) > 0.25)
+					worst_db = fmax(worst_db, fabs(20 * log10(cabs(g) / fabs(y[a]))));
+				else
+					worst_abs = fmax(worst_abs, cabs(g - y[a]));
+			}
+		}
+		for (int a = 0; a < 16; a++)
+			fftw_free(X[a]);
+		for (size_t i = 0; i < frames && q == 2; i++)	/* W */
+			w0[i] = x[i * 16];
+		free(x);
+		if (q == 2) {	/* the binaural receiver: against the set's filters at 90 degrees */
+			struct MYSOFA_EASY *e;
+			int len, err = 0;
+			float *hl, *hr, dl, dr;
+			double *b, *ref, worst_ild = 0, worst_itd = 0;
+			fftw_complex *B[2], *R[2];
+			size_t bf;
+			int bch, brate;
+
+			snprintf(wav, sizeof(wav), "%s/out/S_L.binaural.wav", dir);
+			b = read_wav(wav, &bf, &bch, &brate);
+			assert_int_equal(bch, 2);
+			e = mysofa_open_no_norm("/usr/share/libmysofa/default.sofa", (float)brate, &len,
+						&err);
+			assert_non_null(e);
+			hl = calloc((size_t)len, sizeof(float));
+			hr = calloc((size_t)len, sizeof(float));
+			mysofa_getfilter_float(e, 0, 1.4f, 0, hl, hr, &dl, &dr);
+			/* the reference: the same direct sound (W, the pressure) through the set's
+			 * filters, in the same window */
+			ref = calloc(2 * bf, sizeof(double));
+			for (size_t i = 0; i < bf; i++)
+				for (int j = 0; j < len && (size_t)j <= i; j++) {
+					ref[2 * i] += hl[j] * w0[(i - (size_t)j)];
+					ref[2 * i + 1] += hr[j] * w0[(i - (size_t)j)];
+				}
+			for (int ear = 0; ear < 2; ear++) {
+				B[ear] = fftw_alloc_complex(m / 2 + 1);
+				R[ear] = fftw_alloc_complex(m / 2 + 1);
+				spectrum(b, 2, ear, from, n, m, B[ear]);
+				spectrum(ref, 2, ear, from, n, m, R[ear]);
+			}
+			/* per octave band (the top one ends at fmax): the level difference of the
+			 * bands' energies; the delay difference of every bin */
+			for (double f0 = 177; f0 < f_top; f0 *= 2) {
+				double en[4] = { 0, 0, 0, 0 };
+
+				for (size_t k = 1; k <= m / 2; k++) {
+					const double f = (double)k * brate / (double)m;
+					double complex ours, theirs;
+
+					if (f < f0 / sqrt(2) || f >= fmin(f0 * sqrt(2), f_top))
+						continue;
+					en[0] += B[0][k][0] * B[0][k][0] + B[0][k][1] * B[0][k][1];
+					en[1] += B[1][k][0] * B[1][k][0] + B[1][k][1] * B[1][k][1];
+					en[2] += R[0][k][0] * R[0][k][0] + R[0][k][1] * R[0][k][1];
+					en[3] += R[1][k][0] * R[1][k][0] + R[1][k][1] * R[1][k][1];
+					ours = (B[0][k][0] + I * B[0][k][1]) / (B[1][k][0] + I * B[1][k][1]);
+					theirs = (R[0][k][0] + I * R[0][k][1]) / (R[1][k][0] + I * R[1][k][1]);
+					worst_itd = fmax(worst_itd, fabs(carg(ours / theirs)) / (2 * M_PI * f));
+				}
+				print_message("octave at %.0f Hz: ILD %.2f dB, the set's %.2f dB\n", f0,
+					      10 * log10(en[0] / en[1]), 10 * log10(en[2] / en[3]));
+				worst_ild = fmax(worst_ild, fabs(10 * log10(en[0] / en[1] * en[3] / en[2])));
+			}
+			print_message("binaural at 90 degrees: worst ILD difference %.2f dB, worst "
+				      "interaural delay difference %.1f us\n", worst_ild, 1e6 * worst_itd);
+			assert_true(worst_ild < 1);
+			assert_true(worst_itd < 50e-6);
+			for (int ear = 0; ear < 2; ear++) {
+				fftw_free(B[ear]);
+				fftw_free(R[ear]);
+			}
+			assert_int_equal(bf, frames);
+			free(b);
+			free(ref);
+			free(hl);
+			free(hr);
+			mysofa_close(e);
+		}
+		free(w0);
+	}
+	print_message("far source: worst direction error %.2f degrees; channel gains within %.2f "
+		      "dB, small ones within %.3f of W\n", worst_doa, worst_db, worst_abs);
+	assert_true(worst_doa < 3);
+	assert_true(worst_db < 0.5);
+	assert_true(worst_abs < 0.06);
+	assert_int_equal(sh("rm -rf %s", dir), 0);
+}
+
+/* x (frames x channels) band-passed from lo to hi Hz, zero phase (raised-cosine edges of an
+ * octave), channel by channel, in place. */
+static void bandpass(double *x, size_t frames, int channels, double fs, double lo, double hi)
+{
+	size_t m = 1;
+
+	while (m < 2 * frames)
+		m *= 2;
+	{
+		double *y = fftw_alloc_real(m);
+		fftw_complex *Y = fftw_alloc_complex(m / 2 + 1);
+		fftw_plan f = fftw_plan_dft_r2c_1d((int)m, y, Y, FFTW_ESTIMATE);
+		fftw_plan b = fftw_plan_dft_c2r_1d((int)m, Y, y, FFTW_ESTIMATE);
+
+		for (int ch = 0; ch < channels; ch++) {
+			memset(y, 0, m * sizeof(double));
+			for (size_t i = 0; i < frames; i++)
+				y[i] = x[i * (size_t)channels + (size_t)ch];
+			fftw_execute(f);
+			for (size_t k = 0; k <= m / 2; k++) {
+				const double fr = (double)k * fs / (double)m;
+				const double a = log2(fmax(fr, 1e-9) / lo), c = log2(fr / hi + 1e-300);
+				double g = 1;
+
+				g *= a <= -0.5 ? 0 : a >= 0.5 ? 1 : 0.5 + 0.5 * sin(M_PI * a);
+				g *= c >= 0.5 ? 0 : c <= -0.5 ? 1 : 0.5 - 0.5 * sin(M_PI * c);
+				Y[k][0] *= g / (double)m;
+				Y[k][1] *= g / (double)m;
+			}
+			fftw_execute(b);
+			for (size_t i = 0; i < frames; i++)
+				x[i * (size_t)channels + (size_t)ch] = y[i];
+		}
+		fftw_destroy_plan(f);
+		fftw_destroy_plan(b);
+		fftw_free(y);
+		fftw_free(Y);
+	}
+}
+
+/*
+ * A shoebox: the first six reflections (of the image sources up to order 3, the first six
+ * after the direct sound, each at least 1 ms from its neighbours), each direction from the
+ * first-order response's intensity in 0.5 ms either side of its arrival (250 Hz to fmax),
+ * within 5 degrees of its image source's.
+ */
+static void shoebox_reflections(void **state)
+{
+	char dir[] = "/tmp/roomsim-spatial-XXXXXX", path[256], wav[320];
+	static const double src[3] = { 2.36, 2.97, 1.46 }, rec[3] = { 2.12, 3.11, 1.03 };
+	static const double box[3] = { 5, 4, 3 };
+	double t[400], d[400][3], worst = 0, *x;
+	int order[400], nim = 0, channels, rate;
+	size_t frames;
+
+	(void)state;
+	run_room(dir, path, sizeof(path),
+		 "grid: {fmax: 2000}\nduration: 0.016\ngeometry: {box: [5.0, 4.0, 3.0]}\n"
+		 "materials: {w: {absorption: 0.1}}\nsurfaces: {default: w}\n"
+		 "sources: [{name: S, position: [2.36, 2.97, 1.46], signal: impulse}]\n"
+		 "receivers: [{name: R, position: [2.12, 3.11, 1.03], ambisonics: 1}]\n"
+		 "output: {dir: %s/out, wav: {samplerate: 48000, format: float32}}\n", dir);
+	/* the image sources to order 3: (1 - 2 p) src + 2 n box on each axis */
+	for (int nx = -2; nx <= 2; nx++)
+		for (int ny = -2; ny <= 2; ny++)
+			for (int nz = -2; nz <= 2; nz++)
+				for (int p = 0; p < 8; p++) {
+					const int n3[3] = { nx, ny, nz };
+					double v[3], len = 0;
+					int o = 0;
+
+					for (int a = 0; a < 3; a++) {
+						const int pa = p >> a & 1;
+
+						v[a] = (1 - 2 * pa) * src[a] + 2 * n3[a] * box[a] - rec[a];
+						o += abs(2 * n3[a] - pa);
+						len += v[a] * v[a];
+					}
+					if (o > 3)
+						continue;
+					len = sqrt(len);
+					assert_true(nim < 400);
+					t[nim] = len / C;
+					order[nim] = o;
+					for (int a = 0; a < 3; a++)
+						d[nim][a] = v[a] / len;
+					nim++;
+				}
+	for (int i = 1; i < nim; i++)	/* by time */
+		for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+			double tt = t[j], dd[3];
+			int oo = order[j];
+
+			memcpy(dd, d[j], sizeof(dd));
+			t[j] = t[j - 1];
+			order[j] = order[j - 1];
+			memcpy(d[j], d[j - 1], sizeof(dd));
+			t[j - 1] = tt;
+			order[j - 1] = oo;
+			memcpy(d[j - 1], dd, sizeof(dd));
+		}
+	for (int i = 1; i <= 7; i++)	/* the test's premise: separate arrivals */
+		assert_true(t[i] - t[i - 1] > 1e-3);
+	snprintf(wav, sizeof(wav), "%s/out/S_R.ambix.wav", dir);
+	x = read_wav(wav, &frames, &channels, &rate);
+	assert_int_equal(channels, 4);
+	bandpass(x, frames, channels, rate, 250, 2000);
+	for (int i = 1; i <= 6; i++) {
+		const long c0 = lround(t[i] * rate), w = lround(0.5e-3 * rate);
+		double v[3] = { 0, 0, 0 }, ang;
+
+		assert_true(c0 + w < (long)frames);
+		for (long k = c0 - w; k <= c0 + w; k++) {
+			const double *s = x + k * channels;
+
+			v[0] += s[0] * s[3];
+			v[1] += s[0] * s[1];
+			v[2] += s[0] * s[2];
+		}
+		ang = acos(fmin(1, (v[0] * d[i][0] + v[1] * d[i][1] + v[2] * d[i][2]) /
+				    sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]))) * 180 / M_PI;
+		print_message("reflection %d (order %d) at %.2f ms: %.2f degrees off\n", i, order[i],
+			      1e3 * t[i], ang);
+		worst = fmax(worst, ang);
+	}
+	assert_true(worst < 5);
+	free(x);
+	assert_int_equal(sh("rm -rf %s", dir), 0);
+}
+
+/*
+ * A hybrid run: every spatial WAV is full band and written; the ambisonic W channel is the
+ * mono response (the wave part's W is its pressure, the geometric part's W its mono
+ * response); the binaural response has the mono one's level in every octave of the
+ * diffuse part within 3 dB (the HRTFs equalised for the diffuse field).
+ */
+static void hybrid(void **state)
+{
+	char dir[] = "/tmp/roomsim-spatial-XXXXXX", path[256], wav[320];
+	double *m, *a, *b, num = 0, den = 0;
+	size_t fm, fa, fb;
+	int ch, rate;
+
+	(void)state;
+	run_room(dir, path, sizeof(path),
+		 "grid: {fmax: 500}\nduration: 0.4\ngeometry: {box: [4.0, 3.0, 2.5]}\n"
+		 "materials: {w: {absorption: 0.2, scattering: 0.2}}\nsurfaces: {default: w}\n"
+		 "sources: [{name: S, position: [1.1, 0.9, 1.3], signal: impulse}]\n"
+		 "receivers: [{name: R, position: [2.7, 2.05, 1.35], ambisonics: 1, binaural: true}]\n"
+		 "output: {dir: %s/out, wav: {samplerate: 48000, format: float32}}\n"
+		 "hybrid: {crossover: 300, rays: 20000}\n", dir);
+	snprintf(wav, sizeof(wav), "%s/out/S_R.wav", dir);
+	m = read_wav(wav, &fm, &ch, &rate);
+	snprintf(wav, sizeof(wav), "%s/out/S_R.ambix.wav", dir);
+	a = read_wav(wav, &fa, &ch, &rate);
+	assert_int_equal(ch, 4);
+	snprintf(wav, sizeof(wav), "%s/out/S_R.binaural.wav", dir);
+	b = read_wav(wav, &fb, &ch, &rate);
+	assert_int_equal(ch, 2);
+	assert_int_equal(fa, fm);
+	assert_int_equal(fb, fm);
+	for (size_t i = 0; i < fm; i++) {
+		num += (a[4 * i] - m[i]) * (a[4 * i] - m[i]);
+		den += m[i] * m[i];
+	}
+	print_message("W against the mono response: %.2g relative\n", sqrt(num / den));
+	assert_true(sqrt(num / den) < 0.01);
+	{	/* octaves of the diffuse part (after 50 ms): binaural against mono */
+		const size_t from = (size_t)(0.05 * rate), n = fm - from, mm = 32768;
+		fftw_complex *M = fftw_alloc_complex(mm / 2 + 1), *B[2] = {
+			fftw_alloc_complex(mm / 2 + 1), fftw_alloc_complex(mm / 2 + 1) };
+
+		spectrum(m, 1, 0, from, n, mm, M);
+		spectrum(b, 2, 0, from, n, mm, B[0]);
+		spectrum(b, 2, 1, from, n, mm, B[1]);
+		for (double f0 = 250; f0 <= 8000; f0 *= 2) {
+			double em = 0, eb = 0;
+
+			for (size_t k = 0; k <= mm / 2; k++) {
+				const double f = (double)k * rate / (double)mm;
+
+				if (f < f0 / sqrt(2) || f >= f0 * sqrt(2))
+					continue;
+				em += M[k][0] * M[k][0] + M[k][1] * M[k][1];
+				for (int e = 0; e < 2; e++)
+					eb += 0.5 * (B[e][k][0] * B[e][k][0] + B[e][k][1] * B[e][k][1]);
+			}
+			print_message("%5.0f Hz octave: binaural %+.2f dB against mono\n", f0,
+				      10 * log10(eb / em));
+			assert_true(fabs(10 * log10(eb / em)) < 3);
+		}
+		fftw_free(M);
+		fftw_free(B[0]);
+		fftw_free(B[1]);
+	}
+	free(m);
+	free(a);
+	free(b);
+	assert_int_equal(sh("rm -rf %s", dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(far_source),
+		cmocka_unit_test(shoebox_reflections),
+		cmocka_unit_test(hybrid),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
