@@ -125,6 +125,11 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	}
 	printf("steps      %ld per source, %d source(s), %d receiver(s)\n", p->steps,
 	       room->nsources, room->nreceivers);
+	for (int s = 0; s < room->nsources; s++)
+		if (room->sources[s].pattern_a != 1)
+			printf("source     %s: %s aimed at [%.3f, %.3f, %.3f], at its cell's centre\n",
+			       room->sources[s].name, room->sources[s].pattern, room->sources[s].aim[0],
+			       room->sources[s].aim[1], room->sources[s].aim[2]);
 	for (int q = 0; q < room->nreceivers; q++) {
 		const struct room_receiver *c = &room->receivers[q];
 		const int order = app_spatial_order(c);

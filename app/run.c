@@ -7,6 +7,7 @@
  * written as soon as that source finishes, so Ctrl-C loses nothing already computed.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -132,6 +133,25 @@ static int check_points(struct run *r, struct rs_error *err)
 			       pos[0], pos[1], pos[2], d, lo, r->plan.grid.size[0] - lo, lo,
 			       r->plan.grid.size[1] - lo, lo, r->plan.grid.size[2] - lo);
 	}
+	for (int i = 0; i < room->nsources; i++) {	/* directional ones: their cells' centres */
+		const struct room_source *s = &room->sources[i];
+		double c[3];
+		char key[64];
+
+		if (s->pattern_a == 1)
+			continue;
+		snprintf(key, sizeof(key), "sources[%d].directivity", i);
+		if (r->plan.grid.fcc)
+			return room_at(err, room, s->pattern_at, key, "%s needs a cubic grid: the "
+				       "fcc scheme has no directional sources (valid: omni, or another "
+				       "stencil)", s->pattern);
+		run_source_pos(r, s, c);
+		if (vox_point(r->grid, c, node, w, &d))
+			return room_at(err, room, s->pattern_at, key, "a %s source sits at the centre "
+				       "of its cell, [%.3f, %.3f, %.3f], and that is not in the air "
+				       "(valid: a position a cell or more inside the walls)", s->pattern,
+				       c[0], c[1], c[2]);
+	}
 	return 0;
 }
 
@@ -175,6 +195,54 @@ static long frames_by(long step, long every, long lag)
 	return step < lag ? 0 : (step - lag) / every + 1;
 }
 
+void run_source_pos(const struct run *r, const struct room_source *src, double pos[3])
+{
+	const double h = r->plan.grid.h;
+
+	for (int a = 0; a < 3; a++)
+		pos[a] = src->pattern_a == 1 ? src->pos[a]
+		       : r->grid->origin[a] + (floor((src->pos[a] - r->grid->origin[a]) / h) + 0.5) * h;
+}
+
+/*
+ * Source src into the engine, driven by sig: an omni source as a point; a directional one
+ * (docs/physics.md, "Directional sources") at its cell's centre, on its eight nodes, as a
+ * monopole of a sig and a dipole along its aim whose two poles, a cell apart, carry
+ * +-(1 - a) lambda times the running sum of sig (trapezoidal): in the far field
+ * (a + (1 - a) cos) sig.
+ */
+static int add_source(struct run *r, const struct room_source *src, const double *sig, long n)
+{
+	const double a = src->pattern_a;
+	double pos[3], w[8], d, g[8], *v, sum = 0;
+	int node[8][3], lo[3] = { INT_MAX, INT_MAX, INT_MAX }, rc;
+
+	if (a == 1)
+		return fdtd_add_source(r->engine, src->pos, sig, (size_t)n) < 0 ? -1 : 0;
+	run_source_pos(r, src, pos);
+	if (vox_point(r->grid, pos, node, w, &d) || !(v = malloc((size_t)n * 8 * sizeof(double))))
+		return -1;
+	for (int c = 0; c < 8; c++)
+		for (int k = 0; k < 3; k++)
+			lo[k] = node[c][k] < lo[k] ? node[c][k] : lo[k];
+	/* the aim's derivative of each node's weight at the centre, times h: +-1/4 per axis */
+	for (int c = 0; c < 8; c++) {
+		g[c] = 0;
+		for (int k = 0; k < 3; k++)
+			g[c] += src->aim[k] * (node[c][k] > lo[k] ? 0.25 : -0.25);
+	}
+	for (long i = 0; i < n; i++) {
+		const double q = (1 - a) * r->plan.lambda * (sum + 0.5 * sig[i]);
+
+		for (int c = 0; c < 8; c++)
+			v[8 * i + c] = a * sig[i] * w[c] + q * g[c];
+		sum += sig[i];
+	}
+	rc = fdtd_add_source_nodes(r->engine, pos, v, (size_t)n);
+	free(v);
+	return rc < 0 ? -1 : 0;
+}
+
 static int simulate(struct run *r, int s, struct rs_error *err)
 {
 	const struct room *room = r->room;
@@ -193,13 +261,14 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	int *index = NULL, rc = 0;
 	long batch, chunk;
 	char path[ROOM_PATH_MAX + 80];
+	double at[3];
 
 	if (!sig)
 		return rs_fail(err, RS_ENOMEM, "out of memory for the source signal");
 	fdtd_reset(r->engine);
 	sig_source(src, r->plan.dt, (size_t)steps, sig);
-	if (point_here(r, src->pos) &&
-	    fdtd_add_source(r->engine, src->pos, sig, (size_t)steps) < 0) {
+	run_source_pos(r, src, at);
+	if (point_here(r, at) && add_source(r, src, sig, steps)) {
 		rc = rs_fail(err, RS_ENOMEM, "cannot add source %s: %s", src->name,
 			     fdtd_error(r->engine));
 		goto out;

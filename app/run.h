@@ -81,6 +81,9 @@ struct run {
 	char resume_path[ROOM_PATH_MAX + 64];
 };
 
+/* Where source src is: its position, or a directional source's cell's centre. */
+void run_source_pos(const struct run *r, const struct room_source *src, double pos[3]);
+
 /* ---- outputs (run_out.c) ---- */
 
 /* Source s's receiver signals with the air's absorption over the path (solver/air.h). */

@@ -25,6 +25,7 @@ static int trace_source(struct run *r, int s, struct rs_error *err)
 	struct ga_image **im = calloc((size_t)(nrec ? nrec : 1), sizeof(*im));
 	size_t *n = calloc((size_t)(nrec ? nrec : 1), sizeof(*n));
 	struct ga_hist h = { 0 };
+	double at[3];
 	int rc;
 
 	if (!rec || !im || !n) {
@@ -35,10 +36,11 @@ static int trace_source(struct run *r, int s, struct rs_error *err)
 	}
 	for (int q = 0; q < nrec; q++)
 		memcpy(rec[q], room->receivers[q].pos, sizeof(rec[q]));
-	rc = ga_images(r->ga, room->sources[s].pos, (const double (*)[3])rec, nrec, r->ga_order,
-		       im, n, err);
+	run_source_pos(r, &room->sources[s], at);
+	ga_directivity(r->ga, room->sources[s].pattern_a, room->sources[s].aim);
+	rc = ga_images(r->ga, at, (const double (*)[3])rec, nrec, r->ga_order, im, n, err);
 	if (!rc)
-		rc = ga_trace_spatial(r->ga, room->sources[s].pos, (const double (*)[3])rec, nrec,
+		rc = ga_trace_spatial(r->ga, at, (const double (*)[3])rec, nrec,
 				      run_spatial_flags(r), hy->receiver_radius, room->duration,
 				      hy->rays, r->ga_order, hy->seed + (unsigned long)s, &h, err);
 	for (int q = 0; q < nrec && !rc; q++) {

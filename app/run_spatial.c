@@ -18,7 +18,10 @@
 #include "../solver/convolve.h"
 #include "../solver/spatial.h"
 
-#define HRTF_REG 1e-3	/* the HRTFs' fit: Tikhonov weight against the mean of its diagonal */
+#define HRTF_REG 1e-3
+/* the encoder solves up to this times fmax: above it the WAVs' low-pass at fmax (or the
+ * crossover's, below fmax) leaves nothing */
+#define ENCODE_TOP 1.5	/* the HRTFs' fit: Tikhonov weight against the mean of its diagonal */
 
 struct run_spatial {
 	int q;			/* the receiver */
@@ -428,7 +431,8 @@ int run_spatial_encode(struct run *r, int s, struct rs_error *err)
 				memset(out[c], 0, ns * sizeof(double));
 			}
 			if (r->part.rank == 0)
-				rc = sp_encode(&sp->enc, p, n, r->plan.fs, r->room->c, out, err);
+				rc = sp_encode(&sp->enc, p, n, r->plan.fs, r->room->c,
+					       ENCODE_TOP * r->room->fmax, out, err);
 		}
 		free(buf);
 		free(p);

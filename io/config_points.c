@@ -54,7 +54,12 @@ static int parse_point(struct yp *p, yaml_node_t *n, const char *path, char *nm,
 int cfg_parse_sources(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "name", "position", "signal", "fc", "amplitude",
-					    "delay", "highpass", NULL };
+					    "delay", "highpass", "directivity", "orientation", NULL };
+	/* the first-order patterns a + (1 - a) cos: omni, cardioid, supercardioid (the most
+	 * front-to-back energy), hypercardioid (the most directivity), figure-of-eight */
+	static const char *const patterns[] = { "omni", "cardioid", "supercardioid",
+						"hypercardioid", "figure-of-eight", NULL };
+	static const double pattern_a[] = { 1, 0.5, 0.36602540378443865, 0.25, 0 };
 	static const char *const signals[] = { "impulse", "gaussian", "ricker", NULL };
 	struct room *r = p->room;
 	yaml_node_t *l, *n, *v;
@@ -103,6 +108,38 @@ int cfg_parse_sources(struct yp *p, yaml_node_t *root)
 		if ((v = yp_get(p, n, "highpass")) &&
 		    yp_num(p, v, key, 0, 0, r->fmax / 4, 0, &s->highpass))
 			return RS_EINPUT;
+		s->pattern_a = 1;
+		s->aim[0] = 1;
+		snprintf(s->pattern, sizeof(s->pattern), "omni");
+		snprintf(key, sizeof(key), "%s.directivity", path);
+		if ((v = yp_get(p, n, "directivity"))) {
+			int k;
+
+			if (yp_choice(p, v, key, patterns, &k))
+				return RS_EINPUT;
+			s->pattern_a = pattern_a[k];
+			snprintf(s->pattern, sizeof(s->pattern), "%s", patterns[k]);
+			s->pattern_at = yp_mark(v);
+		}
+		snprintf(key, sizeof(key), "%s.orientation", path);
+		if ((v = yp_get(p, n, "orientation"))) {
+			static const char *const okeys[] = { "azimuth", "elevation", NULL };
+			double az = 0, el = 0;
+			yaml_node_t *o;
+			char k2[160];
+
+			if (yp_want_map(p, v, key) || yp_check_keys(p, v, key, okeys))
+				return RS_EINPUT;
+			snprintf(k2, sizeof(k2), "%s.azimuth", key);
+			if ((o = yp_get(p, v, "azimuth")) && yp_num(p, o, k2, -360, 0, 360, 0, &az))
+				return RS_EINPUT;
+			snprintf(k2, sizeof(k2), "%s.elevation", key);
+			if ((o = yp_get(p, v, "elevation")) && yp_num(p, o, k2, -90, 0, 90, 0, &el))
+				return RS_EINPUT;
+			s->aim[0] = cos(el * M_PI / 180) * cos(az * M_PI / 180);
+			s->aim[1] = cos(el * M_PI / 180) * sin(az * M_PI / 180);
+			s->aim[2] = sin(el * M_PI / 180);
+		}
 	}
 	return 0;
 }

@@ -84,6 +84,12 @@ struct room_source {
 	double delay;		/* s, shifts the signal */
 	double highpass;	/* Hz, DC-blocking high-pass on the injected signal; 0 = off */
 	struct room_mark at;	/* of the position key, for "outside the air" errors */
+	/* directivity (docs/input.md, "Directional sources"): the first-order pattern
+	 * a + (1 - a) cos(angle from aim), a = 1 omni; its name, and where it was given */
+	double pattern_a;
+	double aim[3];		/* unit vector */
+	char pattern[24];
+	struct room_mark pattern_at;
 };
 
 #define ROOM_MAX_AMBISONICS 4	/* the highest ambisonic order of a receiver */

@@ -199,16 +199,27 @@ static void inject(struct fdtd *f)
 	for (int s = 0; s < f->nsrc; s++) {
 		const struct fdtd_point *pt = &f->src[s];
 
-		if ((size_t)f->step >= pt->len || pt->signal[f->step] == 0)
+		if ((size_t)f->step >= pt->len)
+			continue;
+		if (pt->nodes) {	/* node by node, as the GPU gets them */
+			for (int c = 0; c < 8; c++)
+				if (pt->nodes[8 * f->step + c] != 0)
+					add(f, f->prev, pt->cell[c],
+					    f->inject * pt->nodes[8 * f->step + c]);
+			continue;
+		}
+		if (pt->signal[f->step] == 0)
 			continue;
 		for (int c = 0; c < 8; c++)
 			add(f, f->prev, pt->cell[c], f->inject * pt->signal[f->step] * pt->w[c]);
 	}
 }
 
-/* Sample n of every receiver: the interpolation of u^n at its eight nodes. */
+/* Sample n of every receiver: the interpolation of u^n at its eight nodes (on the threads
+ * when there are many: a spatial receiver's ball). */
 static void record(struct fdtd *f)
 {
+#pragma omp parallel for if (f->nrec > 256) num_threads(f->threads) schedule(static)
 	for (int r = 0; r < f->nrec; r++) {
 		struct fdtd_point *pt = &f->rec[r];
 		double y = 0;

@@ -363,8 +363,10 @@ static void free_points(struct fdtd_point *pts, int n)
 {
 	if (!pts)	/* the GPU keeps its points itself */
 		return;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		free(pts[i].signal);
+		free(pts[i].nodes);
+	}
 	free(pts);
 }
 
@@ -451,6 +453,35 @@ int fdtd_add_source(struct fdtd *f, const double pos[3], const double *signal, s
 		return -1;
 	}
 	memcpy(pt.signal, signal, n * sizeof(*pt.signal));
+	pt.len = n;
+	*slot = pt;
+	return f->nsrc - 1;
+}
+
+int fdtd_add_source_nodes(struct fdtd *f, const double pos[3], const double *values, size_t n)
+{
+	struct fdtd_point pt = { 0 }, *slot;
+
+	if (locate(f, pos, &pt))
+		return -1;
+	if (f->gpu) {
+		double *inj = malloc(n * 8 * sizeof(double));
+		int rc;
+
+		if (!inj)
+			return -1;
+		for (size_t i = 0; i < 8 * n; i++)
+			inj[i] = f->inject * values[i];
+		rc = GPU_CALL(cuda_set_source(f->gpu, pt.cell, inj, n, &f->err));
+		free(inj);
+		return rc ? -1 : 0;
+	}
+	pt.nodes = malloc(n * 8 * sizeof(*pt.nodes));
+	if (!pt.nodes || !(slot = grow(&f->src, &f->nsrc))) {
+		free(pt.nodes);
+		return -1;
+	}
+	memcpy(pt.nodes, values, n * 8 * sizeof(*pt.nodes));
 	pt.len = n;
 	*slot = pt;
 	return f->nsrc - 1;

@@ -123,6 +123,10 @@ const char *fdtd_error(const struct fdtd *f);
  */
 int fdtd_add_source(struct fdtd *f, const double pos[3], const double *signal, size_t n);
 
+/* The same, node by node: values[8 i + c] at step i for node c of vox_point()'s eight (a
+ * directional source: a monopole and a dipole on the same nodes). -1 if pos is not in air. */
+int fdtd_add_source_nodes(struct fdtd *f, const double pos[3], const double *values, size_t n);
+
 /* Receiver at pos, read from the eight nodes of vox_point(); its index, -1 if not in air. */
 int fdtd_add_receiver(struct fdtd *f, const double pos[3]);
 

@@ -26,7 +26,8 @@ struct fdtd_point {
 	size_t cell[8];
 	double w[8];
 	double *signal;		/* source: injected values; receiver: recorded samples */
-	size_t len;		/* entries of signal */
+	double *nodes;		/* or a source given node by node: nodes[8 i + c] at step i */
+	size_t len;		/* entries of signal (steps of nodes) */
 };
 
 struct fdtd {

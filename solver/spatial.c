@@ -246,41 +246,53 @@ static void solve(double complex *A, double complex *b, int n)
 }
 
 int sp_encode(const struct sp_encoder *e, const double *const *p, size_t n, double fs, double c,
-	      double **out, struct rs_error *err)
+	      double ftop, double **out, struct rs_error *err)
 {
 	const int nh = (e->fit + 1) * (e->fit + 1), no = (e->order + 1) * (e->order + 1);
 	const int ns = e->nshells;
-	size_t m = 1;
-	double *g = grams(e), *buf, *jn;
-	double complex *U, *A, *rhs, *B;
-	fftw_complex *X;
+	size_t m = 1, nf, kt;
+	double *g = grams(e);
+	double complex *R = NULL, *B = NULL;
 	fftw_plan fwd = NULL, inv = NULL;
-	int rc = 0;
+	double *buf0 = NULL;
+	fftw_complex *X0 = NULL;
+	int rc = 0, fail = 0;
 
 	while (m < 2 * n)
 		m *= 2;
-	buf = fftw_alloc_real(m);
-	X = fftw_alloc_complex(m / 2 + 1);
-	U = malloc((size_t)ns * nh * (m / 2 + 1) * sizeof(*U));
-	B = malloc((size_t)no * (m / 2 + 1) * sizeof(*B));
-	A = malloc((size_t)nh * nh * sizeof(*A));
-	rhs = malloc((size_t)nh * sizeof(*rhs));
-	jn = malloc((size_t)ns * (e->fit + 1) * sizeof(double));
-	if (!g || !buf || !X || !U || !B || !A || !rhs || !jn) {
+	nf = m / 2 + 1;
+	kt = (size_t)fmin((double)nf, ceil(ftop * (double)m / fs) + 1);	/* bins to solve */
+	R = calloc((size_t)nh * kt, sizeof(*R));
+	B = calloc((size_t)no * nf, sizeof(*B));
+	buf0 = fftw_alloc_real(m);
+	X0 = fftw_alloc_complex(nf);
+	if (!g || !R || !B || !buf0 || !X0) {
 		rc = rs_fail(err, RS_ENOMEM, "out of memory encoding an ambisonic receiver");
 		goto out;
 	}
-	fwd = fftw_plan_dft_r2c_1d((int)m, buf, X, FFTW_ESTIMATE);
-	inv = fftw_plan_dft_c2r_1d((int)m, X, buf, FFTW_ESTIMATE);
+	/* plans made once here (the planner is not thread-safe), run on each thread's arrays */
+	fwd = fftw_plan_dft_r2c_1d((int)m, buf0, X0, FFTW_ESTIMATE);
+	inv = fftw_plan_dft_c2r_1d((int)m, X0, buf0, FFTW_ESTIMATE);
 	if (!fwd || !inv) {
 		rc = rs_fail(err, RS_ENOMEM, "FFTW: no plan for %zu samples", m);
 		goto out;
 	}
-	/* U[s][h](f): the spectrum of sum over shell s's points of Y_h(point) p(point) */
-	for (int s = 0; s < ns; s++)
-		for (int h = 0; h < nh; h++) {
+	/* R[h](f) = sum over shells of 4 pi (-i)^n j_n(k r_s) times the spectrum of the sum over
+	 * shell s's points of Y_h(point) p(point): the normal equations' right-hand side */
+#pragma omp parallel reduction(| : fail)
+	{
+		double *buf = fftw_alloc_real(m);
+		fftw_complex *X = fftw_alloc_complex(nf);
+		double complex *Rt = calloc((size_t)nh * kt, sizeof(*Rt));
+
+		fail = !buf || !X || !Rt;
+#pragma omp for schedule(dynamic, 1)
+		for (int sh = 0; sh < ns * nh; sh++) {
+			const int s = sh / nh, h = sh % nh, nn = (int)floor(sqrt(h + 0.5));
 			int any = 0;
 
+			if (fail)
+				continue;
 			memset(buf, 0, m * sizeof(double));
 			for (int q = 0; q < e->npoints; q++) {
 				const double w = e->y[(size_t)q * nh + h];
@@ -291,66 +303,102 @@ int sp_encode(const struct sp_encoder *e, const double *const *p, size_t n, doub
 				for (size_t i = 0; i < n; i++)
 					buf[i] += w * p[q][i];
 			}
-			if (any)
-				fftw_execute(fwd);
-			for (size_t k = 0; k <= m / 2; k++)
-				U[((size_t)s * nh + h) * (m / 2 + 1) + k] = any ? X[k] : 0;
-		}
-	for (size_t k = 0; k <= m / 2; k++) {
-		const double kw = 2 * M_PI * (double)k * fs / (double)m / c;
-		double lambda;
+			if (!any)
+				continue;
+			fftw_execute_dft_r2c(fwd, buf, X);
+			for (size_t k = 0; k < kt; k++) {
+				const double kw = 2 * M_PI * (double)k * fs / (double)m / c;
 
-		for (int s = 0; s < ns; s++)
-			for (int o = 0; o <= e->fit; o++)
-				jn[s * (e->fit + 1) + o] = sp_bessel(o, kw * e->r[s]);
-		/* normal equations: M = sum_s conj(b_h) b_h' G_s, b_h = 4 pi i^n j_n(k r_s) */
-		for (int a = 0; a < nh; a++) {
-			const int na = (int)floor(sqrt(a + 0.5));
-
-			rhs[a] = 0;
-			for (int b = 0; b < nh; b++) {
-				const int nb = (int)floor(sqrt(b + 0.5));
-				double sum = 0;
-
-				for (int s = 0; s < ns; s++)
-					sum += jn[s * (e->fit + 1) + na] * jn[s * (e->fit + 1) + nb] *
-					       g[((size_t)s * nh + a) * nh + b];
-				A[a * nh + b] = 16 * M_PI * M_PI * cpow(I, nb - na) * sum;
+				Rt[(size_t)h * kt + k] += 4 * M_PI * cpow(-I, nn) *
+							  sp_bessel(nn, kw * e->r[s]) * X[k];
 			}
-			for (int s = 0; s < ns; s++)
-				rhs[a] += 4 * M_PI * cpow(-I, na) * jn[s * (e->fit + 1) + na] *
-					  U[((size_t)s * nh + a) * (m / 2 + 1) + k];
 		}
-		/* no order gains more than max_gain over order 0 */
-		lambda = creal(A[0]) / (e->max_gain * e->max_gain);
-		for (int a = 0; a < nh; a++)
-			A[a * nh + a] += lambda;
-		solve(A, rhs, nh);
-		for (int a = 0; a < no; a++) {
-			const int na = (int)floor(sqrt(a + 0.5));
-
-			B[(size_t)a * (m / 2 + 1) + k] = rhs[a] * sqrt(4 * M_PI / (2 * na + 1));
-		}
+#pragma omp critical
+		for (size_t i = 0; Rt && i < (size_t)nh * kt; i++)
+			R[i] += Rt[i];
+		free(Rt);
+		fftw_free(buf);
+		fftw_free(X);
 	}
-	for (int a = 0; a < no; a++) {
-		for (size_t k = 0; k <= m / 2; k++)	/* complex.h first: fftw_complex is one */
-			X[k] = B[(size_t)a * (m / 2 + 1) + k];
-		fftw_execute(inv);
-		for (size_t i = 0; i < n; i++)
-			out[a][i] = buf[i] / (double)m;
+	/* per frequency: normal equations, regularised, solved */
+#pragma omp parallel reduction(| : fail)
+	{
+		double complex *A = malloc((size_t)nh * nh * sizeof(*A));
+		double complex *rhs = malloc((size_t)nh * sizeof(*rhs));
+		double *jn = malloc((size_t)ns * (e->fit + 1) * sizeof(double));
+
+		fail |= !A || !rhs || !jn;
+#pragma omp for schedule(static)
+		for (size_t k = 0; k < kt; k++) {
+			const double kw = 2 * M_PI * (double)k * fs / (double)m / c;
+			double lambda;
+
+			if (!A || !rhs || !jn)
+				continue;
+			for (int s = 0; s < ns; s++)
+				for (int o = 0; o <= e->fit; o++)
+					jn[s * (e->fit + 1) + o] = sp_bessel(o, kw * e->r[s]);
+			/* M = sum_s conj(b_h) b_h' G_s, b_h = 4 pi i^n j_n(k r_s) */
+			for (int a = 0; a < nh; a++) {
+				const int na = (int)floor(sqrt(a + 0.5));
+
+				rhs[a] = R[(size_t)a * kt + k];
+				for (int b = 0; b < nh; b++) {
+					const int nb = (int)floor(sqrt(b + 0.5));
+					double sum = 0;
+
+					for (int s = 0; s < ns; s++)
+						sum += jn[s * (e->fit + 1) + na] * jn[s * (e->fit + 1) + nb] *
+						       g[((size_t)s * nh + a) * nh + b];
+					A[a * nh + b] = 16 * M_PI * M_PI * cpow(I, nb - na) * sum;
+				}
+			}
+			/* no order gains more than max_gain over order 0 */
+			lambda = creal(A[0]) / (e->max_gain * e->max_gain);
+			for (int a = 0; a < nh; a++)
+				A[a * nh + a] += lambda;
+			solve(A, rhs, nh);
+			for (int a = 0; a < no; a++) {
+				const int na = (int)floor(sqrt(a + 0.5));
+
+				B[(size_t)a * nf + k] = rhs[a] * sqrt(4 * M_PI / (2 * na + 1));
+			}
+		}
+		free(A);
+		free(rhs);
+		free(jn);
+	}
+	if (fail) {
+		rc = rs_fail(err, RS_ENOMEM, "out of memory encoding an ambisonic receiver");
+		goto out;
+	}
+#pragma omp parallel
+	{
+		double *buf = fftw_alloc_real(m);
+		fftw_complex *X = fftw_alloc_complex(nf);
+
+#pragma omp for schedule(dynamic, 1)
+		for (int a = 0; a < no; a++) {
+			if (!buf || !X)
+				continue;
+			for (size_t k = 0; k < nf; k++)	/* complex.h first: fftw_complex is one */
+				X[k] = B[(size_t)a * nf + k];
+			fftw_execute_dft_c2r(inv, X, buf);
+			for (size_t i = 0; i < n; i++)
+				out[a][i] = buf[i] / (double)m;
+		}
+		fftw_free(buf);
+		fftw_free(X);
 	}
 out:
 	if (fwd)
 		fftw_destroy_plan(fwd);
 	if (inv)
 		fftw_destroy_plan(inv);
-	fftw_free(buf);
-	fftw_free(X);
-	free(U);
+	fftw_free(buf0);
+	fftw_free(X0);
+	free(R);
 	free(B);
-	free(A);
-	free(rhs);
-	free(jn);
 	free(g);
 	return rc;
 }

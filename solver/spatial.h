@@ -58,9 +58,10 @@ void sp_band_clear(const struct sp_encoder *e, double c, double clear, double *l
 /*
  * Encode: p[i] the pressure at point i (n samples at fs), out[(order + 1)^2][n] the ambisonic
  * signals (ACN, SN3D): a plane wave from direction d with signal s at the receiver gives
- * s Y(d) in each channel. RS_ENOMEM.
+ * s Y(d) in each channel, up to ftop Hz (above it the signals are 0). On OpenMP's threads.
+ * RS_ENOMEM.
  */
 int sp_encode(const struct sp_encoder *e, const double *const *p, size_t n, double fs, double c,
-	      double **out, struct rs_error *err);
+	      double ftop, double **out, struct rs_error *err);
 
 #endif

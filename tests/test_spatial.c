@@ -112,7 +112,7 @@ static void plane_waves(void **state)
 			}
 			for (int a = 0; a < 16; a++)
 				out[a] = malloc(n * sizeof(double));
-			assert_int_equal(sp_encode(&e, (const double *const *)p, n, FS, C, out, &err), 0);
+			assert_int_equal(sp_encode(&e, (const double *const *)p, n, FS, C, FS / 2, out, &err), 0);
 			for (size_t i = 0; i < n; i++) {
 				ew += out[0][i] * out[0][i];
 				v[0] += out[0][i] * out[3][i];	/* X */

@@ -459,12 +459,108 @@ static void hybrid(void **state)
 	assert_int_equal(sh("rm -rf %s", dir), 0);
 }
 
+/*
+ * Directional sources in free field (the direct sound of a large box, before any
+ * reflection): five sources at one point, one of each pattern, aimed along +x, and a ring of
+ * receivers 2 m away in the horizontal plane every 30 degrees. Per octave band up to fmax,
+ * each receiver's level against the one on the axis is the pattern's, within 1 dB, where the
+ * pattern is above -12 dB: a + (1 - a) cos(theta) with the dipole's near field at 2 m,
+ * (1 - i / kr).
+ */
+static void directivity(void **state)
+{
+	static const char *const names[5] = { "omni", "cardioid", "supercardioid",
+					       "hypercardioid", "figure-of-eight" };
+	static const double pa[5] = { 1, 0.5, 0.36602540378443865, 0.25, 0 };
+	char dir[] = "/tmp/roomsim-spatial-XXXXXX", path[256], wav[320], text[4096];
+	const double src[3] = { 4.016, 4.016, 2.516 }, rad = 2, f_top = 1000;
+	double worst = 0;
+	size_t len = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	len += (size_t)snprintf(text + len, sizeof(text) - len,
+				"grid: {fmax: 1000}\nduration: 0.012\ngeometry: {box: [8.0, 8.0, 5.0]}\n"
+				"materials: {w: {absorption: 0.3}}\nsurfaces: {default: w}\nsources:\n");
+	for (int k = 0; k < 5; k++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"  - {name: S%d, position: [%g, %g, %g], signal: impulse, "
+					"directivity: %s}\n", k, src[0], src[1], src[2], names[k]);
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "receivers:\n");
+	for (int j = 0; j < 12; j++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"  - {name: R%d, position: [%.4f, %.4f, %g]}\n", j,
+					src[0] + rad * cos(j * M_PI / 6), src[1] + rad * sin(j * M_PI / 6),
+					src[2]);
+	snprintf(text + len, sizeof(text) - len,
+		 "output: {dir: %s/out, wav: {samplerate: 48000, format: float32}}\n", dir);
+	{
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/room.yaml", dir);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(text, f);
+		fclose(f);
+		assert_int_equal(sh("%s run %s -q", ROOMSIM, path), 0);
+	}
+	for (int k = 0; k < 5; k++) {
+		double e[12][3];	/* per receiver, octaves at 250, 500 Hz and 707-1000 Hz */
+
+		for (int j = 0; j < 12; j++) {
+			double *x;
+			size_t frames, m = 8192;
+			int ch, rate;
+			fftw_complex *X = fftw_alloc_complex(m / 2 + 1);
+
+			snprintf(wav, sizeof(wav), "%s/out/S%d_R%d.wav", dir, k, j);
+			x = read_wav(wav, &frames, &ch, &rate);
+			/* 4 ms either side of the direct sound (5.8 ms; the first reflection at 15) */
+			spectrum(x, 1, 0, (size_t)((rad / C - 4e-3) * rate), (size_t)(8e-3 * rate), m, X);
+			for (int b = 0; b < 3; b++) {
+				const double f0 = 250 * pow(2, b), lo = f0 / sqrt(2);
+				const double hi = fmin(f0 * sqrt(2), f_top);
+
+				e[j][b] = 0;
+				for (size_t i = 0; i <= m / 2; i++) {
+					const double f = (double)i * rate / (double)m;
+
+					if (f >= lo && f < hi)
+						e[j][b] += X[i][0] * X[i][0] + X[i][1] * X[i][1];
+				}
+			}
+			fftw_free(X);
+			free(x);
+		}
+		for (int j = 0; j < 12; j++)
+			for (int b = 0; b < 3; b++) {
+				const double f0 = 250 * pow(2, b), kr = 2 * M_PI * f0 / C * rad;
+				const double th = j * M_PI / 6, a = pa[k];
+				const double complex dj = a + (1 - a) * cos(th) * (1 - I / kr);
+				const double complex d0 = a + (1 - a) * (1 - I / kr);
+				const double want = 20 * log10(cabs(dj) / cabs(d0));
+				const double got = 10 * log10(e[j][b] / e[0][b]);
+
+				if (want < -12)
+					continue;
+				if (fabs(got - want) > 1)
+					print_message("%s, %3d degrees, %4.0f Hz: %+.2f dB, %+.2f expected\n",
+						      names[k], 30 * j, f0, got, want);
+				worst = fmax(worst, fabs(got - want));
+			}
+	}
+	print_message("directivity: worst level %.2f dB from the patterns\n", worst);
+	assert_true(worst < 1);
+	assert_int_equal(sh("rm -rf %s", dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(far_source),
 		cmocka_unit_test(shoebox_reflections),
 		cmocka_unit_test(hybrid),
+		cmocka_unit_test(directivity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

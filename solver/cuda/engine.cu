@@ -686,6 +686,23 @@ __global__ void k_inject_record(R *u, const long long *__restrict__ src, const d
 }
 
 
+/* More receivers than one block records well (a spatial receiver's ball): k_inject_record
+ * only injects, and k_record_many records them, a thread each. */
+#define REC_ONE_BLOCK 256
+
+/* Sample `sample` of every receiver (ctl: the sample from ctl[0], as a graph replays it). */
+template <typename R>
+__global__ void k_record_many(const R *u, const long long *__restrict__ rcell,
+			      const double *__restrict__ rw, double *out, int nrec, size_t cap,
+			      long long sample, const long long *ctl)
+{
+	const long long smp = ctl ? ctl[0] : sample;
+	const int r = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (r < nrec && (size_t)smp < cap)
+		out[(size_t)r * cap + smp] = point_value(u, rcell, rw, (size_t)r);
+}
+
 /* Sample `row` of the receiver grid: each point as k_inject_record reads a receiver. */
 template <typename R>
 __global__ void k_record_grid(const R *__restrict__ u, const long long *__restrict__ cell,
@@ -704,16 +721,29 @@ static int inject_record(struct cuda_engine *e, int inject, int record, struct r
 	const double *inj = inject && (size_t)e->step < e->inj_steps ? e->inj + 8 * e->step : NULL;
 	const long long sample = e->step + 1;
 	const int nrec = record && (size_t)sample < e->cap ? e->nrec : 0;
+	const int one = nrec > REC_ONE_BLOCK ? 0 : nrec;	/* those the one block records */
 
-	if (inj || nrec) {
+	if (inj || one) {
 		if (e->precision == 4)
 			k_inject_record<float><<<1, 128>>>((float *)e->u[e->cur], e->src, inj,
-							    e->rcell, e->rw, e->rec, nrec, e->cap,
+							    e->rcell, e->rw, e->rec, one, e->cap,
 							    sample);
 		else
 			k_inject_record<double><<<1, 128>>>((double *)e->u[e->cur], e->src, inj,
-							     e->rcell, e->rw, e->rec, nrec, e->cap,
+							     e->rcell, e->rw, e->rec, one, e->cap,
 							     sample);
+		if (CK_LAUNCH())
+			return RS_EDEVICE;
+	}
+	if (nrec > one) {
+		if (e->precision == 4)
+			k_record_many<float><<<(nrec + 127) / 128, 128>>>(
+				(const float *)e->u[e->cur], e->rcell, e->rw, e->rec, nrec, e->cap,
+				sample, NULL);
+		else
+			k_record_many<double><<<(nrec + 127) / 128, 128>>>(
+				(const double *)e->u[e->cur], e->rcell, e->rw, e->rec, nrec, e->cap,
+				sample, NULL);
 		if (CK_LAUNCH())
 			return RS_EDEVICE;
 	}
@@ -780,9 +810,13 @@ __global__ void k_record_grid_ctl(const R *__restrict__ u, const long long *__re
 template <typename R> static void record_ctl(struct cuda_engine *e)
 {
 	R *u = (R *)e->u[e->cur];
+	const int many = e->nrec > REC_ONE_BLOCK;
 
 	k_inject_record_ctl<R><<<1, 128>>>(u, e->src, e->inj, (long long)e->inj_steps, e->rcell,
-					   e->rw, e->rec, e->nrec, e->cap, e->ctl);
+					   e->rw, e->rec, many ? 0 : e->nrec, e->cap, e->ctl);
+	if (many)	/* after the step counter's increment: ctl[0] is this sample */
+		k_record_many<R><<<(e->nrec + 127) / 128, 128>>>(u, e->rcell, e->rw, e->rec, e->nrec,
+								 e->cap, 0, e->ctl);
 	if (e->ngp)
 		k_record_grid_ctl<R><<<(unsigned)min((e->ngp + 255) / 256, (size_t)65535), 256>>>(
 			u, e->gcell, e->gw, e->gbuf, e->ngp, e->gwin, e->ctl);

@@ -39,7 +39,15 @@ struct ga {
 	double c, volume, area, scale;	/* m/s, m^3, m^2, the room's largest extent in m */
 	double mat_area[ROOM_MAX_MATERIALS];	/* m^2 of walls of each material */
 	double cast_rate;	/* wall hits per second on one thread, measured by the probe */
+	double pattern_a, aim[3];	/* the source's directivity (ga_directivity) */
 };
+
+/* The source's pressure pattern towards the unit vector d: a + (1 - a) cos. */
+static inline double ga_pattern(const struct ga *g, const double d[3])
+{
+	return g->pattern_a + (1 - g->pattern_a) *
+	       (g->aim[0] * d[0] + g->aim[1] * d[1] + g->aim[2] * d[2]);
+}
 
 /* A wall hit: distance along the ray and the triangle. */
 struct ga_hit {

@@ -124,8 +124,8 @@ static long trace_one(const struct tracer *tr, const double src[3], long rays, u
 	(void)ga_rand64(&s);
 	memcpy(p, src, sizeof(p));
 	sphere_dir(&s, d);
-	for (int b = 0; b < GA_BANDS; b++)
-		e[b] = 4 * M_PI / rays;
+	for (int b = 0; b < GA_BANDS; b++)	/* the source's pattern, squared: energy */
+		e[b] = 4 * M_PI / rays * ga_pattern(g, d) * ga_pattern(g, d);
 	for (;;) {
 		struct ga_hit h;
 		const struct ga_tri *t;

@@ -295,6 +295,9 @@ int ga_synth_render(const struct ga *g, const struct ga_image *im, size_t nim,
 	const size_t nx = (size_t)group * nch;
 	double **x = calloc(nx, sizeof(*x)), *y = fftw_alloc_real(m);
 	double *f = malloc((size_t)nch * taps * sizeof(double)), delay[64];
+	/* with filters, the pulses take their cell's centre: its filters and delays, once */
+	double *cf = taps > 1 ? malloc((size_t)GA_DIR_CELLS * nch * taps * sizeof(double)) : NULL;
+	double (*cd)[64] = taps > 1 ? malloc(GA_DIR_CELLS * sizeof(*cd)) : NULL;
 	double *conv = malloc((size_t)(taps + 2 * SINC_HALF) * nch * sizeof(double));
 	fftw_complex *X = fftw_alloc_complex(nf), **Y = calloc((size_t)nch, sizeof(*Y));
 	fftw_plan fwd = NULL;
@@ -311,7 +314,7 @@ int ga_synth_render(const struct ga *g, const struct ga_image *im, size_t nim,
 	for (int c = 0; Y && c < nch; c++)
 		if (!(Y[c] = fftw_alloc_complex(nf)))
 			rc = -1;
-	if (rc || !x || !y || !f || !conv || !X || !Y ||
+	if (rc || !x || !y || !f || !conv || !X || !Y || (taps > 1 && (!cf || !cd)) ||
 	    (h && h->e && make_pulses(g, h, q, fs, n, rays_seed(seed, q), &p))) {
 		rc = rs_fail(err, RS_ENOMEM, "out of memory for the spatial geometric response");
 		goto out;
@@ -322,6 +325,12 @@ int ga_synth_render(const struct ga *g, const struct ga_image *im, size_t nim,
 	}
 	for (int c = 0; c < nch; c++)
 		memset(Y[c], 0, nf * sizeof(*Y[c]));
+	for (int k = 0; taps > 1 && k < GA_DIR_CELLS; k++) {
+		double d[3];
+
+		ga_dir_centre(k, d);
+		rd->filter(rd->ctx, d, cf + (size_t)k * nch * taps, cd[k]);
+	}
 	for (int b0 = 0; b0 < GA_BANDS; b0 += group) {
 		for (size_t i = 0; i < nx; i++)
 			memset(x[i], 0, m * sizeof(double));
@@ -349,6 +358,7 @@ int ga_synth_render(const struct ga *g, const struct ga_image *im, size_t nim,
 			for (int b = b0; b < b0 + group; b++) {
 				double d[3];
 				const double a = p.sg[j] * p.gain[j * GA_BANDS + b];
+				const double *ff = f, *dd = delay;
 
 				if (a == 0)
 					continue;
@@ -356,20 +366,25 @@ int ga_synth_render(const struct ga *g, const struct ga_image *im, size_t nim,
 					pulse_dir(h, qd, p.bin[j], b, rays_seed(seed, q) ^
 						  (0xd1b54a32d192ed03ull * (uint64_t)(j * GA_BANDS + b + 1)),
 						  d);
-					if (taps > 1)	/* filters at the cell's centre */
-						ga_dir_centre(ga_dir_cell(d), d);
 				} else {
 					d[0] = 1;
 					d[1] = d[2] = 0;
 				}
-				rd->filter(rd->ctx, d, f, delay);
+				if (taps > 1) {	/* the filters of the cell's centre */
+					const int k = ga_dir_cell(d);
+
+					ff = cf + (size_t)k * nch * taps;
+					dd = cd[k];
+				} else {
+					rd->filter(rd->ctx, d, f, delay);
+				}
 				for (int c = 0; c < nch; c++) {
-					const long at = p.at[j] + lround(delay[c] * fs);
+					const long at = p.at[j] + lround(dd[c] * fs);
 
 					for (int k = 0; k < taps; k++)
 						if (at + k >= 0 && (size_t)(at + k) < m)
 							x[(b - b0) * nch + c][at + k] +=
-								a * f[(size_t)c * taps + k];
+								a * ff[(size_t)c * taps + k];
 				}
 			}
 		for (int b = b0; b < b0 + group; b++)
@@ -408,6 +423,8 @@ out:
 	fftw_free(y);
 	fftw_free(X);
 	free(f);
+	free(cf);
+	free(cd);
 	free(conv);
 	pulses_free(&p);
 	return rc;

@@ -1,0 +1,83 @@
+#!/bin/sh
+# spatial.sh - on the GPU machine (bundle of `make gpu-bundle` in .gpu/): spatial receivers
+# (docs/performance.md, "Spatial receivers"). 1: a box with a first- and a third-order
+# receiver (one binaural), an omni and a cardioid source, on the GPU and on the CPU engine:
+# every WAV the same bytes; 2: what a
+# third-order binaural receiver adds to a run's time, end to end, in the concert hall as shipped,
+# the hall at 1.2 kHz and the shoebox example, each run without and with it, twice. Logs go
+# to $OUT.
+set -u
+out=${OUT:-/tmp/roomsim-spatial}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$PWD/.gpu/lib"
+R=.gpu/bin/roomsim
+now() { date +%s.%N; }
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+echo "cpu cores: $(nproc)"
+w=$(mktemp -d)
+cp rooms/concert-hall/hall.obj "$w/"
+# binaural receivers read libmysofa's default set, which the GPU machine lacks: SOFA names a
+# copy to put there
+if [ ! -e /usr/share/libmysofa/default.sofa ] && [ -n "${SOFA:-}" ]; then
+	mkdir -p /usr/share/libmysofa && cp "$SOFA" /usr/share/libmysofa/default.sofa
+fi
+
+echo "== 1. GPU against the CPU engine"
+cat > "$w/box.yaml" <<EOF
+grid: {fmax: 1000}
+scheme: {stencil: leggy, order: 2, precision: float32}
+duration: 0.3
+geometry: {box: [5.0, 4.0, 3.0]}
+materials: {wall: {absorption: 0.10}}
+surfaces: {default: wall}
+sources: [{name: S1, position: [1.2, 1.5, 1.4], signal: impulse},
+  {name: S2, position: [2.2, 1.1, 1.3], directivity: cardioid,
+   orientation: {azimuth: 40, elevation: 10}}]
+receivers:
+  - {name: R1, position: [3.7, 2.5, 1.2], ambisonics: 1}
+  - {name: R2, position: [2.5, 2.1, 1.6], ambisonics: 3, binaural: {yaw: 90}}
+output: {dir: out, wav: {samplerate: 48000, format: float32}}
+EOF
+"$R" run "$w/box.yaml" --out "$w/gpu" > "$out/box-gpu.txt" 2>&1
+echo "gpu rc=$?"
+"$R" run "$w/box.yaml" --out "$w/cpu" --backend cpu > "$out/box-cpu.txt" 2>&1
+echo "cpu rc=$?"
+grep -E "kernel |receiver|took" "$out/box-gpu.txt"
+for f in "$w"/cpu/*.wav; do
+	if cmp -s "$f" "$w/gpu/$(basename "$f")"; then
+		echo "same bytes: $(basename "$f")"
+	else
+		echo "DIFFERENT: $(basename "$f")"
+	fi
+done
+
+# run NAME YAML: end to end seconds and the stepping rate, appended to $out/times.txt
+run() {
+	t0=$(now)
+	"$R" run "$2" --out "$w/o-$1" > "$out/$1.txt" 2>&1
+	rc=$?
+	echo "$1 rc=$rc end to end $(awk "BEGIN { print $(now) - $t0 }") s;" \
+	     "$(grep -o '([0-9.]* [MG]vox/s)' "$out/$1.txt" | tail -1)" | tee -a "$out/times.txt"
+	rm -rf "$w/o-$1"
+}
+
+echo "== 2. the time a third-order binaural receiver adds"
+spatial='s|  - {name: stalls, position: \[16.0, 8.0, 1.2\]}|  - {name: stalls, position: [16.0, 8.0, 1.2], ambisonics: 3, binaural: true}|'
+sed -e "s|mesh: hall.obj|mesh: $w/hall.obj|" rooms/concert-hall/concert-hall.yaml > "$w/hall.yaml"
+sed -e "$spatial" "$w/hall.yaml" > "$w/hall-sp.yaml"
+sed -e 's/fmax: [0-9.]*/fmax: 1200/' -e 's/^duration: .*/duration: 2.5/' \
+    -e 's/^hybrid: .*/hybrid: {crossover: 1000, rays: 1000000}/' "$w/hall.yaml" > "$w/h12.yaml"
+sed -e "$spatial" "$w/h12.yaml" > "$w/h12-sp.yaml"
+sed -e 's|  - {name: R1, position: \[3.7, 2.5, 1.2\]}|  - {name: R1, position: [3.7, 2.5, 1.2], ambisonics: 3, binaural: true}|' \
+    examples/shoebox.yaml > "$w/shoebox-sp.yaml"
+grep -c ambisonics "$w/hall-sp.yaml" "$w/h12-sp.yaml" "$w/shoebox-sp.yaml"
+for i in 1 2; do
+	run hall "$w/hall.yaml"
+	run hall-spatial "$w/hall-sp.yaml"
+	run shoebox examples/shoebox.yaml
+	run shoebox-spatial "$w/shoebox-sp.yaml"
+done
+run hall12 "$w/h12.yaml"
+run hall12-spatial "$w/h12-sp.yaml"
+grep -E "receiver stalls|geometric|kernel " "$out/hall12-spatial.txt"
+rm -rf "$w"
