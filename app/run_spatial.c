@@ -293,6 +293,7 @@ int run_spatial_open(struct run *r, struct rs_error *err)
 		r->nsp += app_spatial_order(&room->receivers[q]) > 0;
 	if (!r->nsp)
 		return 0;
+	fftw_make_planner_thread_safe();	/* the outputs plan on several threads */
 	if (!(r->sp = calloc((size_t)r->nsp, sizeof(*r->sp))))
 		return rs_fail(err, RS_ENOMEM, "out of memory for the spatial receivers");
 	for (int q = 0, k = 0; q < room->nreceivers; q++) {
@@ -441,16 +442,6 @@ int run_spatial_encode(struct run *r, int s, struct rs_error *err)
 	return rc;
 }
 
-/* y[0..n) += x (n values) convolved with h (taps values): conv_ola's first n. */
-static int add_conv(const double *x, size_t n, const double *h, int taps, double *y, double *tmp)
-{
-	if (conv_ola(x, n, h, (size_t)taps, tmp))
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		y[i] += tmp[i];
-	return 0;
-}
-
 /*
  * The channels w (nch of them, stride nw, n frames at fs) with each order n >= 1 high-passed
  * (zero phase, a raised cosine over the octave below) at the frequency above which the
@@ -528,39 +519,65 @@ int run_spatial_wavs(struct run *r, int s, int q, int write, double gain, double
 			sp = &r->sp[k];
 	if (!sp)
 		return 0;
-	raw = malloc(ns * sizeof(double));
+	raw = malloc((size_t)sp->nch * ns * sizeof(double));
 	w = calloc((size_t)sp->nch * nw + 1, sizeof(double));
-	tmp = malloc((nw + (size_t)sp->taps + 1) * sizeof(double));
+	/* each channel through each ear's filter, summed in order after */
+	tmp = calloc(2 * (size_t)sp->nch * (nw + (size_t)sp->taps + 1), sizeof(double));
 	bin = calloc(2 * nw + 1, sizeof(double));
 	if (!raw || !w || !tmp || !bin) {
 		rc = rs_fail(err, RS_ENOMEM, "out of memory rendering spatial WAVs");
 		goto out;
 	}
-	/* the wave part of each channel at the WAV rate */
-	for (int ch = 0; ch < sp->nch && !rc; ch++) {
-		memcpy(raw, (r->air ? r->air : r->signals) + ((size_t)s * r->nrows + sp->row0 + ch) * ns,
+	/* the wave part of each channel at the WAV rate, a channel per thread */
+#pragma omp parallel for schedule(dynamic, 1) reduction(max : frames)
+	for (int ch = 0; ch < sp->nch; ch++) {
+		struct rs_error e = { 0 };
+		double *x = raw + (size_t)ch * ns;
+		size_t fr = 0;
+
+		memcpy(x, (r->air ? r->air : r->signals) + ((size_t)s * r->nrows + sp->row0 + ch) * ns,
 		       ns * sizeof(double));
-		rc = run_wave_wav(r, s, raw, w + (size_t)ch * nw, joined, &frames, err);
+		if (run_wave_wav(r, s, x, w + (size_t)ch * nw, joined, &fr, &e))
+#pragma omp critical
+			*err = e;
+		frames = fr > frames ? fr : frames;
+	}
+	if (err->code) {
+		rc = err->code;
+		goto out;
 	}
 	/* binaural: the channels through the HRIRs' fit, each order from where the encoder
 	 * makes it usable (order_band), then the ears joined */
-	if (c->binaural && !rc && order_band(sp, w, nw, frames, room->c, room->wav_rate, &bw))
+	if (c->binaural && order_band(sp, w, nw, frames, room->c, room->wav_rate, &bw)) {
 		rc = rs_fail(err, RS_ENOMEM, "out of memory rendering spatial WAVs");
-	for (int e = 0; e < 2 && c->binaural && !rc; e++) {
-		for (int ch = 0; ch < sp->nch && !rc; ch++)
-			if (add_conv(bw + (size_t)ch * nw, frames, sp->hsh + ((size_t)e * sp->nch + ch) *
-				     sp->taps, sp->taps, bin + (size_t)e * nw, tmp))
-				rc = rs_fail(err, RS_ENOMEM, "out of memory rendering spatial WAVs");
-		if (!rc && joined &&
-		    ga_crossover(bin + (size_t)e * nw, sp->geo + ((size_t)s * sp->nga + sp->amb + e) *
-				 nw, frames, room->wav_rate, room->hybrid.crossover,
-				 ga_mixing_time(r->ga), err))
-			rc = err->code;
+		goto out;
 	}
-	for (int ch = 0; ch < sp->amb && joined && !rc; ch++)
-		if (ga_crossover(w + (size_t)ch * nw, sp->geo + ((size_t)s * sp->nga + ch) * nw, frames,
-				 room->wav_rate, room->hybrid.crossover, ga_mixing_time(r->ga), err))
-			rc = err->code;
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : rc)
+	for (int k = 0; k < (c->binaural ? 2 * sp->nch : 0); k++) {
+		const int e = k / sp->nch, ch = k % sp->nch;
+
+		rc |= conv_ola(bw + (size_t)ch * nw, frames, sp->hsh + ((size_t)e * sp->nch + ch) *
+			       sp->taps, (size_t)sp->taps, tmp + (size_t)k * (nw + sp->taps + 1)) != 0;
+	}
+	if (rc) {
+		rc = rs_fail(err, RS_ENOMEM, "out of memory rendering spatial WAVs");
+		goto out;
+	}
+	for (int k = 0; k < (c->binaural ? 2 * sp->nch : 0); k++)
+		for (size_t i = 0; i < frames; i++)
+			bin[(size_t)(k / sp->nch) * nw + i] += tmp[(size_t)k * (nw + sp->taps + 1) + i];
+	/* each channel joined to its geometric part, a channel per thread */
+#pragma omp parallel for schedule(dynamic, 1)
+	for (int k = 0; k < (joined ? sp->amb + 2 * c->binaural : 0); k++) {
+		struct rs_error e = { 0 };
+		double *x = k < sp->amb ? w + (size_t)k * nw : bin + (size_t)(k - sp->amb) * nw;
+
+		if (ga_crossover(x, sp->geo + ((size_t)s * sp->nga + k) * nw, frames, room->wav_rate,
+				 room->hybrid.crossover, ga_mixing_time(r->ga), &e))
+#pragma omp critical
+			*err = e;
+	}
+	rc = err->code;
 	/* interleaved, scaled, written */
 	for (int kind = 0; kind < 2 && !rc; kind++) {
 		const int nch = kind ? 2 * c->binaural : sp->amb;
@@ -686,20 +703,19 @@ int run_spatial_synth(struct run *r, int s, struct ga_image *const *im, const si
 int run_spatial_signal(struct run *r, int s, const double *src, struct rs_error *err)
 {
 	const size_t nw = r->plan.wav_frames;
-	double *y = malloc(2 * nw * sizeof(double));
 	int rc = 0;
 
-	if (!y)
-		return rs_fail(err, RS_ENOMEM, "out of memory joining the responses");
-	for (int k = 0; k < r->nsp && !rc; k++)
-		for (int ch = 0; ch < r->sp[k].nga && !rc; ch++) {
+	for (int k = 0; k < r->nsp; k++) {
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : rc)
+		for (int ch = 0; ch < r->sp[k].nga; ch++) {	/* a channel per thread */
 			const size_t at = ((size_t)s * r->sp[k].nga + ch) * nw;
+			double *y = malloc(2 * nw * sizeof(double));
 
-			if (conv_ola(src, nw, r->sp[k].ga_ir + at, nw, y))
-				rc = rs_fail(err, RS_ENOMEM, "out of memory joining the responses");
-			else
+			rc |= !y || conv_ola(src, nw, r->sp[k].ga_ir + at, nw, y);
+			if (y)
 				memcpy(r->sp[k].geo + at, y, nw * sizeof(double));
+			free(y);
 		}
-	free(y);
-	return rc;
+	}
+	return rc ? rs_fail(err, RS_ENOMEM, "out of memory joining the responses") : 0;
 }

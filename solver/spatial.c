@@ -278,45 +278,42 @@ int sp_encode(const struct sp_encoder *e, const double *const *p, size_t n, doub
 		goto out;
 	}
 	/* R[h](f) = sum over shells of 4 pi (-i)^n j_n(k r_s) times the spectrum of the sum over
-	 * shell s's points of Y_h(point) p(point): the normal equations' right-hand side */
+	 * shell s's points of Y_h(point) p(point): the normal equations' right-hand side, a row
+	 * per thread, its shells summed in order (the same bits on any number of threads) */
 #pragma omp parallel reduction(| : fail)
 	{
 		double *buf = fftw_alloc_real(m);
 		fftw_complex *X = fftw_alloc_complex(nf);
-		double complex *Rt = calloc((size_t)nh * kt, sizeof(*Rt));
 
-		fail = !buf || !X || !Rt;
+		fail = !buf || !X;
 #pragma omp for schedule(dynamic, 1)
-		for (int sh = 0; sh < ns * nh; sh++) {
-			const int s = sh / nh, h = sh % nh, nn = (int)floor(sqrt(h + 0.5));
-			int any = 0;
+		for (int h = 0; h < nh; h++) {
+			const int nn = (int)floor(sqrt(h + 0.5));
 
-			if (fail)
-				continue;
-			memset(buf, 0, m * sizeof(double));
-			for (int q = 0; q < e->npoints; q++) {
-				const double w = e->y[(size_t)q * nh + h];
+			for (int s = 0; s < ns && buf && X; s++) {
+				int any = 0;
 
-				if (e->shell[q] != s || w == 0)
+				memset(buf, 0, m * sizeof(double));
+				for (int q = 0; q < e->npoints; q++) {
+					const double w = e->y[(size_t)q * nh + h];
+
+					if (e->shell[q] != s || w == 0)
+						continue;
+					any = 1;
+					for (size_t i = 0; i < n; i++)
+						buf[i] += w * p[q][i];
+				}
+				if (!any)
 					continue;
-				any = 1;
-				for (size_t i = 0; i < n; i++)
-					buf[i] += w * p[q][i];
-			}
-			if (!any)
-				continue;
-			fftw_execute_dft_r2c(fwd, buf, X);
-			for (size_t k = 0; k < kt; k++) {
-				const double kw = 2 * M_PI * (double)k * fs / (double)m / c;
+				fftw_execute_dft_r2c(fwd, buf, X);
+				for (size_t k = 0; k < kt; k++) {
+					const double kw = 2 * M_PI * (double)k * fs / (double)m / c;
 
-				Rt[(size_t)h * kt + k] += 4 * M_PI * cpow(-I, nn) *
-							  sp_bessel(nn, kw * e->r[s]) * X[k];
+					R[(size_t)h * kt + k] += 4 * M_PI * cpow(-I, nn) *
+								 sp_bessel(nn, kw * e->r[s]) * X[k];
+				}
 			}
 		}
-#pragma omp critical
-		for (size_t i = 0; Rt && i < (size_t)nh * kt; i++)
-			R[i] += Rt[i];
-		free(Rt);
 		fftw_free(buf);
 		fftw_free(X);
 	}

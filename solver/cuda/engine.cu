@@ -970,13 +970,15 @@ int cuda_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop
 		if (one_step(e, err))
 			return err->code;
 	}
-	/* Copy back the samples of this chunk: one synchronisation per call, none per step. */
-	for (int r = 0; r < e->nrec && (size_t)first < e->cap; r++) {
-		const size_t last = min((size_t)e->step, e->cap - 1), off = (size_t)r * e->cap + first;
+	/* Copy back the samples of this chunk, every receiver's in one strided copy: one
+	 * synchronisation per call, none per step. */
+	if (e->nrec && (size_t)first < e->cap) {
+		const size_t last = min((size_t)e->step, e->cap - 1);
 
 		if (last >= (size_t)first &&
-		    CK(cudaMemcpy(e->h_rec + off, e->rec + off, sizeof(double) * (last - first + 1),
-				  cudaMemcpyDeviceToHost)))
+		    CK(cudaMemcpy2D(e->h_rec + first, sizeof(double) * e->cap, e->rec + first,
+				    sizeof(double) * e->cap, sizeof(double) * (last - first + 1),
+				    (size_t)e->nrec, cudaMemcpyDeviceToHost)))
 			return RS_EDEVICE;
 	}
 	return rc ? rc : CK(cudaDeviceSynchronize()) ? RS_EDEVICE : 0;
