@@ -392,8 +392,9 @@ static void shoebox_reflections(void **state)
  * A hybrid run: every spatial WAV is full band and written; the ambisonic W channel is the
  * mono response (the wave part's W is its pressure, the geometric part's W its mono
  * response); the binaural response has the mono one's level in every octave of the
- * diffuse part within 3 dB (the HRTFs equalised for the diffuse field); on one thread the
- * spatial WAVs are the same bytes.
+ * diffuse part within 3 dB (the HRTFs equalised for the diffuse field); roomsim auralize
+ * makes a mono dry signal stereo through it; on one thread the spatial WAVs are the same
+ * bytes.
  */
 static void hybrid(void **state)
 {
@@ -453,6 +454,35 @@ static void hybrid(void **state)
 		fftw_free(M);
 		fftw_free(B[0]);
 		fftw_free(B[1]);
+	}
+	/* a mono dry signal through the binaural response: stereo (roomsim auralize) */
+	{
+		double *dry = calloc(4800, sizeof(double)), *wet;
+		size_t fw;
+		int cw, rw;
+
+		dry[100] = 1;
+		snprintf(wav, sizeof(wav), "%s/dry.wav", dir);
+		{
+			SF_INFO info = { .samplerate = 48000, .channels = 1,
+					 .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT };
+			SNDFILE *sf = sf_open(wav, SFM_WRITE, &info);
+
+			assert_non_null(sf);
+			assert_int_equal(sf_writef_double(sf, dry, 4800), 4800);
+			sf_close(sf);
+		}
+		assert_int_equal(sh("%s auralize %s/out/S_R.binaural.wav %s -o %s/wet.wav -q", ROOMSIM,
+				    dir, wav, dir), 0);
+		snprintf(wav, sizeof(wav), "%s/wet.wav", dir);
+		wet = read_wav(wav, &fw, &cw, &rw);
+		assert_int_equal(cw, 2);
+		for (size_t i = 0; i + 100 < fw && i < fb; i++)	/* the response, delayed */
+			for (int e = 0; e < 2; e++)
+				assert_true(fabs(wet[(i + 100) * 2 + e] - b[i * 2 + e]) <
+					    1e-6 + 1e-5 * fabs(b[i * 2 + e]));
+		free(dry);
+		free(wet);
 	}
 	/* the same bytes on one thread (the encoder, the tracer and the outputs run on several) */
 	assert_int_equal(sh("OMP_NUM_THREADS=1 %s run %s -q --out %s/one", ROOMSIM, path, dir), 0);
