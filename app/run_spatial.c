@@ -6,8 +6,8 @@
  * of its direction (ga_synth_render) and each channel is joined at the crossover as the mono
  * response is.
  */
-#include <math.h>
 #include <fftw3.h>
+#include <math.h>
 #include <mysofa.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +18,10 @@
 #include "../solver/convolve.h"
 #include "../solver/spatial.h"
 
-#define HRTF_REG 1e-3
+#define HRTF_REG 1e-3	/* the HRTFs' fit: Tikhonov weight against the mean of its diagonal */
 /* the encoder solves up to this times fmax: above it the WAVs' low-pass at fmax (or the
  * crossover's, below fmax) leaves nothing */
-#define ENCODE_TOP 1.5	/* the HRTFs' fit: Tikhonov weight against the mean of its diagonal */
+#define ENCODE_TOP 1.5
 
 struct run_spatial {
 	int q;			/* the receiver */
@@ -151,7 +151,8 @@ static int equalise_hrtf(struct MYSOFA_HRTF *h, double fs, struct rs_error *err)
 		double top;
 
 		for (size_t k = 0; k < nf; k++) {
-			const size_t a = (size_t)floor(k / pow(2, 1 / 6.0)), b = (size_t)ceil(k * pow(2, 1 / 6.0));
+			const size_t a = (size_t)floor(k / pow(2, 1 / 6.0));
+			const size_t b = (size_t)ceil(k * pow(2, 1 / 6.0));
 			double sum = 0;
 
 			for (size_t i = a; i <= b && i < nf; i++)

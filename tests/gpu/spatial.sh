@@ -62,13 +62,14 @@ run() {
 }
 
 echo "== 2. the time a third-order binaural receiver adds"
-spatial='s|  - {name: stalls, position: \[16.0, 8.0, 1.2\]}|  - {name: stalls, position: [16.0, 8.0, 1.2], ambisonics: 3, binaural: true}|'
+# a third-order binaural receiver in place of a plain one
+spatial='s|\(  - {name: stalls, position: \[16.0, 8.0, 1.2\]\)}|\1, ambisonics: 3, binaural: true}|'
 sed -e "s|mesh: hall.obj|mesh: $w/hall.obj|" rooms/concert-hall/concert-hall.yaml > "$w/hall.yaml"
 sed -e "$spatial" "$w/hall.yaml" > "$w/hall-sp.yaml"
 sed -e 's/fmax: [0-9.]*/fmax: 1200/' -e 's/^duration: .*/duration: 2.5/' \
     -e 's/^hybrid: .*/hybrid: {crossover: 1000, rays: 1000000}/' "$w/hall.yaml" > "$w/h12.yaml"
 sed -e "$spatial" "$w/h12.yaml" > "$w/h12-sp.yaml"
-sed -e 's|  - {name: R1, position: \[3.7, 2.5, 1.2\]}|  - {name: R1, position: [3.7, 2.5, 1.2], ambisonics: 3, binaural: true}|' \
+sed -e 's|\(  - {name: R1, position: \[3.7, 2.5, 1.2\]\)}|\1, ambisonics: 3, binaural: true}|' \
     examples/shoebox.yaml > "$w/shoebox-sp.yaml"
 grep -c ambisonics "$w/hall-sp.yaml" "$w/h12-sp.yaml" "$w/shoebox-sp.yaml"
 for i in 1 2; do
