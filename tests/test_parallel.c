@@ -118,6 +118,26 @@ static void hybrid_on_three_ranks(void **state)
 			    "h5diff hybrid-1/rirs.h5 hybrid-3/rirs.h5 /rir_geometric", dir), 0);
 }
 
+/* Spatial receivers whose balls of points cross the slabs, one ambisonic, one binaural, and a
+ * cardioid source: rank 0 gathers the points, and every WAV is one process's bytes. */
+static void spatial_on_three_ranks(void **state)
+{
+	static const char spatial_room[] =
+		"name: spatial\ngrid: {spacing: 0.05}\nduration: 0.12\n"
+		"geometry: {box: [1.4, 1.1, 1.2]}\n"
+		"materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
+		"sources: [{name: S, position: [0.42, 0.51, 0.41], directivity: cardioid,\n"
+		"  orientation: {azimuth: 30, elevation: 20}}]\n"
+		"receivers: [{name: R1, position: [0.9, 0.6, 0.5], ambisonics: 1},\n"
+		"  {name: R2, position: [0.7, 0.55, 0.6], ambisonics: 2, binaural: true}]\n";
+
+	(void)state;
+	write_room("spatial", spatial_room, "");
+	assert_int_equal(same_on_ranks("spatial", 3), 0);
+	assert_int_equal(sh("ls %s/spatial-3 | grep -c 'ambix.wav$\\|binaural.wav$' | grep -qx 3",
+			    dir), 0);
+}
+
 /* Snapshot planes, z ones in one rank's slab and on a cut, x and y ones across every slab:
  * rank 0 gathers them, and the files compare equal to one process's. */
 static void snapshots_gathered(void **state)
@@ -229,6 +249,7 @@ int main(void)
 		cmocka_unit_test(carved_room_and_larger_stencils),
 		cmocka_unit_test(snapshots_gathered),
 		cmocka_unit_test(hybrid_on_three_ranks),
+		cmocka_unit_test(spatial_on_three_ranks),
 		cmocka_unit_test(receiver_grids_gathered),
 		cmocka_unit_test(refused_with_reasons),
 		cmocka_unit_test(interrupted_on_two_ranks),

@@ -55,6 +55,16 @@ static pid_t start(const char *name, const char *args, long at)
 	return start_held(err, at, "exec %s run %s 2> %s", roomsim, args, err);
 }
 
+/* The same, held at step `at` of source `source`. */
+static pid_t start_held_at(const char *name, const char *args, const char *source, long at)
+{
+	char err[512];
+
+	snprintf(err, sizeof(err), "%s/%s.err", dir, name);
+	return start_held(err, at, "exec env ROOMSIM_HOLD_AT=%s:%ld %s run %s 2> %s", source, at,
+			  roomsim, args, err);
+}
+
 /* The hybrid run of resume_hybrid, held at step 650 of its second source. */
 static pid_t start_held_hybrid(const char *args)
 {
@@ -155,6 +165,28 @@ static void resume_hybrid(void **state)
 			    dir), 0);
 	assert_int_equal(sh("grep -q 'resuming from .*: source S2 at step' %s/h2.err", dir), 0);
 	same_outputs("h-ref", "h", 0);
+}
+
+/* A spatial receiver (its encoded rows of the finished source are in the checkpoint) and a
+ * cardioid source: killed in the second source, resumed to the same bytes. */
+static void resume_spatial(void **state)
+{
+	char args[512];
+	pid_t pid;
+
+	(void)state;
+	room("sp", "-e 's#\\(R1, position: \\[1.4, 1.0, 0.8\\]\\)#\\1, ambisonics: 2#' "
+		   "-e 's#\\(fc: 200\\)#\\1, directivity: cardioid#'");
+	assert_int_equal(sh("grep -q 'ambisonics: 2' %s/sp.yaml && grep -q cardioid %s/sp.yaml", dir,
+			    dir), 0);
+	assert_int_equal(sh("%s run %s/sp.yaml --out %s/sp-ref -q", roomsim, dir, dir), 0);
+	snprintf(args, sizeof(args), "%s/sp.yaml --out %s/sp --checkpoint '300 steps'", dir, dir);
+	pid = start_held_at("sp", args, "S2", 650);
+	kill(pid, SIGKILL);
+	assert_int_equal(exit_status(pid), 128 + SIGKILL);
+	assert_int_equal(sh("%s run %s/sp.yaml --out %s/sp --resume -q", roomsim, dir, dir), 0);
+	same_outputs("sp-ref", "sp", 0);
+	assert_int_equal(sh("[ -f %s/sp/S2_R1.ambix.wav ]", dir), 0);
 }
 
 /* A checkpoint is refused for another room, naming what differs; nothing is overwritten. */
@@ -267,6 +299,7 @@ int main(void)
 		cmocka_unit_test(sigterm_writes_a_checkpoint),
 		cmocka_unit_test(resume_bands_grids),
 		cmocka_unit_test(resume_hybrid),
+		cmocka_unit_test(resume_spatial),
 		cmocka_unit_test(resume_refuses_another_room),
 		cmocka_unit_test(resume_two_ranks),
 		cmocka_unit_test(disk_full_keeps_the_responses),
