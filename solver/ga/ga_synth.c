@@ -300,7 +300,7 @@ int ga_synth_render(const struct ga *g, const struct ga_image *im, size_t nim,
 	double (*cd)[64] = taps > 1 ? malloc(GA_DIR_CELLS * sizeof(*cd)) : NULL;
 	double *conv = malloc((size_t)(taps + 2 * SINC_HALF) * nch * sizeof(double));
 	fftw_complex *X = fftw_alloc_complex(nf), **Y = calloc((size_t)nch, sizeof(*Y));
-	fftw_plan fwd = NULL;
+	fftw_plan fwd = NULL, inv = NULL;
 	struct pulses p = { 0 };
 	int rc = 0;
 
@@ -354,66 +354,101 @@ int ga_synth_render(const struct ga *g, const struct ga_image *im, size_t nim,
 								im[i].amp[b] * conv[k];
 			}
 		}
-		for (long j = 0; j < p.n; j++)
-			for (int b = b0; b < b0 + group; b++) {
-				double d[3];
-				const double a = p.sg[j] * p.gain[j * GA_BANDS + b];
-				const double *ff = f, *dd = delay;
+		/* with filters (the table's), a channel per thread; with one tap, the filter of
+		 * each pulse's own direction, computed once for all channels */
+#pragma omp parallel for schedule(static, 1) if (taps > 1)
+		for (int c0 = 0; c0 < (taps > 1 ? nch : 1); c0++)
+			for (long j = 0; j < p.n; j++)
+				for (int b = b0; b < b0 + group; b++) {
+					double d[3];
+					const double a = p.sg[j] * p.gain[j * GA_BANDS + b];
+					const double *ff = f, *dd = delay;
 
-				if (a == 0)
-					continue;
-				if (qd >= 0) {
-					pulse_dir(h, qd, p.bin[j], b, rays_seed(seed, q) ^
-						  (0xd1b54a32d192ed03ull * (uint64_t)(j * GA_BANDS + b + 1)),
-						  d);
-				} else {
-					d[0] = 1;
-					d[1] = d[2] = 0;
+					if (a == 0)
+						continue;
+					if (qd >= 0) {
+						pulse_dir(h, qd, p.bin[j], b, rays_seed(seed, q) ^
+							  (0xd1b54a32d192ed03ull *
+							   (uint64_t)(j * GA_BANDS + b + 1)), d);
+					} else {
+						d[0] = 1;
+						d[1] = d[2] = 0;
+					}
+					if (taps > 1) {	/* the filters of the cell's centre */
+						const int k = ga_dir_cell(d);
+
+						ff = cf + (size_t)k * nch * taps;
+						dd = cd[k];
+					} else {
+						rd->filter(rd->ctx, d, f, delay);
+					}
+					for (int c = taps > 1 ? c0 : 0; c < (taps > 1 ? c0 + 1 : nch); c++) {
+						const long at = p.at[j] + lround(dd[c] * fs);
+
+						for (int k = 0; k < taps; k++)
+							if (at + k >= 0 && (size_t)(at + k) < m)
+								x[(b - b0) * nch + c][at + k] +=
+									a * ff[(size_t)c * taps + k];
+					}
 				}
-				if (taps > 1) {	/* the filters of the cell's centre */
-					const int k = ga_dir_cell(d);
+		/* each channel's bands into its spectrum, in order, a channel per thread */
+#pragma omp parallel
+		{
+			double *yy = fftw_alloc_real(m);
+			fftw_complex *XX = fftw_alloc_complex(nf);
 
-					ff = cf + (size_t)k * nch * taps;
-					dd = cd[k];
-				} else {
-					rd->filter(rd->ctx, d, f, delay);
+#pragma omp for schedule(dynamic, 1)
+			for (int c = 0; c < nch; c++)
+				for (int b = b0; b < b0 + group && yy && XX; b++) {
+					memcpy(yy, x[(b - b0) * nch + c], m * sizeof(double));
+					fftw_execute_dft_r2c(fwd, yy, XX);
+					for (size_t k = 0; k < nf; k++) {
+						const double w = ga_band_weight(b, (double)k * fs /
+										   (double)m);
+
+						Y[c][k][0] += w * XX[k][0];
+						Y[c][k][1] += w * XX[k][1];
+					}
 				}
-				for (int c = 0; c < nch; c++) {
-					const long at = p.at[j] + lround(dd[c] * fs);
-
-					for (int k = 0; k < taps; k++)
-						if (at + k >= 0 && (size_t)(at + k) < m)
-							x[(b - b0) * nch + c][at + k] +=
-								a * ff[(size_t)c * taps + k];
-				}
-			}
-		for (int b = b0; b < b0 + group; b++)
-			for (int c = 0; c < nch; c++) {
-				memcpy(y, x[(b - b0) * nch + c], m * sizeof(double));
-				fftw_execute(fwd);
-				for (size_t k = 0; k < nf; k++) {
-					const double w = ga_band_weight(b, (double)k * fs / (double)m);
-
-					Y[c][k][0] += w * X[k][0];
-					Y[c][k][1] += w * X[k][1];
-				}
-			}
-	}
-	for (int c = 0; c < nch && !rc; c++) {
-		fftw_plan inv = fftw_plan_dft_c2r_1d((int)m, Y[c], y, FFTW_ESTIMATE);
-
-		if (!inv) {
-			rc = rs_fail(err, RS_ENOMEM, "FFTW: no plan for %zu samples", m);
-			break;
+			if (!yy || !XX)
+#pragma omp atomic write
+				rc = -1;
+			fftw_free(yy);
+			fftw_free(XX);
 		}
-		fftw_execute(inv);
-		fftw_destroy_plan(inv);
-		for (size_t i = 0; i < n; i++)
-			out[c][i] = y[i] / (double)m;
+		if (rc) {
+			rc = rs_fail(err, RS_ENOMEM, "out of memory for the spatial geometric response");
+			goto out;
+		}
 	}
+	if (!(inv = fftw_plan_dft_c2r_1d((int)m, Y[0], y, FFTW_ESTIMATE))) {
+		rc = rs_fail(err, RS_ENOMEM, "FFTW: no plan for %zu samples", m);
+		goto out;
+	}
+#pragma omp parallel
+	{
+		double *yy = fftw_alloc_real(m);
+
+#pragma omp for schedule(dynamic, 1)
+		for (int c = 0; c < nch; c++) {
+			if (!yy)
+				continue;
+			fftw_execute_dft_c2r(inv, Y[c], yy);	/* Y[c] is spent */
+			for (size_t i = 0; i < n; i++)
+				out[c][i] = yy[i] / (double)m;
+		}
+		if (!yy)
+#pragma omp atomic write
+			rc = -1;
+		fftw_free(yy);
+	}
+	if (rc)
+		rc = rs_fail(err, RS_ENOMEM, "out of memory for the spatial geometric response");
 out:
 	if (fwd)
 		fftw_destroy_plan(fwd);
+	if (inv)
+		fftw_destroy_plan(inv);
 	for (size_t i = 0; x && i < nx; i++)
 		free(x[i]);
 	for (int c = 0; Y && c < nch; c++)
