@@ -128,6 +128,10 @@ int cfg_parse_sources(struct yp *p, yaml_node_t *root)
 			yaml_node_t *o;
 			char k2[160];
 
+			if (s->pattern_a == 1)
+				return yp_bad(p, v, key, "orientation aims a directional source, and "
+					      "this one is omni (valid: give directivity too, or no "
+					      "orientation)");
 			if (yp_want_map(p, v, key) || yp_check_keys(p, v, key, okeys))
 				return RS_EINPUT;
 			snprintf(k2, sizeof(k2), "%s.azimuth", key);
@@ -257,8 +261,8 @@ static int parse_grid(struct yp *p, yaml_node_t *n, const char *path, struct roo
 	return 0;
 }
 
-/* A receiver's binaural key: true, or {sofa: FILE, yaw: DEG}; the file must hold HRTFs of
- * two ears that libmysofa reads. */
+/* A receiver's binaural key: true, or {sofa: FILE, yaw: DEG, equalise: BOOL}; the file must
+ * hold HRTFs of two ears that libmysofa reads. */
 static int parse_binaural(struct yp *p, yaml_node_t *n, const char *path,
 			  struct room_receiver *c)
 {
