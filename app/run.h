@@ -118,9 +118,10 @@ int run_spatial_encode(struct run *r, int s, struct rs_error *err);
 int run_spatial_wavs(struct run *r, int s, int q, int write, double gain, double *peak,
 		     struct rs_error *err);
 
-/* The hybrid's part: the geometric engine's receivers that record directions (per receiver
- * 1 or 0), and source s's spatial geometric responses from its images and rays. */
-const int *run_spatial_flags(const struct run *r);
+/* The hybrid's part: the geometric engine's receivers that record directions (flags[q] 1 or
+ * 0, nreceivers of them), and source s's spatial geometric responses from its images and
+ * rays. */
+void run_spatial_flags(const struct run *r, int *flags);
 int run_spatial_synth(struct run *r, int s, struct ga_image *const *im, const size_t *n,
 		      const struct ga_hist *h, struct rs_error *err);
 /* ... with the source's signal src (wav_frames at the WAV rate). */

@@ -24,24 +24,27 @@ static int trace_source(struct run *r, int s, struct rs_error *err)
 	double (*rec)[3] = malloc((size_t)(nrec ? nrec : 1) * sizeof(*rec));
 	struct ga_image **im = calloc((size_t)(nrec ? nrec : 1), sizeof(*im));
 	size_t *n = calloc((size_t)(nrec ? nrec : 1), sizeof(*n));
+	int *spatial = calloc((size_t)(nrec ? nrec : 1), sizeof(*spatial));
 	struct ga_hist h = { 0 };
 	double at[3];
 	int rc;
 
-	if (!rec || !im || !n) {
+	if (!rec || !im || !n || !spatial) {
 		free(rec);
 		free(im);
 		free(n);
+		free(spatial);
 		return rs_fail(err, RS_ENOMEM, "out of memory for the geometric engine");
 	}
 	for (int q = 0; q < nrec; q++)
 		memcpy(rec[q], room->receivers[q].pos, sizeof(rec[q]));
 	run_source_pos(r, &room->sources[s], at);
+	run_spatial_flags(r, spatial);
 	ga_directivity(r->ga, room->sources[s].pattern_a, room->sources[s].aim);
 	rc = ga_images(r->ga, at, (const double (*)[3])rec, nrec, r->ga_order, im, n, err);
 	if (!rc)
 		rc = ga_trace_spatial(r->ga, at, (const double (*)[3])rec, nrec,
-				      run_spatial_flags(r), hy->receiver_radius, room->duration,
+				      spatial, hy->receiver_radius, room->duration,
 				      hy->rays, r->ga_order, hy->seed + (unsigned long)s, &h, err);
 	for (int q = 0; q < nrec && !rc; q++) {
 		r->ga_images[(size_t)s * nrec + q] = n[q];
@@ -60,6 +63,7 @@ static int trace_source(struct run *r, int s, struct rs_error *err)
 	free(im);
 	free(n);
 	free(rec);
+	free(spatial);
 	ga_hist_free(&h);
 	return rc;
 }

@@ -450,8 +450,8 @@ int run_spatial_encode(struct run *r, int s, struct rs_error *err)
  * order is held down by the limit and its residue would colour the binaural response.
  * Into *out (malloc'd).
  */
-static int order_band(struct run_spatial *sp, const double *w, size_t nw, size_t n, double c,
-		      double fs, double **out)
+static int order_band(const struct run_spatial *sp, const double *w, size_t nw, size_t n,
+		      double c, double fs, double **out)
 {
 	size_t m = 1;
 	double *y, lo[SP_MAX_ORDER + 1] = { 0 }, hi;
@@ -469,11 +469,8 @@ static int order_band(struct run_spatial *sp, const double *w, size_t nw, size_t
 		fftw_free(Y);
 		return -1;
 	}
-	for (int k = 1; k <= order; k++) {
-		sp->enc.order = k;
-		sp_band_clear(&sp->enc, c, 10, &lo[k], &hi);
-	}
-	sp->enc.order = order;
+	for (int k = 1; k <= order; k++)
+		sp_band_clear(&sp->enc, k, c, 10, &lo[k], &hi);
 	f = fftw_plan_dft_r2c_1d((int)m, y, Y, FFTW_ESTIMATE);
 	b = fftw_plan_dft_c2r_1d((int)m, Y, y, FFTW_ESTIMATE);
 	for (int ch = 0; ch < sp->nch; ch++) {
@@ -616,16 +613,11 @@ out:
 
 /* ---- the geometric part ---- */
 
-const int *run_spatial_flags(const struct run *r)
+void run_spatial_flags(const struct run *r, int *flags)
 {
-	static int *flags;	/* one run per process */
-
-	if (!r->nsp)
-		return NULL;
-	if (!flags && (flags = calloc((size_t)r->room->nreceivers, sizeof(int))))
-		for (int k = 0; k < r->nsp; k++)
-			flags[r->sp[k].q] = 1;
-	return flags;
+	memset(flags, 0, (size_t)r->room->nreceivers * sizeof(int));
+	for (int k = 0; k < r->nsp; k++)
+		flags[r->sp[k].q] = 1;
 }
 
 /* ga_render's filters: the spherical harmonics of an order (ctx) ... */

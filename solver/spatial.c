@@ -181,10 +181,11 @@ static double order_weight(const struct sp_encoder *e, const double *g, int n, d
 
 void sp_band(const struct sp_encoder *e, double c, double *lo, double *hi)
 {
-	sp_band_clear(e, c, SP_BAND_CLEAR, lo, hi);
+	sp_band_clear(e, e->order, c, SP_BAND_CLEAR, lo, hi);
 }
 
-void sp_band_clear(const struct sp_encoder *e, double c, double clear, double *lo, double *hi)
+void sp_band_clear(const struct sp_encoder *e, int order, double c, double clear, double *lo,
+		   double *hi)
 {
 	double *g = grams(e), rmax = 0;
 
@@ -193,9 +194,9 @@ void sp_band_clear(const struct sp_encoder *e, double c, double clear, double *l
 		rmax = fmax(rmax, e->r[s]);
 	/* above: the fit resolves orders to `fit` while k rmax stays below it */
 	*hi = c * e->fit / (2 * M_PI * rmax);
-	/* below: where the highest kept order's weight clears the gain limit tenfold */
+	/* below: where the order's weight clears the gain limit `clear` times over */
 	for (double f = 1; g && f < *hi; f *= 1.01)
-		if (order_weight(e, g, e->order, 2 * M_PI * f / c) * e->max_gain * e->max_gain >=
+		if (order_weight(e, g, order, 2 * M_PI * f / c) * e->max_gain * e->max_gain >=
 		    clear) {
 			*lo = f;
 			break;

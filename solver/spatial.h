@@ -51,9 +51,10 @@ void sp_encoder_free(struct sp_encoder *e);
 /* The frequencies between which the encoder of order `order` is exact (within its gain
  * limit below, within its fit's aliasing above), Hz, for sound speed c. */
 void sp_band(const struct sp_encoder *e, double c, double *lo, double *hi);
-/* The same, the order's weight clearing the gain limit `clear` times over (sp_band:
- * SP_BAND_CLEAR, within 0.5 dB; 10: usable, within a few dB). */
-void sp_band_clear(const struct sp_encoder *e, double c, double clear, double *lo, double *hi);
+/* The same for order `order` (at most e's), its weight clearing the gain limit `clear` times
+ * over (sp_band: SP_BAND_CLEAR, within 0.5 dB; 10: usable, within a few dB). */
+void sp_band_clear(const struct sp_encoder *e, int order, double c, double clear, double *lo,
+		   double *hi);
 
 /*
  * Encode: p[i] the pressure at point i (n samples at fs), out[(order + 1)^2][n] the ambisonic

@@ -2,6 +2,7 @@
 #include "helper.h"
 
 #include <math.h>
+#include <sndfile.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,4 +206,21 @@ double t30(const double *x, size_t n, double fs)
 	assert_true(m > 10);
 	/* the slope is in dB/s; -60 dB over the slope is the time a 60 dB decay takes */
 	return -60 / ((m * sxy - sx * sy) / (m * sxx - sx * sx));
+}
+
+double *wav_read(const char *path, size_t *frames, int *channels, int *rate)
+{
+	SF_INFO info = { 0 };
+	SNDFILE *sf = sf_open(path, SFM_READ, &info);
+	double *x;
+
+	assert_non_null(sf);
+	x = malloc((size_t)info.frames * (size_t)info.channels * sizeof(double) + 1);
+	assert_non_null(x);
+	assert_int_equal(sf_readf_double(sf, x, info.frames), info.frames);
+	sf_close(sf);
+	*frames = (size_t)info.frames;
+	*channels = info.channels;
+	*rate = info.samplerate;
+	return x;
 }

@@ -69,6 +69,10 @@ int exit_status(pid_t pid);
  * least squares, times two; fails the test when the curve does not span it. */
 double t30(const double *x, size_t n, double fs);
 
+/* Every frame of the WAV file at path, channels interleaved, malloc'd; its frames, channels
+ * and rate. Fails the test when the file cannot be read. */
+double *wav_read(const char *path, size_t *frames, int *channels, int *rate);
+
 /* Index and value of the largest |x[i]| for i in [from, to). */
 size_t peak_index(const double *x, size_t from, size_t to);
 

@@ -88,23 +88,6 @@ static void write_wav(const char *path, const double *x, size_t frames, int chan
 	sf_close(sf);
 }
 
-static double *read_wav(const char *path, size_t *frames, int *channels, int *rate)
-{
-	SF_INFO info = { 0 };
-	SNDFILE *sf = sf_open(path, SFM_READ, &info);
-	double *x;
-
-	assert_non_null(sf);
-	x = malloc((size_t)info.frames * (size_t)info.channels * sizeof(double));
-	assert_non_null(x);
-	assert_int_equal(sf_readf_double(sf, x, info.frames), info.frames);
-	sf_close(sf);
-	*frames = (size_t)info.frames;
-	*channels = info.channels;
-	*rate = info.samplerate;
-	return x;
-}
-
 /*
  * A mono IR and a stereo dry signal at 48 kHz: two channels, each the direct convolution
  * within 1e-6 of its peak (float32's rounding is 6e-8); --normalize -1 puts the peak at
@@ -138,7 +121,7 @@ static void command(void **state)
 	assert_int_equal(sh("%s auralize %s/ir.wav %s/dry.wav -o %s/wet.wav -q", roomsim, dir,
 			    dir, dir), 0);
 	snprintf(path, sizeof(path), "%s/wet.wav", dir);
-	y = read_wav(path, &frames, &channels, &rate);
+	y = wav_read(path, &frames, &channels, &rate);
 	assert_int_equal(frames, nd + nh - 1);
 	assert_int_equal(channels, 2);
 	assert_int_equal(rate, 48000);
@@ -159,7 +142,7 @@ static void command(void **state)
 	assert_int_equal(sh("%s auralize %s/ir.wav %s/dry.wav -o %s/norm.wav --normalize -1 -q",
 			    roomsim, dir, dir, dir), 0);
 	snprintf(path, sizeof(path), "%s/norm.wav", dir);
-	y = read_wav(path, &frames, &channels, &rate);
+	y = wav_read(path, &frames, &channels, &rate);
 	peak = 0;
 	for (size_t i = 0; i < frames * (size_t)channels; i++)
 		peak = fmax(peak, fabs(y[i]));
@@ -171,7 +154,7 @@ static void command(void **state)
 	assert_int_equal(sh("%s auralize %s/ir.wav %s/dry441.wav -o %s/wet441.wav -q", roomsim,
 			    dir, dir, dir), 0);
 	snprintf(path, sizeof(path), "%s/wet441.wav", dir);
-	y = read_wav(path, &frames, &channels, &rate);
+	y = wav_read(path, &frames, &channels, &rate);
 	assert_int_equal(rate, 48000);
 	assert_int_equal(channels, 1);
 	assert_int_equal(frames, 24000 + nh - 1);	/* 0.5 s at 48 kHz, then the IR's tail */

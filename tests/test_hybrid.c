@@ -5,7 +5,6 @@
  * analyze` reads to 8 kHz.
  */
 #include <math.h>
-#include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,23 +41,6 @@ static void band(const double *x, size_t n, double fs, double fm, int third, dou
 }
 
 /* A mono WAV's samples (malloc'd) and their count. */
-static double *read_wav(const char *path, size_t *n, int *rate)
-{
-	SF_INFO info = { 0 };
-	SNDFILE *sf = sf_open(path, SFM_READ, &info);
-	double *x;
-
-	assert_non_null(sf);
-	assert_int_equal(info.channels, 1);
-	x = malloc((size_t)info.frames * sizeof(double) + 1);
-	assert_non_null(x);
-	assert_int_equal(sf_readf_double(sf, x, info.frames), info.frames);
-	sf_close(sf);
-	*n = (size_t)info.frames;
-	*rate = info.samplerate;
-	return x;
-}
-
 static const char box_yaml[] =
 	"grid: {fmax: 1500}\nduration: 0.6\nscheme: {precision: float32}\n"
 	"geometry: {box: [4.0, 3.0, 2.5]}\n"
@@ -168,7 +150,7 @@ static void hybrid_run_writes_full_band(void **state)
 	struct rs_error err = { 0 };
 	double *w;
 	size_t frames;
-	int rate;
+	int rate, channels;
 	FILE *f;
 
 	(void)state;
@@ -194,7 +176,8 @@ static void hybrid_run_writes_full_band(void **state)
 	assert_int_equal(d.full, 1);
 	assert_true(d.fs == 48000);
 	snprintf(out, sizeof(out), "%s/out/S_R.wav", dir);
-	w = read_wav(out, &frames, &rate);
+	w = wav_read(out, &frames, &channels, &rate);
+	assert_int_equal(channels, 1);
 	assert_int_equal(rate, 48000);
 	assert_int_equal(frames, (size_t)(0.4 * 48000));
 	for (size_t i = 0; i < frames; i++)	/* float32 WAVs: the joined response */

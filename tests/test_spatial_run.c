@@ -20,23 +20,6 @@
 #define C 343.0
 #define ROOMSIM (getenv("ROOMSIM") ? getenv("ROOMSIM") : "build/roomsim")
 
-static double *read_wav(const char *path, size_t *frames, int *channels, int *rate)
-{
-	SF_INFO info = { 0 };
-	SNDFILE *sf = sf_open(path, SFM_READ, &info);
-	double *x;
-
-	assert_non_null(sf);
-	x = malloc((size_t)info.frames * (size_t)info.channels * sizeof(double));
-	assert_non_null(x);
-	assert_int_equal(sf_readf_double(sf, x, info.frames), info.frames);
-	sf_close(sf);
-	*frames = (size_t)info.frames;
-	*channels = info.channels;
-	*rate = info.samplerate;
-	return x;
-}
-
 /* Make the folder dir, write the room (fmt, with dir as its argument) to dir/room.yaml, whose
  * path goes to path, and run it. */
 static void run_room(char *dir, char *path, size_t len, const char *fmt, ...)
@@ -132,7 +115,7 @@ static void far_source(void **state)
 			u[a] = (src[a] - rec[q][a]) / dist;
 		sp_sh(3, u, y);
 		snprintf(wav, sizeof(wav), "%s/out/S_%s.ambix.wav", dir, name);
-		x = read_wav(wav, &frames, &channels, &rate);
+		x = wav_read(wav, &frames, &channels, &rate);
 		assert_int_equal(channels, 16);
 		w0 = calloc(frames + 1, sizeof(double));
 		assert_non_null(w0);
@@ -188,7 +171,7 @@ static void far_source(void **state)
 			int bch, brate;
 
 			snprintf(wav, sizeof(wav), "%s/out/S_L.binaural.wav", dir);
-			b = read_wav(wav, &bf, &bch, &brate);
+			b = wav_read(wav, &bf, &bch, &brate);
 			assert_int_equal(bch, 2);
 			e = mysofa_open_no_norm("/usr/share/libmysofa/default.sofa", (float)brate, &len,
 						&err);
@@ -362,7 +345,7 @@ static void shoebox_reflections(void **state)
 	for (int i = 1; i <= 7; i++)	/* the test's premise: separate arrivals */
 		assert_true(t[i] - t[i - 1] > 1e-3);
 	snprintf(wav, sizeof(wav), "%s/out/S_R.ambix.wav", dir);
-	x = read_wav(wav, &frames, &channels, &rate);
+	x = wav_read(wav, &frames, &channels, &rate);
 	assert_int_equal(channels, 4);
 	bandpass(x, frames, channels, rate, 250, 2000);
 	for (int i = 1; i <= 6; i++) {
@@ -412,12 +395,12 @@ static void hybrid(void **state)
 		 "output: {dir: %s/out, wav: {samplerate: 48000, format: float32}}\n"
 		 "hybrid: {crossover: 300, rays: 20000}\n", dir);
 	snprintf(wav, sizeof(wav), "%s/out/S_R.wav", dir);
-	m = read_wav(wav, &fm, &ch, &rate);
+	m = wav_read(wav, &fm, &ch, &rate);
 	snprintf(wav, sizeof(wav), "%s/out/S_R.ambix.wav", dir);
-	a = read_wav(wav, &fa, &ch, &rate);
+	a = wav_read(wav, &fa, &ch, &rate);
 	assert_int_equal(ch, 4);
 	snprintf(wav, sizeof(wav), "%s/out/S_R.binaural.wav", dir);
-	b = read_wav(wav, &fb, &ch, &rate);
+	b = wav_read(wav, &fb, &ch, &rate);
 	assert_int_equal(ch, 2);
 	assert_int_equal(fa, fm);
 	assert_int_equal(fb, fm);
@@ -475,7 +458,7 @@ static void hybrid(void **state)
 		assert_int_equal(sh("%s auralize %s/out/S_R.binaural.wav %s -o %s/wet.wav -q", ROOMSIM,
 				    dir, wav, dir), 0);
 		snprintf(wav, sizeof(wav), "%s/wet.wav", dir);
-		wet = read_wav(wav, &fw, &cw, &rw);
+		wet = wav_read(wav, &fw, &cw, &rw);
 		assert_int_equal(cw, 2);
 		for (size_t i = 0; i + 100 < fw && i < fb; i++)	/* the response, delayed */
 			for (int e = 0; e < 2; e++)
@@ -549,7 +532,7 @@ static void directivity(void **state)
 			fftw_complex *X = fftw_alloc_complex(m / 2 + 1);
 
 			snprintf(wav, sizeof(wav), "%s/out/S%d_R%d.wav", dir, k, j);
-			x = read_wav(wav, &frames, &ch, &rate);
+			x = wav_read(wav, &frames, &ch, &rate);
 			/* 4 ms either side of the direct sound (5.8 ms; the first reflection at 15) */
 			spectrum(x, 1, 0, (size_t)((rad / C - 4e-3) * rate), (size_t)(8e-3 * rate), m, X);
 			for (int b = 0; b < 3; b++) {
