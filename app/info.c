@@ -9,6 +9,7 @@
 #include "app.h"
 #include "grids.h"
 #include "../solver/air.h"
+#include "../solver/directivity.h"
 #include "../solver/fdtd.h"
 #include "../solver/ga/ga.h"
 #include "../solver/part.h"
@@ -76,6 +77,34 @@ static void print_band_materials(const struct room *room)
 	free(banks);
 }
 
+/* A directional source: its pattern and aim; a balloon's grid, and its wave part's block,
+ * lead and level error per octave band (solver/directivity.h). */
+static void print_directivity(const struct room *room, const struct room_source *src,
+			      const struct app_plan *p)
+{
+	const struct room_balloon *b = src->balloon;
+	struct dir_design *d;
+	struct rs_error err = { 0 };
+
+	printf("source     %s: %s aimed at [%.3f, %.3f, %.3f], at its cell's centre\n", src->name,
+	       src->pattern, src->aim[0], src->aim[1], src->aim[2]);
+	if (!b)
+		return;
+	printf("           %d bands %.0f to %.0f Hz, %d x %d directions; wave part: %d^3 nodes, "
+	       "%d steps (%.3f ms) late, as is the geometric part\n", b->nbands, b->f[0],
+	       b->f[b->nbands - 1], b->naz, b->nel, DIR_NODES, DIR_LEAD, DIR_LEAD * p->dt * 1e3);
+	if (!(d = malloc(sizeof(*d))))
+		return;
+	if (!dir_design(src, p->grid.h, p->dt, room->c, room->fmax, d, &err)) {
+		printf("           wave part's level error per octave (dB):");
+		for (int k = 0; k < d->nbands; k++)
+			printf(" %.0f Hz %.2f%s", d->band_f[k], d->band_err[k],
+			       k + 1 < d->nbands ? "," : "");
+		printf("\n           within %.0f dB up to %.0f Hz\n", DIR_TOL_DB, d->fvalid);
+	}
+	free(d);
+}
+
 static void print(const struct room *room, const struct app_plan *p, double rate,
 		  int threads, const struct app_gpu_rate *gpu)
 {
@@ -126,10 +155,8 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	printf("steps      %ld per source, %d source(s), %d receiver(s)\n", p->steps,
 	       room->nsources, room->nreceivers);
 	for (int s = 0; s < room->nsources; s++)
-		if (room->sources[s].pattern_a != 1)
-			printf("source     %s: %s aimed at [%.3f, %.3f, %.3f], at its cell's centre\n",
-			       room->sources[s].name, room->sources[s].pattern, room->sources[s].aim[0],
-			       room->sources[s].aim[1], room->sources[s].aim[2]);
+		if (room->sources[s].pattern_a != 1 || room->sources[s].balloon)
+			print_directivity(room, &room->sources[s], p);
 	for (int q = 0; q < room->nreceivers; q++) {
 		const struct room_receiver *c = &room->receivers[q];
 		const int order = app_spatial_order(c);

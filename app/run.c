@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "../solver/directivity.h"
 #include "../io/config.h"
 #include "../solver/fdtd.h"
 #include "../solver/part.h"
@@ -75,6 +76,35 @@ static const char usage_run[] =
 	"Exit status: 0 done, 1 run-time failure or interrupted, 2 bad usage or bad input.\n";
 
 #define NEAR_REACH 5.0	/* m: how far from a misplaced point the nearest air is looked for */
+
+/* The lowest node of the DIR_NODES^3 block around the cell of the eight nodes node[]. */
+static void block_lo(int node[8][3], int lo[3])
+{
+	for (int k = 0; k < 3; k++) {
+		lo[k] = INT_MAX;
+		for (int c = 0; c < 8; c++)
+			lo[k] = node[c][k] < lo[k] ? node[c][k] : lo[k];
+		lo[k] -= DIR_NODES / 2 - 1;
+	}
+}
+
+/* 1 when every node of the block around the cell of node[] is a room node of g. */
+static int block_in_air(const struct vox_grid *g, int node[8][3])
+{
+	const struct vox_plan *p = &g->plan;
+	int lo[3];
+
+	block_lo(node, lo);
+	for (int c = 0; c < DIR_NODES * DIR_NODES * DIR_NODES; c++) {
+		const int i = lo[0] + c % DIR_NODES, j = lo[1] + c / DIR_NODES % DIR_NODES;
+		const int k = lo[2] + c / (DIR_NODES * DIR_NODES);
+
+		if (i < 0 || j < 0 || k < 0 || i >= p->n[0] || j >= p->n[1] || k >= p->n[2] ||
+		    g->cls[vox_index(p, i, j, k)] == VOX_PAD)
+			return 0;
+	}
+	return 1;
+}
 
 /* Every source and receiver must sit where all eight interpolation nodes are room nodes. */
 static int check_points(struct run *r, struct rs_error *err)
@@ -151,20 +181,29 @@ static int check_points(struct run *r, struct rs_error *err)
 				       "of its cell, [%.3f, %.3f, %.3f], and that is not in the air "
 				       "(valid: a position a cell or more inside the walls)", s->pattern,
 				       c[0], c[1], c[2]);
+		if (s->balloon && !block_in_air(r->grid, node))
+			return room_at(err, room, s->pattern_at, key, "a source with a balloon (%s) "
+				       "is a block of %d x %d x %d nodes around its cell's centre "
+				       "[%.3f, %.3f, %.3f], and some lie outside the air (valid: a "
+				       "position about %.3g m or more inside every wall)", s->pattern,
+				       DIR_NODES, DIR_NODES, DIR_NODES, c[0], c[1], c[2],
+				       DIR_NODES / 2 * r->plan.grid.h);
 	}
 	return 0;
 }
 
 /* Simulate source s; its signals land in r->signals. */
-/* 1 when a source at pos adds to a cell this rank updates (always, undecomposed). */
-static int point_here(const struct run *r, const double pos[3])
+/* 1 when source src at pos adds to a cell this rank updates (always, undecomposed): the
+ * eight nodes of pos, and a balloon's block DIR_NODES / 2 - 1 layers further. */
+static int source_here(const struct run *r, const struct room_source *src, const double pos[3])
 {
+	const int more = src->balloon ? DIR_NODES / 2 - 1 : 0;
 	int lo, hi;
 
 	if (r->part.size == 1)
 		return 1;
 	vox_point_layers(r->grid, pos, &lo, &hi);
-	return hi >= r->part.own[0] && lo <= r->part.own[1];
+	return hi + more >= r->part.own[0] && lo - more <= r->part.own[1];
 }
 
 /*
@@ -205,6 +244,54 @@ void run_source_pos(const struct run *r, const struct room_source *src, double p
 }
 
 /*
+ * A source with a balloon (solver/directivity.h): the block's filters, designed once per
+ * source and run, through which sig drives each node, up to the last sample of sig above
+ * SIG_TAIL of its peak and the filters' length after it.
+ */
+#define SIG_TAIL 1e-12
+
+static int add_balloon(struct run *r, const struct room_source *src, const double *sig, long n)
+{
+	const int nb = DIR_NODES * DIR_NODES * DIR_NODES;
+	const struct vox_grid *g = r->window ? r->window : r->grid;
+	struct dir_design *dd = malloc(sizeof(*dd));
+	struct rs_error err = { 0 };
+	double pos[3], w[8], d, peak = 0, *v = NULL;
+	int node[8][3], lo[3], rc = -1;
+	long last = 0, len;
+
+	if (!dd)
+		return -1;
+	run_source_pos(r, src, pos);
+	if (vox_point(g, pos, node, w, &d) ||
+	    dir_design(src, r->plan.grid.h, r->plan.dt, r->room->c, r->room->fmax, dd, &err))
+		goto out;
+	block_lo(node, lo);
+	for (long i = 0; i < n; i++)
+		peak = fmax(peak, fabs(sig[i]));
+	for (long i = 0; i < n; i++)
+		if (fabs(sig[i]) > SIG_TAIL * peak)
+			last = i;
+	len = last + DIR_TAPS < n ? last + DIR_TAPS : n;
+	if (!(v = calloc((size_t)len * nb, sizeof(*v))))
+		goto out;
+	for (long i = 0; i < len; i++)
+		for (long j = 0; j < DIR_TAPS && j <= i; j++) {
+			const double s = sig[i - j];
+
+			if (s == 0)
+				continue;
+			for (int c = 0; c < nb; c++)
+				v[(size_t)i * nb + c] += dd->g[c][j] * s;
+		}
+	rc = fdtd_add_source_block(r->engine, lo, DIR_NODES, v, (size_t)len) < 0 ? -1 : 0;
+out:
+	free(dd);
+	free(v);
+	return rc;
+}
+
+/*
  * Source src into the engine, driven by sig: an omni source as a point; a directional one
  * (docs/physics.md, "Directional sources") at its cell's centre, on its eight nodes, as a
  * monopole of a sig and a dipole along its aim whose two poles, a cell apart, carry
@@ -219,6 +306,8 @@ static int add_source(struct run *r, const struct room_source *src, const double
 
 	if (a == 1)
 		return fdtd_add_source(r->engine, src->pos, sig, (size_t)n) < 0 ? -1 : 0;
+	if (src->balloon)
+		return add_balloon(r, src, sig, n);
 	run_source_pos(r, src, pos);
 	if (vox_point(r->grid, pos, node, w, &d) || !(v = malloc((size_t)n * 8 * sizeof(double))))
 		return -1;
@@ -268,7 +357,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	fdtd_reset(r->engine);
 	sig_source(src, r->plan.dt, (size_t)steps, sig);
 	run_source_pos(r, src, at);
-	if (point_here(r, at) && add_source(r, src, sig, steps)) {
+	if (source_here(r, src, at) && add_source(r, src, sig, steps)) {
 		rc = rs_fail(err, RS_ENOMEM, "cannot add source %s: %s", src->name,
 			     fdtd_error(r->engine));
 		goto out;
@@ -692,6 +781,8 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.dt = r->plan.dt;
 	setup.grid_receivers = room->ngrids > 0;
 	setup.band_frames = r->plan.frame_m > 0;
+	for (int i = 0; i < room->nsources; i++)
+		setup.block_sources |= room->sources[i].balloon != NULL;
 	if (create_engine(r, &setup, err) || (setup.band_frames && run_frames_setup(r, err)))
 		return err->code;
 	snprintf(r->engine_name, sizeof(r->engine_name), "%s%s", setup.cuda ? "cuda:" : "cpu",

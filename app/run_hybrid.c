@@ -11,6 +11,7 @@
 
 #include "run.h"
 #include "../solver/convolve.h"
+#include "../solver/directivity.h"
 #include "../solver/ga/ga.h"
 #include "../solver/signal.h"
 
@@ -40,7 +41,8 @@ static int trace_source(struct run *r, int s, struct rs_error *err)
 		memcpy(rec[q], room->receivers[q].pos, sizeof(rec[q]));
 	run_source_pos(r, &room->sources[s], at);
 	run_spatial_flags(r, spatial);
-	ga_directivity(r->ga, room->sources[s].pattern_a, room->sources[s].aim);
+	ga_directivity(r->ga, &room->sources[s],
+		       room->sources[s].balloon ? DIR_LEAD * r->plan.dt : 0);
 	rc = ga_images(r->ga, at, (const double (*)[3])rec, nrec, r->ga_order, im, n, err);
 	if (!rc)
 		rc = ga_trace_spatial(r->ga, at, (const double (*)[3])rec, nrec,

@@ -6,6 +6,7 @@
 #include <mysofa.h>
 #include <unistd.h>
 
+#include "balloon.h"
 #include "config_read.h"
 #include "../geometry/receivers.h"
 
@@ -49,6 +50,58 @@ static int parse_point(struct yp *p, yaml_node_t *n, const char *path, char *nm,
 		return yp_missing(p, n, key, "give position: [x, y, z] in metres");
 	*at = yp_mark(v);
 	return yp_vec3(p, v, key, -MAX_METRES, 0, pos);
+}
+
+/*
+ * A source's directivity: a first-order pattern's name, a library balloon's (talker,
+ * loudspeaker), or a balloon table's file (io/balloon.h), relative to the room file.
+ */
+static int parse_directivity(struct yp *p, yaml_node_t *v, const char *key,
+			     const char *const *patterns, const double *pattern_a,
+			     struct room_source *s)
+{
+	struct room_balloon b;
+	char file[ROOM_PATH_MAX], msg[RS_MSG_MAX / 2], valid[256];
+	size_t len = 0;
+	int rc;
+
+	s->pattern_at = yp_mark(v);
+	if (v->type != YAML_SCALAR_NODE)
+		return yp_bad(p, v, key, "expected a pattern's name or a balloon table's file, "
+			      "got %s", yp_kind(v));
+	for (int k = 0; patterns[k]; k++)
+		if (!strcmp(yp_scalar(v), patterns[k])) {
+			s->pattern_a = pattern_a[k];
+			snprintf(s->pattern, sizeof(s->pattern), "%s", patterns[k]);
+			return 0;
+		}
+	for (int k = 0; patterns[k]; k++)
+		len += (size_t)snprintf(valid + len, sizeof(valid) - len, "%s | ", patterns[k]);
+	for (int k = 0; room_balloon_names[k]; k++)
+		len += (size_t)snprintf(valid + len, sizeof(valid) - len, "%s | ",
+					room_balloon_names[k]);
+	rc = room_balloon_library(yp_scalar(v), &b);
+	if (rc == -2)
+		return rs_fail(p->err, RS_ENOMEM, "out of memory for %s", yp_scalar(v));
+	if (rc) {
+		const char *name = yp_scalar(v), *dot = strrchr(name, '.');
+
+		if (!dot || strcmp(dot, ".csv"))
+			return yp_bad(p, v, key, "'%s' is not valid (valid: %sa balloon table "
+				      "FILE.csv)", name, valid);
+		if (yp_path(p, v, key, file))
+			return RS_EINPUT;
+		if (cfg_balloon_read(file, &b, msg, sizeof(msg)))
+			return yp_bad(p, v, key, "%s", msg);
+	}
+	if (!(s->balloon = malloc(sizeof(*s->balloon)))) {
+		free(b.db);
+		return rs_fail(p->err, RS_ENOMEM, "out of memory for %s", yp_scalar(v));
+	}
+	*s->balloon = b;
+	s->pattern_a = 0;
+	snprintf(s->pattern, sizeof(s->pattern), "%s", yp_scalar(v));
+	return 0;
 }
 
 int cfg_parse_sources(struct yp *p, yaml_node_t *root)
@@ -112,15 +165,9 @@ int cfg_parse_sources(struct yp *p, yaml_node_t *root)
 		s->aim[0] = 1;
 		snprintf(s->pattern, sizeof(s->pattern), "omni");
 		snprintf(key, sizeof(key), "%s.directivity", path);
-		if ((v = yp_get(p, n, "directivity"))) {
-			int k;
-
-			if (yp_choice(p, v, key, patterns, &k))
-				return RS_EINPUT;
-			s->pattern_a = pattern_a[k];
-			snprintf(s->pattern, sizeof(s->pattern), "%s", patterns[k]);
-			s->pattern_at = yp_mark(v);
-		}
+		if ((v = yp_get(p, n, "directivity")) &&
+		    parse_directivity(p, v, key, patterns, pattern_a, s))
+			return RS_EINPUT;
 		snprintf(key, sizeof(key), "%s.orientation", path);
 		if ((v = yp_get(p, n, "orientation"))) {
 			static const char *const okeys[] = { "azimuth", "elevation", NULL };
@@ -128,7 +175,7 @@ int cfg_parse_sources(struct yp *p, yaml_node_t *root)
 			yaml_node_t *o;
 			char k2[160];
 
-			if (s->pattern_a == 1)
+			if (s->pattern_a == 1 && !s->balloon)
 				return yp_bad(p, v, key, "orientation aims a directional source, and "
 					      "this one is omni (valid: give directivity too, or no "
 					      "orientation)");
@@ -144,6 +191,7 @@ int cfg_parse_sources(struct yp *p, yaml_node_t *root)
 			s->aim[1] = cos(el * M_PI / 180) * sin(az * M_PI / 180);
 			s->aim[2] = sin(el * M_PI / 180);
 		}
+		room_source_frame(s);
 	}
 	return 0;
 }

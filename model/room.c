@@ -103,6 +103,11 @@ void room_free(struct room *room)
 {
 	if (!room)
 		return;
+	for (int i = 0; room->sources && i < room->nsources; i++)
+		if (room->sources[i].balloon) {
+			free(room->sources[i].balloon->db);
+			free(room->sources[i].balloon);
+		}
 	free(room->sources);
 	free(room->receivers);
 	free(room->grids);

@@ -75,6 +75,23 @@ struct room_material {
 	struct room_mark at;
 };
 
+#define ROOM_BALLOON_BANDS 40	/* bands of a balloon: third octaves 20 Hz to 160 kHz fit */
+
+/*
+ * A source's pattern per band, a balloon (docs/input.md, "Directional sources"): levels in
+ * dB relative to the front's in each band, on a regular grid of directions in the source's
+ * frame (azimuth from the front towards the left, elevation up): azimuths a daz for a in
+ * [0, naz), elevations -90 + e del for e in [0, nel), del = 180 / (nel - 1).
+ */
+struct room_balloon {
+	char name[ROOM_NAME_MAX];	/* a library entry's name, or the table file's */
+	int nbands;
+	double f[ROOM_BALLOON_BANDS];	/* band centres, Hz, rising */
+	int naz, nel;
+	double daz, del;	/* degrees */
+	float *db;		/* [(e naz + a) nbands + b] */
+};
+
 struct room_source {
 	char name[ROOM_NAME_MAX];
 	double pos[3];		/* metres, room coordinates */
@@ -85,10 +102,13 @@ struct room_source {
 	double highpass;	/* Hz, DC-blocking high-pass on the injected signal; 0 = off */
 	struct room_mark at;	/* of the position key, for "outside the air" errors */
 	/* directivity (docs/input.md, "Directional sources"): the first-order pattern
-	 * a + (1 - a) cos(angle from aim), a = 1 omni; its name, and where it was given */
+	 * a + (1 - a) cos(angle from aim), a = 1 omni, or a balloon (a = 0 then, unused);
+	 * its name, and where it was given */
 	double pattern_a;
+	struct room_balloon *balloon;	/* per-band pattern, owned; NULL: first order */
 	double aim[3];		/* unit vector */
-	char pattern[24];
+	double frame[3][3];	/* the source's front (aim), left and up, world unit vectors */
+	char pattern[ROOM_PATH_MAX];
 	struct room_mark pattern_at;
 };
 
@@ -293,6 +313,28 @@ struct room {
 
 /* Release room and everything it owns (NULL is allowed). */
 void room_free(struct room *room);
+
+/* The linear pressure gain of balloon b towards the unit vector d of the source's frame
+ * (x front, y left, z up) at frequency f: bilinear in direction and linear in log frequency
+ * between band centres, of the levels in dB; the end bands' beyond them. */
+double room_balloon_gain(const struct room_balloon *b, const double d[3], double f);
+
+/* The gain of source s towards the world unit vector d at f: its balloon's, or its
+ * first-order pattern's. */
+double room_source_gain(const struct room_source *s, const double d[3], double f);
+
+/* The source's frame from its aim: front = aim, left = up x front (y when aiming up or
+ * down), up = front x left. */
+void room_source_frame(struct room_source *s);
+
+/*
+ * The library's balloons (model/balloon.c, docs/input.md "Directional sources"): "talker",
+ * a point source on a rigid sphere of a head's radius, and "loudspeaker", a rigid piston
+ * in a rigid sphere of a small loudspeaker's volume, each from its closed form. Fills b
+ * (b->db malloc'd); -1 when name is none of them, RS_ENOMEM-like -2 when out of memory.
+ */
+int room_balloon_library(const char *name, struct room_balloon *b);
+extern const char *const room_balloon_names[];	/* NULL-terminated */
 
 /* RS_EINPUT error "FILE:LINE:COL: key: what" at a recorded mark; returns RS_EINPUT. */
 int room_at(struct rs_error *err, const struct room *room, struct room_mark at,

@@ -193,7 +193,7 @@ void cpu_free(struct fdtd *f)
 	free(f->scratch);
 }
 
-/* u^(n+1) += inject * s^n at the eight nodes of each source (physics.md "Sources"). */
+/* u^(n+1) += inject * s^n at the nodes of each source (physics.md "Sources"). */
 static void inject(struct fdtd *f)
 {
 	for (int s = 0; s < f->nsrc; s++) {
@@ -202,10 +202,12 @@ static void inject(struct fdtd *f)
 		if ((size_t)f->step >= pt->len)
 			continue;
 		if (pt->nodes) {	/* node by node, as the GPU gets them */
-			for (int c = 0; c < 8; c++)
-				if (pt->nodes[8 * f->step + c] != 0)
-					add(f, f->prev, pt->cell[c],
-					    f->inject * pt->nodes[8 * f->step + c]);
+			const size_t *cell = pt->mcell ? pt->mcell : pt->cell;
+			const double *v = pt->nodes + (size_t)pt->m * f->step;
+
+			for (int c = 0; c < pt->m; c++)
+				if (v[c] != 0)
+					add(f, f->prev, cell[c], f->inject * v[c]);
 			continue;
 		}
 		if (pt->signal[f->step] == 0)

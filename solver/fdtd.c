@@ -224,7 +224,7 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
 				 s->tex_limit, f->stencil, f->fallback, f->touch, s->dts, s->nt,
-				 s->split, f->branch, s->grid_receivers, s->band_frames, s->exchange,
+				 s->split, f->branch, s->grid_receivers, s->band_frames, s->block_sources, s->exchange,
 				 s->exchange_ctx, { s->zown[0], s->zown[1] },
 				 { s->zedge[0], s->zedge[1] }, s->exchange_async };
 
@@ -366,6 +366,7 @@ static void free_points(struct fdtd_point *pts, int n)
 	for (int i = 0; i < n; i++) {
 		free(pts[i].signal);
 		free(pts[i].nodes);
+		free(pts[i].mcell);
 	}
 	free(pts);
 }
@@ -434,7 +435,7 @@ static int gpu_source(struct fdtd *f, const struct fdtd_point *pt, const double 
 	for (size_t i = 0; i < n; i++)
 		for (int c = 0; c < 8; c++)
 			inj[8 * i + c] = f->inject * signal[i] * pt->w[c];
-	rc = GPU_CALL(cuda_set_source(f->gpu, pt->cell, inj, n, &f->err));
+	rc = GPU_CALL(cuda_set_source(f->gpu, pt->cell, 8, inj, n, &f->err));
 	free(inj);
 	return rc ? -1 : 0;
 }
@@ -472,16 +473,67 @@ int fdtd_add_source_nodes(struct fdtd *f, const double pos[3], const double *val
 			return -1;
 		for (size_t i = 0; i < 8 * n; i++)
 			inj[i] = f->inject * values[i];
-		rc = GPU_CALL(cuda_set_source(f->gpu, pt.cell, inj, n, &f->err));
+		rc = GPU_CALL(cuda_set_source(f->gpu, pt.cell, 8, inj, n, &f->err));
 		free(inj);
 		return rc ? -1 : 0;
 	}
+	pt.m = 8;
 	pt.nodes = malloc(n * 8 * sizeof(*pt.nodes));
 	if (!pt.nodes || !(slot = grow(&f->src, &f->nsrc))) {
 		free(pt.nodes);
 		return -1;
 	}
 	memcpy(pt.nodes, values, n * 8 * sizeof(*pt.nodes));
+	pt.len = n;
+	*slot = pt;
+	return f->nsrc - 1;
+}
+
+int fdtd_add_source_block(struct fdtd *f, const int lo[3], int k, const double *values,
+			  size_t n)
+{
+	const struct vox_plan *p = &f->grid->plan;
+	const int all = k * k * k;
+	struct fdtd_point pt = { 0 }, *slot;
+	size_t cells[FDTD_SOURCE_NODES];
+	int keep[FDTD_SOURCE_NODES], m = 0;
+	double *v;
+
+	if (all > FDTD_SOURCE_NODES || k < 1 || p->fcc)
+		return -1;
+	for (int c = 0; c < all; c++) {
+		const int i = lo[0] + c % k, j = lo[1] + c / k % k, l = lo[2] + c / (k * k);
+
+		if (l < 0 || l >= p->n[2])	/* another rank's layer, in a window */
+			continue;
+		if (i < 0 || j < 0 || i >= p->n[0] || j >= p->n[1] ||
+		    f->grid->cls[vox_index(p, i, j, l)] == VOX_PAD)
+			return -1;
+		keep[m] = c;
+		cells[m++] = vox_index(p, i, j, l);
+	}
+	if (!m)
+		return -1;
+	if (!(v = malloc(n * m * sizeof(*v))))
+		return -1;
+	for (size_t i = 0; i < n; i++)	/* the nodes in this grid, on the GPU scaled */
+		for (int c = 0; c < m; c++)
+			v[i * m + c] = (f->gpu ? f->inject : 1) * values[i * all + keep[c]];
+	if (f->gpu) {
+		const int rc = GPU_CALL(cuda_set_source(f->gpu, cells, m, v, n, &f->err));
+
+		free(v);
+		return rc ? -1 : 0;
+	}
+	pt.m = m;
+	pt.mcell = malloc(m * sizeof(*pt.mcell));
+	pt.nodes = v;
+	if (!pt.mcell || !(slot = grow(&f->src, &f->nsrc))) {
+		free(pt.mcell);
+		free(v);
+		return -1;
+	}
+	memcpy(pt.mcell, cells, m * sizeof(*cells));
 	pt.len = n;
 	*slot = pt;
 	return f->nsrc - 1;

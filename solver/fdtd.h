@@ -59,6 +59,8 @@ struct fdtd_setup {
 					 * only a few receivers (diamond) */
 	int band_frames;		/* 1: band-limited snapshot frames will be set
 					 * (fdtd_frames_setup): the same for diamond */
+	int block_sources;		/* 1: a source of more than eight nodes will be set
+					 * (fdtd_add_source_block): the same for diamond */
 	/* A decomposed run (solver/part.h): called after each step's update and sources and
 	 * before the receivers are read, with the newest field (device memory on the GPU) and
 	 * the CUDA stream to queue the transfers on (NULL: the per-thread default stream);
@@ -126,6 +128,16 @@ int fdtd_add_source(struct fdtd *f, const double pos[3], const double *signal, s
 /* The same, node by node: values[8 i + c] at step i for node c of vox_point()'s eight (a
  * directional source: a monopole and a dipole on the same nodes). -1 if pos is not in air. */
 int fdtd_add_source_nodes(struct fdtd *f, const double pos[3], const double *values, size_t n);
+
+/*
+ * A source on the k x k x k nodes from grid node lo (a directional source from a balloon,
+ * app/run.c): values[k^3 i + c] at step i for node c, x fastest, then y, then z. Nodes in
+ * layers beyond a window's are another rank's and left out. -1 when k^3 >
+ * FDTD_SOURCE_NODES, a node is not a room node, none is in the grid, or the grid is fcc.
+ */
+#define FDTD_SOURCE_NODES 64	/* 4 x 4 x 4: a balloon's source block (solver/directivity.h) */
+int fdtd_add_source_block(struct fdtd *f, const int lo[3], int k, const double *values,
+			  size_t n);
 
 /* Receiver at pos, read from the eight nodes of vox_point(); its index, -1 if not in air. */
 int fdtd_add_receiver(struct fdtd *f, const double pos[3]);

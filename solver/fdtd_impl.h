@@ -26,7 +26,9 @@ struct fdtd_point {
 	size_t cell[8];
 	double w[8];
 	double *signal;		/* source: injected values; receiver: recorded samples */
-	double *nodes;		/* or a source given node by node: nodes[8 i + c] at step i */
+	double *nodes;		/* or a source given node by node: nodes[m i + c] at step i */
+	int m;			/* its nodes: 8 (cell), or a block's (mcell) */
+	size_t *mcell;		/* a block source's cells; NULL: cell */
 	size_t len;		/* entries of signal (steps of nodes) */
 };
 

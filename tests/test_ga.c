@@ -383,17 +383,18 @@ static void directional_source(void **state)
 {
 	struct room *r = load(box_yaml);
 	struct ga *g = open_ga(r);
-	const double rec[1][3] = { { 3.1, 1.7, 1.1 } }, x[3] = { 1, 0, 0 };
+	const double rec[1][3] = { { 3.1, 1.7, 1.1 } };
 	const double aim[3] = { 0.6, 0.8, 0 }, a = 0.5;
+	struct room_source src = { .pattern_a = a, .aim = { aim[0], aim[1], aim[2] } };
 	struct ga_image *omni = NULL, *card = NULL;
 	size_t n0 = 0, n1 = 0;
 	struct rs_error err = { 0 };
 
 	(void)state;
 	assert_int_equal(ga_images(g, r->sources[0].pos, rec, 1, 2, &omni, &n0, &err), 0);
-	ga_directivity(g, a, aim);
+	ga_directivity(g, &src, 0);
 	assert_int_equal(ga_images(g, r->sources[0].pos, rec, 1, 2, &card, &n1, &err), 0);
-	ga_directivity(g, 1, x);
+	ga_directivity(g, NULL, 0);
 	assert_int_equal(n0, n1);
 	for (size_t i = 0; i < n0; i++) {
 		/* the first leg's direction from the source: towards the image seen from the
@@ -416,6 +417,37 @@ static void directional_source(void **state)
 			assert_true(fabs(card[i].amp[b] - ratio * omni[i].amp[b]) <
 				    1e-12 * fabs(omni[i].amp[b]) + 1e-300);
 	}
+	{	/* a talker's balloon: per band its gain towards the direct sound, every arrival
+		 * `lead` later */
+		struct room_balloon tb;
+		struct room_source ts = { .aim = { 0, 1, 0 } };
+		struct ga_image *tk = NULL;
+		size_t n2 = 0;
+		const double lead = 1.5e-3;
+		double u[3], len = 0;
+
+		assert_int_equal(room_balloon_library("talker", &tb), 0);
+		ts.balloon = &tb;
+		room_source_frame(&ts);
+		ga_directivity(g, &ts, lead);
+		assert_int_equal(ga_images(g, r->sources[0].pos, rec, 1, 2, &tk, &n2, &err), 0);
+		ga_directivity(g, NULL, 0);
+		assert_int_equal(n2, n0);
+		for (int k = 0; k < 3; k++) {
+			u[k] = rec[0][k] - r->sources[0].pos[k];
+			len += u[k] * u[k];
+		}
+		for (int k = 0; k < 3; k++)
+			u[k] /= sqrt(len);
+		for (size_t i = 0; i < n0; i++) {
+			assert_true(fabs(tk[i].t - omni[i].t - lead) < 1e-12);
+			for (int b = 0; b < GA_BANDS && tk[i].order == 0; b++)
+				assert_true(fabs(tk[i].amp[b] / omni[i].amp[b] -
+						 room_source_gain(&ts, u, ga_band_f[b])) < 1e-12);
+		}
+		free(tk);
+		free(tb.db);
+	}
 	{	/* in the diffuse room, where the walls forget where a ray came from */
 		struct room *rd = load(diffuse_yaml);
 		struct ga *gd = open_ga(rd);
@@ -425,7 +457,7 @@ static void directional_source(void **state)
 
 		assert_int_equal(ga_trace(gd, rd->sources[0].pos, rr, 1, 0.5, 0.5, 20000, -1, 5, &h0,
 					  &err), 0);
-		ga_directivity(gd, a, aim);
+		ga_directivity(gd, &src, 0);
 		assert_int_equal(ga_trace(gd, rd->sources[0].pos, rr, 1, 0.5, 0.5, 20000, -1, 5, &h1,
 					  &err), 0);
 		ga_close(gd);

@@ -118,8 +118,9 @@ static void hybrid_on_three_ranks(void **state)
 			    "h5diff hybrid-1/rirs.h5 hybrid-3/rirs.h5 /rir_geometric", dir), 0);
 }
 
-/* Spatial receivers whose balls of points cross the slabs, one ambisonic, one binaural, and a
- * cardioid source: rank 0 gathers the points, and every WAV is one process's bytes. */
+/* Spatial receivers whose balls of points cross the slabs, one ambisonic, one binaural, a
+ * cardioid source, and a talker whose block of nodes crosses a cut between slabs: rank 0
+ * gathers the points, and every WAV is one process's bytes. */
 static void spatial_on_three_ranks(void **state)
 {
 	static const char spatial_room[] =
@@ -127,14 +128,16 @@ static void spatial_on_three_ranks(void **state)
 		"geometry: {box: [1.4, 1.1, 1.2]}\n"
 		"materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
 		"sources: [{name: S, position: [0.42, 0.51, 0.41], directivity: cardioid,\n"
-		"  orientation: {azimuth: 30, elevation: 20}}]\n"
+		"  orientation: {azimuth: 30, elevation: 20}},\n"
+		"  {name: T, position: [0.35, 0.3, 0.79], directivity: talker,\n"
+		"  orientation: {azimuth: -60, elevation: 10}}]\n"
 		"receivers: [{name: R1, position: [0.9, 0.6, 0.5], ambisonics: 1},\n"
 		"  {name: R2, position: [0.7, 0.55, 0.6], ambisonics: 2, binaural: true}]\n";
 
 	(void)state;
 	write_room("spatial", spatial_room, "");
 	assert_int_equal(same_on_ranks("spatial", 3), 0);
-	assert_int_equal(sh("ls %s/spatial-3 | grep -c 'ambix.wav$\\|binaural.wav$' | grep -qx 3",
+	assert_int_equal(sh("ls %s/spatial-3 | grep -c 'ambix.wav$\\|binaural.wav$' | grep -qx 6",
 			    dir), 0);
 }
 

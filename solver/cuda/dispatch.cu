@@ -42,6 +42,9 @@ int cuda_kernel_why(const struct cuda_engine *e, enum kernel_id k, char *why, si
 		return snprintf(why, len, "band-limited snapshots add up the planes of every step, "
 				"and diamond keeps many steps inside its towers (or set "
 				"output.snapshots.band: full)"), 1;
+	if (k == KERNEL_DIAMOND && e->block_sources)
+		return snprintf(why, len, "a directional source from a balloon: diamond takes "
+				"sources of eight nodes, and its block has 64"), 1;
 	if (k == KERNEL_DIAMOND && e->grid_receivers)
 		return snprintf(why, len, "a receiver grid: diamond keeps each level inside its "
 				"towers and reads only a few receivers there (every per-step kernel "

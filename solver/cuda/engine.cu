@@ -341,6 +341,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->kernel = s->kernel;
 	e->grid_receivers = s->grid_receivers;
 	e->band_frames = s->band_frames;
+	e->block_sources = s->block_sources;
 	e->exchange = s->exchange;
 	e->exchange_ctx = s->exchange_ctx;
 	e->graph_off = s->exchange != NULL;	/* the exchange is not captured */
@@ -509,7 +510,7 @@ void cuda_graph_drop(struct cuda_engine *e)
  * steps are not overlapped. */
 static int source_inside(const struct cuda_engine *e)
 {
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < e->nsrc_m; i++) {
 		const long long k = e->h_src[i] / e->k.dims.sz;
 
 		if (k < e->zown[0] + e->zedge[0] || k > e->zown[1] - e->zedge[1])
@@ -518,22 +519,29 @@ static int source_inside(const struct cuda_engine *e)
 	return 1;
 }
 
-int cuda_set_source(struct cuda_engine *e, const size_t cell[8], const double *inj,
+int cuda_set_source(struct cuda_engine *e, const size_t *cell, int m, const double *inj,
 		    size_t nsteps, struct rs_error *err)
 {
-	long long c[8];
+	long long c[CUDA_SOURCE_NODES];
 
+	if (m < 1 || m > CUDA_SOURCE_NODES)
+		return rs_fail(err, RS_EINTERNAL, "a source of %d nodes (1 to %d)", m,
+			       CUDA_SOURCE_NODES);
+	if (m != 8 && e->kernel == KERNEL_DIAMOND)
+		return rs_fail(err, RS_EINPUT, "diamond takes sources of eight nodes, and this one "
+			       "has %d (valid: another kernel)", m);
 	graph_drop(e);
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < m; i++)
 		e->h_src[i] = c[i] = (long long)cell[i];
+	e->nsrc_m = m;
 	e->dt_dirty = 1;
 	cudaFree(e->inj);
 	e->inj = NULL;
 	if (!e->src && CK(cudaMalloc(&e->src, sizeof(c))))
 		return RS_EDEVICE;
-	if (CK(cudaMalloc(&e->inj, nsteps * 8 * sizeof(double))) ||
-	    CK(cudaMemcpy(e->src, c, sizeof(c), cudaMemcpyHostToDevice)) ||
-	    CK(cudaMemcpy(e->inj, inj, nsteps * 8 * sizeof(double), cudaMemcpyHostToDevice)))
+	if (CK(cudaMalloc(&e->inj, nsteps * m * sizeof(double))) ||
+	    CK(cudaMemcpy(e->src, c, m * sizeof(*c), cudaMemcpyHostToDevice)) ||
+	    CK(cudaMemcpy(e->inj, inj, nsteps * m * sizeof(double), cudaMemcpyHostToDevice)))
 		return RS_EDEVICE;
 	e->inj_steps = nsteps;
 	e->src_inside = source_inside(e);
@@ -674,10 +682,11 @@ __device__ __forceinline__ double point_value(const R *u, const long long *cell,
 /* After the update of a step: add the source's values, then record every receiver. */
 template <typename R>
 __global__ void k_inject_record(R *u, const long long *__restrict__ src, const double *inj,
-				const long long *__restrict__ rcell, const double *__restrict__ rw,
-				double *out, int nrec, size_t cap, long long sample)
+				int m, const long long *__restrict__ rcell,
+				const double *__restrict__ rw, double *out, int nrec, size_t cap,
+				long long sample)
 {
-	if (inj && threadIdx.x < 8)
+	if (inj && threadIdx.x < m)	/* m <= CUDA_SOURCE_NODES < the block's threads */
 		u[src[threadIdx.x]] += (R)inj[threadIdx.x];
 	__syncthreads();
 	for (int r = threadIdx.x; r < nrec; r += blockDim.x) {
@@ -718,7 +727,8 @@ __global__ void k_record_grid(const R *__restrict__ u, const long long *__restri
  * the samples of the receivers, then those of the grid (record). */
 static int inject_record(struct cuda_engine *e, int inject, int record, struct rs_error *err)
 {
-	const double *inj = inject && (size_t)e->step < e->inj_steps ? e->inj + 8 * e->step : NULL;
+	const double *inj = inject && (size_t)e->step < e->inj_steps
+				    ? e->inj + (size_t)e->nsrc_m * e->step : NULL;
 	const long long sample = e->step + 1;
 	const int nrec = record && (size_t)sample < e->cap ? e->nrec : 0;
 	const int one = nrec > REC_ONE_BLOCK ? 0 : nrec;	/* those the one block records */
@@ -726,11 +736,11 @@ static int inject_record(struct cuda_engine *e, int inject, int record, struct r
 	if (inj || one) {
 		if (e->precision == 4)
 			k_inject_record<float><<<1, 128>>>((float *)e->u[e->cur], e->src, inj,
-							    e->rcell, e->rw, e->rec, one, e->cap,
+							    e->nsrc_m, e->rcell, e->rw, e->rec, one, e->cap,
 							    sample);
 		else
 			k_inject_record<double><<<1, 128>>>((double *)e->u[e->cur], e->src, inj,
-							     e->rcell, e->rw, e->rec, one, e->cap,
+							     e->nsrc_m, e->rcell, e->rw, e->rec, one, e->cap,
 							     sample);
 		if (CK_LAUNCH())
 			return RS_EDEVICE;
@@ -773,14 +783,14 @@ static int inject_record(struct cuda_engine *e, int inject, int record, struct r
  */
 template <typename R>
 __global__ void k_inject_record_ctl(R *u, const long long *__restrict__ src, const double *inj,
-				    long long inj_steps, const long long *__restrict__ rcell,
+				    int m, long long inj_steps, const long long *__restrict__ rcell,
 				    const double *__restrict__ rw, double *out, int nrec, size_t cap,
 				    long long *ctl)
 {
 	const long long step = ctl[0], sample = step + 1;
 
-	if (step < inj_steps && threadIdx.x < 8)
-		u[src[threadIdx.x]] += (R)inj[8 * step + threadIdx.x];
+	if (step < inj_steps && threadIdx.x < m)
+		u[src[threadIdx.x]] += (R)inj[m * step + threadIdx.x];
 	__syncthreads();
 	for (int r = threadIdx.x; (size_t)sample < cap && r < nrec; r += blockDim.x) {
 		out[(size_t)r * cap + sample] = point_value(u, rcell, rw, (size_t)r);
@@ -812,8 +822,9 @@ template <typename R> static void record_ctl(struct cuda_engine *e)
 	R *u = (R *)e->u[e->cur];
 	const int many = e->nrec > REC_ONE_BLOCK;
 
-	k_inject_record_ctl<R><<<1, 128>>>(u, e->src, e->inj, (long long)e->inj_steps, e->rcell,
-					   e->rw, e->rec, many ? 0 : e->nrec, e->cap, e->ctl);
+	k_inject_record_ctl<R><<<1, 128>>>(u, e->src, e->inj, e->nsrc_m, (long long)e->inj_steps,
+					   e->rcell, e->rw, e->rec, many ? 0 : e->nrec, e->cap,
+					   e->ctl);
 	if (many)	/* after the step counter's increment: ctl[0] is this sample */
 		k_record_many<R><<<(e->nrec + 127) / 128, 128>>>(u, e->rcell, e->rw, e->rec, e->nrec,
 								 e->cap, 0, e->ctl);

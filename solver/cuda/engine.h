@@ -117,8 +117,9 @@ struct cuda_engine {
 	dim3 grid2, grid3, block3, gridv;
 	struct subvolume sub[MAX_SUBVOLUMES];
 	int nsub;
-	long long *src;			/* 8 cells of the source */
-	double *inj;			/* nsteps x 8 values */
+	long long *src;			/* the source's nsrc_m cells */
+	int nsrc_m;			/* 8, or a block source's nodes (diamond: 8) */
+	double *inj;			/* nsteps x nsrc_m values */
 	size_t inj_steps;
 	long long *rcell;		/* 8 cells per receiver */
 	double *rw;			/* 8 weights per receiver */
@@ -145,6 +146,7 @@ struct cuda_engine {
 	/* band-limited snapshot frames (fields.cu): the facade's tables, the device's sums,
 	 * taps and one plane's staging */
 	int band_frames;		/* 1: frames will be set or are (diamond refuses) */
+	int block_sources;		/* 1: a block source will be set or is (diamond refuses) */
 	int fr_n, fr_m, fr_slots;
 	long fr_every;
 	const int *fr_axis, *fr_index;
@@ -174,7 +176,7 @@ struct cuda_engine {
 	int2 *dt_probez;		/* per column: z range of its source and receiver cells */
 	int2 *dt_xr;			/* per row y: x range of its room columns */
 	int2 *h_probez;			/* the same on the host */
-	long long h_src[8];		/* the source's cells (x fastest, as cuda_set_source) */
+	long long h_src[CUDA_SOURCE_NODES];	/* the source's cells (as cuda_set_source) */
 	long long *dt_src, *dt_probe;	/* the source's and receivers' cells, z fastest */
 	double *dt_pval;		/* receiver cells' values per level of a sweep */
 	size_t dt_pval_n;		/* doubles dt_pval holds */

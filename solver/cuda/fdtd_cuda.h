@@ -44,6 +44,7 @@ struct cuda_setup {
 						 * creation (branch.cu) */
 	int grid_receivers;		/* 1: a receiver grid will be set (diamond cannot run) */
 	int band_frames;		/* 1: snapshot frames will be set (diamond cannot run) */
+	int block_sources;		/* 1: a block source will be set (diamond cannot run) */
 	int (*exchange)(void *ctx, void *field, void *stream, struct rs_error *err);
 	void *exchange_ctx;		/* fdtd_setup's, as are: */
 	int zown[2], zedge[2];
@@ -105,8 +106,10 @@ enum kernel_id cuda_kernel(const struct cuda_engine *e);
 /* After auto: each kernel's measured voxel updates per second (0 where not timed). */
 const double *cuda_auto_rates(const struct cuda_engine *e);
 
-/* Source: the eight cells and, per step, the eight values to add (inj[step * 8 + c]). */
-int cuda_set_source(struct cuda_engine *e, const size_t cell[8], const double *inj,
+/* Source: its m cells (8, or up to CUDA_SOURCE_NODES for a block) and, per step, the m
+ * values to add (inj[step * m + c]). */
+#define CUDA_SOURCE_NODES 64	/* fdtd.h FDTD_SOURCE_NODES */
+int cuda_set_source(struct cuda_engine *e, const size_t *cell, int m, const double *inj,
 		    size_t nsteps, struct rs_error *err);
 
 /* Receiver read as sum over c of w[c] * u[cell[c]], in that order. */

@@ -34,9 +34,10 @@ struct ga;
 int ga_open(const struct room *room, struct ga **out, struct rs_error *err);
 void ga_close(struct ga *g);
 
-/* The directivity of the source of the ga_images() and ga_trace() calls that follow: the
- * pressure pattern a + (1 - a) cos(angle from aim), aim a unit vector (ga_open: omni). */
-void ga_directivity(struct ga *g, double a, const double aim[3]);
+/* The directivity of the source of the ga_images() and ga_trace() calls that follow: s's
+ * (room_source_gain() at each band's centre; kept, not copied), every arrival lead seconds
+ * later (a balloon's wave part sounds DIR_LEAD steps late); NULL: omni (ga_open's). */
+void ga_directivity(struct ga *g, const struct room_source *s, double lead);
 
 /* The mixing time of the room's response, s: sqrt(V) ms (V in m^3; Lindau, Kosanke and
  * Weinzierl 2012), after which the crossover treats the two parts as diffuse. */

@@ -74,12 +74,11 @@ static int path(const struct walk *w, int q, int k, struct ga_image *a)
 			if (ga_cast(g, x, d, j == k ? 0 : eps, len * (1 - 1e-7), &h))
 				return 0;
 			const double from[3] = { -d[0], -d[1], -d[2] };	/* the source's way out */
-			const double pat = ga_pattern(g, from);
-
 			a->order = k;
-			a->t = dist / g->c;
+			a->t = dist / g->c + g->lead;
 			for (int b = 0; b < GA_BANDS; b++)
-				a->amp[b] = pat * amp[b] * exp(-0.5 * g->air[b] * dist) / dist;
+				a->amp[b] = ga_pattern(g, from, b) * amp[b] *
+					    exp(-0.5 * g->air[b] * dist) / dist;
 			return 1;
 		}
 		if (!ga_cast(g, x, d, j == k ? 0 : eps, len, &h) || g->tri[h.tri].plane != w->seq[j])

@@ -39,14 +39,14 @@ struct ga {
 	double c, volume, area, scale;	/* m/s, m^3, m^2, the room's largest extent in m */
 	double mat_area[ROOM_MAX_MATERIALS];	/* m^2 of walls of each material */
 	double cast_rate;	/* wall hits per second on one thread, measured by the probe */
-	double pattern_a, aim[3];	/* the source's directivity (ga_directivity) */
+	const struct room_source *src;	/* the source's directivity (ga_directivity); NULL: omni */
+	double lead;		/* s, the source's lead: every arrival that much later */
 };
 
-/* The source's pressure pattern towards the unit vector d: a + (1 - a) cos. */
-static inline double ga_pattern(const struct ga *g, const double d[3])
+/* The source's pressure gain towards the unit vector d in band b. */
+static inline double ga_pattern(const struct ga *g, const double d[3], int b)
 {
-	return g->pattern_a + (1 - g->pattern_a) *
-	       (g->aim[0] * d[0] + g->aim[1] * d[1] + g->aim[2] * d[2]);
+	return g->src ? room_source_gain(g->src, d, ga_band_f[b]) : 1;
 }
 
 /* A wall hit: distance along the ray and the triangle. */

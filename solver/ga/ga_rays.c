@@ -124,8 +124,11 @@ static long trace_one(const struct tracer *tr, const double src[3], long rays, u
 	(void)ga_rand64(&s);
 	memcpy(p, src, sizeof(p));
 	sphere_dir(&s, d);
-	for (int b = 0; b < GA_BANDS; b++)	/* the source's pattern, squared: energy */
-		e[b] = 4 * M_PI / rays * ga_pattern(g, d) * ga_pattern(g, d);
+	for (int b = 0; b < GA_BANDS; b++) {	/* the source's pattern, squared: energy */
+		const double pat = ga_pattern(g, d, b);
+
+		e[b] = 4 * M_PI / rays * pat * pat;
+	}
 	for (;;) {
 		struct ga_hit h;
 		const struct ga_tri *t;
@@ -141,7 +144,8 @@ static long trace_one(const struct tracer *tr, const double src[3], long rays, u
 
 			if (chord(p, d, h.t, tr->rec[q], tr->radius, &t0, &t1)) {
 				const double at = dist + 0.5 * (t0 + t1);
-				const size_t k = (size_t)(at / (g->c * tr->dt));
+				/* the source's lead as distance: 0 leaves at's bits */
+				const size_t k = (size_t)((at + g->c * g->lead) / (g->c * tr->dt));
 				acc_t *a = acc + ((size_t)q * tr->nbins + k) * GA_BANDS;
 
 				if (k >= tr->nbins)
@@ -151,7 +155,8 @@ static long trace_one(const struct tracer *tr, const double src[3], long rays, u
 							ACC_ONE);
 				if (tr->dir_of && tr->dir_of[q] >= 0) {	/* it arrives from -d */
 					const double from[3] = { -d[0], -d[1], -d[2] };
-					const size_t kd = (size_t)(at / (g->c * GA_DIR_BIN));
+					const size_t kd = (size_t)((at + g->c * g->lead) /
+								   (g->c * GA_DIR_BIN));
 
 					if (kd >= tr->ndbins)
 						continue;

@@ -631,8 +631,6 @@ int ga_open(const struct room *room, struct ga **out, struct rs_error *err)
 	fftw_make_planner_thread_safe();
 	g->room = room;
 	g->c = room->c;
-	g->pattern_a = 1;
-	g->aim[0] = 1;
 	g->scale = fmax(room->box[0], fmax(room->box[1], room->box[2]));
 	if (geo->voxels_path[0]) {
 		free(g);
@@ -802,8 +800,8 @@ void ga_describe(const struct ga *g, size_t *ntri, int *nplanes, double *volume,
 	*area = g->area;
 }
 
-void ga_directivity(struct ga *g, double a, const double aim[3])
+void ga_directivity(struct ga *g, const struct room_source *s, double lead)
 {
-	g->pattern_a = a;
-	memcpy(g->aim, aim, sizeof(g->aim));
+	g->src = s && (s->balloon || s->pattern_a != 1) ? s : NULL;
+	g->lead = lead;
 }

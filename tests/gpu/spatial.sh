@@ -1,8 +1,9 @@
 #!/bin/sh
 # spatial.sh - on the GPU machine (bundle of `make gpu-bundle` in .gpu/): spatial receivers
 # (docs/performance.md, "Spatial receivers"). 1: a box with a first- and a third-order
-# receiver (one binaural), an omni and a cardioid source, on the GPU and on the CPU engine:
-# every WAV the same bytes; 2: what a
+# receiver (one binaural), an omni, a cardioid, a talker and a balloon-table source, on the
+# GPU and on the CPU engine, with the leggy scheme and with the default one: every WAV the
+# same bytes; 2: what a
 # third-order binaural receiver adds to a run's time, end to end, in the concert hall as shipped,
 # the hall at 1.2 kHz and the shoebox example, each run without and with it, twice. Logs go
 # to $OUT.
@@ -23,6 +24,12 @@ if [ ! -e /usr/share/libmysofa/default.sofa ] && [ -n "${SOFA:-}" ]; then
 fi
 
 echo "== 1. GPU against the CPU engine"
+# a balloon table: levels falling away from the front, louder to the left from 500 Hz up
+awk 'BEGIN { print "azimuth, elevation, 125, 250, 500, 1000, 2000";
+	for (e = -90; e <= 90; e += 15) for (a = 0; a < 360; a += 15) {
+		c = cos(e / 57.29578) * cos(a / 57.29578); l = cos(e / 57.29578) * sin(a / 57.29578)
+		printf "%d, %d, %.3f, %.3f, %.3f, %.3f, %.3f\n", a, e, -(1 - c), -2 * (1 - c),
+		       -3 * (1 - c) + l, -5 * (1 - c) + l, -8 * (1 - c) + l } }' > "$w/table.csv"
 cat > "$w/box.yaml" <<EOF
 grid: {fmax: 1000}
 scheme: {stencil: leggy, order: 2, precision: float32}
@@ -32,7 +39,11 @@ materials: {wall: {absorption: 0.10}}
 surfaces: {default: wall}
 sources: [{name: S1, position: [1.2, 1.5, 1.4], signal: impulse},
   {name: S2, position: [2.2, 1.1, 1.3], directivity: cardioid,
-   orientation: {azimuth: 40, elevation: 10}}]
+   orientation: {azimuth: 40, elevation: 10}},
+  {name: S3, position: [1.9, 2.6, 1.5], directivity: talker,
+   orientation: {azimuth: -30, elevation: 5}},
+  {name: S4, position: [3.1, 1.4, 1.7], directivity: table.csv,
+   orientation: {azimuth: 120}}]
 receivers:
   - {name: R1, position: [3.7, 2.5, 1.2], ambisonics: 1}
   - {name: R2, position: [2.5, 2.1, 1.6], ambisonics: 3, binaural: {yaw: 90}}
@@ -48,6 +59,21 @@ for f in "$w"/cpu/*.wav; do
 		echo "same bytes: $(basename "$f")"
 	else
 		echo "DIFFERENT: $(basename "$f")"
+	fi
+done
+# the same sources with the default scheme (kernel auto: never diamond with a balloon)
+sed -e '/^scheme:/d' -e 's/ambisonics: 3, binaural: {yaw: 90}/ambisonics: 1/' "$w/box.yaml" \
+	> "$w/box7.yaml"
+"$R" run "$w/box7.yaml" --out "$w/gpu7" > "$out/box7-gpu.txt" 2>&1
+echo "gpu (7-point) rc=$?"
+"$R" run "$w/box7.yaml" --out "$w/cpu7" --backend cpu > "$out/box7-cpu.txt" 2>&1
+echo "cpu (7-point) rc=$?"
+grep -E "kernel |took" "$out/box7-gpu.txt"
+for f in "$w"/cpu7/*.wav; do
+	if cmp -s "$f" "$w/gpu7/$(basename "$f")"; then
+		echo "same bytes: 7-point $(basename "$f")"
+	else
+		echo "DIFFERENT: 7-point $(basename "$f")"
 	fi
 done
 
