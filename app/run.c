@@ -192,7 +192,16 @@ static int check_points(struct run *r, struct rs_error *err)
 	return 0;
 }
 
-/* Simulate source s; its signals land in r->signals. */
+/* run_spatial_open, timed. */
+static int spatial_open(struct run *r, struct rs_error *err)
+{
+	const double t0 = app_now();
+	const int rc = run_spatial_open(r, err);
+
+	r->sp_seconds[0] = app_now() - t0;
+	return rc;
+}
+
 /* 1 when source src at pos adds to a cell this rank updates (always, undecomposed): the
  * eight nodes of pos, and a balloon's block DIR_NODES / 2 - 1 layers further. */
 static int source_here(const struct run *r, const struct room_source *src, const double pos[3])
@@ -332,6 +341,7 @@ static int add_source(struct run *r, const struct room_source *src, const double
 	return rc < 0 ? -1 : 0;
 }
 
+/* Simulate source s; its signals land in r->signals. */
 static int simulate(struct run *r, int s, struct rs_error *err)
 {
 	const struct room *room = r->room;
@@ -472,9 +482,15 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			       r->plan.nsamples * sizeof(double));
 		part_send0(&r->part, r->rec_rank[q], to, to, r->plan.nsamples * sizeof(double));
 	}
-	if (r->nsp && run_spatial_encode(r, s, err)) {
-		rc = err->code;
-		goto out;
+	if (r->nsp) {
+		const double t0 = app_now();
+
+		rc = run_spatial_encode(r, s, err);
+		r->sp_seconds[1] += app_now() - t0;
+		if (rc) {
+			rc = err->code;
+			goto out;
+		}
 	}
 	r->nsources_done = s + 1;
 out:
@@ -742,7 +758,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	if (run_hybrid_open(r, err))
 		return err->code;
 	if (!(r->grid = vox_build(room, err)) || check_points(r, err) ||
-	    run_spatial_open(r, err) || grids_make(&r->grids, room, r->grid, err) ||
+	    spatial_open(r, err) || grids_make(&r->grids, room, r->grid, err) ||
 	    decompose(r, err))
 		return err->code;
 	for (int i = 0; i < r->grids.n && !r->quiet; i++)
@@ -892,6 +908,10 @@ static void summary(const struct run *r, double seconds)
 			r->plan.grid.n[0], r->plan.grid.n[1], r->plan.grid.n[2], seconds,
 			seconds > 0 ? vox / seconds / 1e6 : 0, r->out);
 	}
+	if (!r->quiet && r->nsp)
+		fprintf(stderr, "roomsim: spatial receivers: %.1f s opening (HRTFs), %.1f s "
+			"encoding, %.1f s writing their WAVs\n", r->sp_seconds[0], r->sp_seconds[1],
+			r->sp_seconds[2]);
 	if (!r->quiet && r->ga_started) {
 		long lost = 0;
 

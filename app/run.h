@@ -76,6 +76,7 @@ struct run {
 	 * then each spatial receiver's ambisonic channels at the simulation rate */
 	struct run_spatial *sp;
 	int nsp, npoints, nrows;
+	double sp_seconds[3];	/* their time: opening (HRTFs), encoding, WAVs */
 	int resume;		/* --resume: go on from resume_path */
 	struct ckpt_meta resumed;	/* its meta */
 	char resume_path[ROOM_PATH_MAX + 64];

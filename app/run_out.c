@@ -115,8 +115,12 @@ static int write_wavs(struct run *r, struct rs_error *err)
 					 room->sources[s].name, room->receivers[q].name);
 				rc = wav_one(r, s, q, raw, wav, pass ? path : NULL, gain, &peak,
 					     err);
-				if (!rc)
+				if (!rc) {
+					const double t0 = app_now();
+
 					rc = run_spatial_wavs(r, s, q, pass, gain, &peak, err);
+					r->sp_seconds[2] += app_now() - t0;
+				}
 			}
 			for (int g = 0; g < room->ngrids && !rc; g++)
 				if (room->grids[g].wavs && r->completed[s] > 0)

@@ -30,7 +30,9 @@ struct run_spatial {
 	int amb;		/* ambisonic channels written, (ambisonics + 1)^2, or 0 */
 	int point0, row0;	/* its first engine point and its first row of signals */
 	struct sp_encoder enc;
-	struct MYSOFA_EASY *hrtf;	/* binaural, rank 0: the HRTFs at the WAV rate */
+	struct MYSOFA_HRTF *set;	/* binaural, rank 0: the HRTFs at the WAV rate */
+	struct MYSOFA_EASY *hrtf;	/* hybrid: the same with libmysofa's interpolation of
+					 * them (set is its hrtf); else NULL and set is owned */
 	int taps;		/* their length */
 	double radius;		/* the mean distance of their measurements, m */
 	double *hsh;		/* [2][nch][taps]: the HRIRs' spherical-harmonic fit */
@@ -104,15 +106,18 @@ static int cholesky_solve(double *A, int n, double *B, int nrhs)
  */
 #define EQ_MAX_BOOST 10.0	/* at most +20 dB over the gain at 1 kHz */
 #define EQ_LEAD 16
+/* the diffuse-field power is summed in this many runs of the set's filters, each on a
+ * thread, then the runs in order: the same bits on any number of threads */
+#define EQ_RUNS 32
 static int equalise_hrtf(struct MYSOFA_HRTF *h, double fs, struct rs_error *err)
 {
 	const size_t n = h->N, nir = (size_t)h->M * h->R;
 	size_t L = 1, nf;
-	double *x, *P, *c;
+	double *x, *P, *c, *runs;
 	fftw_complex *X;
 	fftw_plan fwd, inv;
 	long lead = (long)n;
-	int rc = 0;
+	int rc = 0, fail = 0;
 
 	while (L < 8 * n)
 		L *= 2;
@@ -121,29 +126,46 @@ static int equalise_hrtf(struct MYSOFA_HRTF *h, double fs, struct rs_error *err)
 	X = fftw_alloc_complex(nf);
 	P = calloc(nf, sizeof(double));
 	c = calloc(nf, sizeof(double));
+	runs = calloc(EQ_RUNS * nf, sizeof(double));
 	fwd = x && X ? fftw_plan_dft_r2c_1d((int)L, x, X, FFTW_ESTIMATE) : NULL;
 	inv = x && X ? fftw_plan_dft_c2r_1d((int)L, X, x, FFTW_ESTIMATE) : NULL;
-	if (!P || !c || !fwd || !inv) {
+	if (!P || !c || !runs || !fwd || !inv) {
 		rc = rs_fail(err, RS_ENOMEM, "out of memory equalising the HRTFs");
 		goto out;
 	}
 	/* the diffuse-field power, and the earliest onset (a tenth of the peak) */
-	for (size_t j = 0; j < nir; j++) {
-		const float *ir = h->DataIR.values + j * n;
-		float peak = 0;
-		long t = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(min : lead) reduction(| : fail)
+	for (int g = 0; g < EQ_RUNS; g++) {
+		double *xg = fftw_alloc_real(L), *Pg = runs + (size_t)g * nf;
+		fftw_complex *Xg = fftw_alloc_complex(nf);
 
-		for (size_t i = 0; i < L; i++)
-			x[i] = i < n ? ir[i] : 0;
-		fftw_execute(fwd);
-		for (size_t k = 0; k < nf; k++)
-			P[k] += (X[k][0] * X[k][0] + X[k][1] * X[k][1]) / (double)nir;
-		for (size_t i = 0; i < n; i++)
-			peak = fmaxf(peak, fabsf(ir[i]));
-		while (t < (long)n && fabsf(ir[t]) < 0.1f * peak)
-			t++;
-		lead = t < lead ? t : lead;
+		fail |= !xg || !Xg;
+		for (size_t j = nir * g / EQ_RUNS; j < nir * (g + 1) / EQ_RUNS && !fail; j++) {
+			const float *ir = h->DataIR.values + j * n;
+			float peak = 0;
+			long t = 0;
+
+			for (size_t i = 0; i < L; i++)
+				xg[i] = i < n ? ir[i] : 0;
+			fftw_execute_dft_r2c(fwd, xg, Xg);
+			for (size_t k = 0; k < nf; k++)
+				Pg[k] += (Xg[k][0] * Xg[k][0] + Xg[k][1] * Xg[k][1]) / (double)nir;
+			for (size_t i = 0; i < n; i++)
+				peak = fmaxf(peak, fabsf(ir[i]));
+			while (t < (long)n && fabsf(ir[t]) < 0.1f * peak)
+				t++;
+			lead = t < lead ? t : lead;
+		}
+		fftw_free(xg);
+		fftw_free(Xg);
 	}
+	if (fail) {
+		rc = rs_fail(err, RS_ENOMEM, "out of memory equalising the HRTFs");
+		goto out;
+	}
+	for (int g = 0; g < EQ_RUNS; g++)
+		for (size_t k = 0; k < nf; k++)
+			P[k] += runs[(size_t)g * nf + k];
 	lead = lead > EQ_LEAD ? lead - EQ_LEAD : 0;
 	/* log of the smoothed inverse magnitude, the boost held */
 	{
@@ -187,24 +209,38 @@ static int equalise_hrtf(struct MYSOFA_HRTF *h, double fs, struct rs_error *err)
 			goto out;
 		}
 		memcpy(E, X, nf * sizeof(*E));
-		for (size_t j = 0; j < nir; j++) {
-			float *ir = h->DataIR.values + j * n;
+#pragma omp parallel reduction(| : fail)
+		{
+			double *xt = fftw_alloc_real(L);
+			fftw_complex *Xt = fftw_alloc_complex(nf);
 
-			for (size_t i = 0; i < L; i++)
-				x[i] = i < n ? ir[i] : 0;
-			fftw_execute(fwd);
-			for (size_t k = 0; k < nf; k++) {
-				const double re = X[k][0] * E[k][0] - X[k][1] * E[k][1];
-				const double im = X[k][0] * E[k][1] + X[k][1] * E[k][0];
+			fail = !xt || !Xt;
+#pragma omp for schedule(static)
+			for (size_t j = 0; j < nir; j++) {
+				float *ir = h->DataIR.values + j * n;
 
-				X[k][0] = re;
-				X[k][1] = im;
+				if (fail)
+					continue;
+				for (size_t i = 0; i < L; i++)
+					xt[i] = i < n ? ir[i] : 0;
+				fftw_execute_dft_r2c(fwd, xt, Xt);
+				for (size_t k = 0; k < nf; k++) {
+					const double re = Xt[k][0] * E[k][0] - Xt[k][1] * E[k][1];
+					const double im = Xt[k][0] * E[k][1] + Xt[k][1] * E[k][0];
+
+					Xt[k][0] = re;
+					Xt[k][1] = im;
+				}
+				fftw_execute_dft_c2r(inv, Xt, xt);
+				for (size_t i = 0; i < n; i++)
+					ir[i] = (float)(xt[i + (size_t)lead] / (double)L);
 			}
-			fftw_execute(inv);
-			for (size_t i = 0; i < n; i++)
-				ir[i] = (float)(x[i + (size_t)lead] / (double)L);
+			fftw_free(xt);
+			fftw_free(Xt);
 		}
 		fftw_free(E);
+		if (fail)
+			rc = rs_fail(err, RS_ENOMEM, "out of memory equalising the HRTFs");
 	}
 out:
 	if (fwd)
@@ -215,6 +251,7 @@ out:
 	fftw_free(X);
 	free(P);
 	free(c);
+	free(runs);
 	return rc;
 }
 
@@ -223,7 +260,7 @@ out:
  * hsh Y(d) is the HRIR of d, least squares over the set's directions. */
 static int fit_hrtf(struct run_spatial *sp, double yaw, struct rs_error *err)
 {
-	const struct MYSOFA_HRTF *h = sp->hrtf->hrtf;
+	const struct MYSOFA_HRTF *h = sp->set;
 	const int M = (int)h->M, N = (int)h->N, nch = sp->nch, taps = sp->taps;
 	double *A = calloc((size_t)nch * nch, sizeof(double));
 	double *B = calloc((size_t)nch * 2 * taps, sizeof(double)), *y = malloc(nch * sizeof(double));
@@ -283,6 +320,26 @@ out:
 	return rc;
 }
 
+/* The fit's filters from the set's rate fs to the WAV rate wav (libsoxr, io/wav.h). */
+static int resample_fit(struct run_spatial *sp, double fs, double wav, struct rs_error *err)
+{
+	const int taps = (int)ceil(sp->taps * wav / fs) + 1;
+	double *out = calloc((size_t)2 * sp->nch * taps, sizeof(double));
+
+	if (!out)
+		return rs_fail(err, RS_ENOMEM, "out of memory resampling the HRTFs");
+	for (int f = 0; f < 2 * sp->nch; f++)
+		if (wav_resample(sp->hsh + (size_t)f * sp->taps, (size_t)sp->taps, fs, wav,
+				 out + (size_t)f * taps, (size_t)taps, err)) {
+			free(out);
+			return err->code;
+		}
+	free(sp->hsh);
+	sp->hsh = out;
+	sp->taps = taps;
+	return 0;
+}
+
 int run_spatial_open(struct run *r, struct rs_error *err)
 {
 	const struct room *room = r->room;
@@ -337,24 +394,40 @@ int run_spatial_open(struct run *r, struct rs_error *err)
 		if (c->binaural && r->part.rank == 0) {
 			int len = 0, e = 0;
 
-			if (!(sp->hrtf = mysofa_open_no_norm(c->sofa, (float)room->wav_rate, &len,
-							     &e)))
+			double fs = room->wav_rate;
+
+			/* a hybrid run's geometric part looks filters up by direction at the WAV
+			 * rate (mysofa_open's resampling and interpolation); the wave part needs
+			 * only the set's fit, made at the set's own rate and then resampled */
+			if (room->hybrid.on) {
+				sp->hrtf = mysofa_open_no_norm(c->sofa, (float)room->wav_rate, &len,
+							       &e);
+				sp->set = sp->hrtf ? sp->hrtf->hrtf : NULL;
+			} else if ((sp->set = mysofa_load(c->sofa, &e))) {
+				mysofa_tocartesian(sp->set);
+				len = (int)sp->set->N;
+				fs = sp->set->DataSamplingRate.elements ?
+					     sp->set->DataSamplingRate.values[0] : 0;
+				e = fs > 0 ? MYSOFA_OK : MYSOFA_INVALID_FORMAT;
+			}
+			if (!sp->set || e != MYSOFA_OK)
 				return room_at(err, room, c->spatial_at, key, "libmysofa cannot open "
 					       "%s at %d Hz (its error %d)", c->sofa, room->wav_rate, e);
-			if (c->equalise && equalise_hrtf(sp->hrtf->hrtf, room->wav_rate, err))
+			if (c->equalise && equalise_hrtf(sp->set, fs, err))
 				return err->code;
 			sp->taps = len;
-			for (unsigned j = 0; j < sp->hrtf->hrtf->M; j++) {
-				const float *p = sp->hrtf->hrtf->SourcePosition.values + 3 * j;
+			for (unsigned j = 0; j < sp->set->M; j++) {
+				const float *p = sp->set->SourcePosition.values + 3 * j;
 
 				sp->radius += sqrt((double)p[0] * p[0] + (double)p[1] * p[1] +
-						   (double)p[2] * p[2]) / sp->hrtf->hrtf->M;
+						   (double)p[2] * p[2]) / sp->set->M;
 			}
 			/* the fit's filters hold the set's delays as well */
-			for (unsigned j = 0; j < sp->hrtf->hrtf->DataDelay.elements; j++)
+			for (unsigned j = 0; j < sp->set->DataDelay.elements; j++)
 				sp->taps = (int)fmax(sp->taps, len + ceil(
-					sp->hrtf->hrtf->DataDelay.values[j]) + 1);
-			if (fit_hrtf(sp, c->yaw, err))
+					sp->set->DataDelay.values[j]) + 1);
+			if (fit_hrtf(sp, c->yaw, err) ||
+			    (fs != room->wav_rate && resample_fit(sp, fs, room->wav_rate, err)))
 				return err->code;
 		}
 		if (room->hybrid.on && r->part.rank == 0) {
@@ -389,6 +462,8 @@ void run_spatial_close(struct run *r)
 		sp_encoder_free(&r->sp[k].enc);
 		if (r->sp[k].hrtf)
 			mysofa_close(r->sp[k].hrtf);
+		else if (r->sp[k].set)
+			mysofa_free(r->sp[k].set);
 		free(r->sp[k].hsh);
 		free(r->sp[k].ga_ir);
 		free(r->sp[k].geo);
