@@ -192,16 +192,6 @@ static int check_points(struct run *r, struct rs_error *err)
 	return 0;
 }
 
-/* run_spatial_open, timed. */
-static int spatial_open(struct run *r, struct rs_error *err)
-{
-	const double t0 = app_now();
-	const int rc = run_spatial_open(r, err);
-
-	r->sp_seconds[0] = app_now() - t0;
-	return rc;
-}
-
 /* 1 when source src at pos adds to a cell this rank updates (always, undecomposed): the
  * eight nodes of pos, and a balloon's block DIR_NODES / 2 - 1 layers further. */
 static int source_here(const struct run *r, const struct room_source *src, const double pos[3])
@@ -758,7 +748,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	if (run_hybrid_open(r, err))
 		return err->code;
 	if (!(r->grid = vox_build(room, err)) || check_points(r, err) ||
-	    spatial_open(r, err) || grids_make(&r->grids, room, r->grid, err) ||
+	    run_spatial_open(r, err) || grids_make(&r->grids, room, r->grid, err) ||
 	    decompose(r, err))
 		return err->code;
 	for (int i = 0; i < r->grids.n && !r->quiet; i++)
@@ -873,7 +863,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	return 0;
 }
 
-static void summary(const struct run *r, double seconds)
+static void summary(struct run *r, double seconds)
 {
 	const struct room *room = r->room;
 	double done = 0, vox;
@@ -908,10 +898,10 @@ static void summary(const struct run *r, double seconds)
 			r->plan.grid.n[0], r->plan.grid.n[1], r->plan.grid.n[2], seconds,
 			seconds > 0 ? vox / seconds / 1e6 : 0, r->out);
 	}
-	if (!r->quiet && r->nsp)
-		fprintf(stderr, "roomsim: spatial receivers: %.1f s opening (HRTFs), %.1f s "
-			"encoding, %.1f s writing their WAVs\n", r->sp_seconds[0], r->sp_seconds[1],
-			r->sp_seconds[2]);
+	if (!r->quiet && r->nsp && r->part.rank == 0 && !run_spatial_hrtfs(r, NULL))
+		fprintf(stderr, "roomsim: spatial receivers: %.1f s encoding, %.1f s writing their "
+			"WAVs; %.1f s opening HRTFs beside the stepping\n", r->sp_seconds[1],
+			r->sp_seconds[2], r->sp_seconds[0]);
 	if (!r->quiet && r->ga_started) {
 		long lost = 0;
 

@@ -77,6 +77,12 @@ struct run {
 	struct run_spatial *sp;
 	int nsp, npoints, nrows;
 	double sp_seconds[3];	/* their time: opening (HRTFs), encoding, WAVs */
+	/* the binaural receivers' HRTFs open on a thread of their own (run_spatial_hrtfs) */
+	pthread_t sp_thread;
+	pthread_mutex_t sp_mu;
+	int sp_opening;		/* 1: sp_thread is to be joined */
+	int sp_hrtf_rc;		/* its result, and its error */
+	struct rs_error sp_hrtf_err;
 	int resume;		/* --resume: go on from resume_path */
 	struct ckpt_meta resumed;	/* its meta */
 	char resume_path[ROOM_PATH_MAX + 64];
@@ -105,6 +111,10 @@ int run_wave_wav(struct run *r, int s, double *raw, double *wav, int joined, siz
  * naming the receiver's key), the HRTFs of binaural ones on rank 0; sets npoints, nrows. */
 int run_spatial_open(struct run *r, struct rs_error *err);
 void run_spatial_close(struct run *r);
+
+/* Wait for the binaural receivers' HRTFs (opened beside the first source's stepping); their
+ * error, copied into err when not NULL. Any thread may call it, any number of times. */
+int run_spatial_hrtfs(struct run *r, struct rs_error *err);
 
 /* Engine point i's position (i < nreceivers: receiver i). */
 void run_point(const struct run *r, int i, double pos[3]);

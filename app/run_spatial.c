@@ -340,6 +340,81 @@ static int resample_fit(struct run_spatial *sp, double fs, double wav, struct rs
 	return 0;
 }
 
+/*
+ * Receiver sp's HRTFs (binaural, rank 0): a hybrid run's geometric part looks filters up by
+ * direction at the WAV rate (mysofa_open's resampling and interpolation); the wave part
+ * needs only the set's fit, made at the set's own rate and then resampled.
+ */
+static int open_hrtf(const struct run *r, struct run_spatial *sp, struct rs_error *err)
+{
+	const struct room *room = r->room;
+	const struct room_receiver *c = &room->receivers[sp->q];
+	double fs = room->wav_rate;
+	int len = 0, e = 0;
+
+	if (room->hybrid.on) {
+		sp->hrtf = mysofa_open_no_norm(c->sofa, (float)room->wav_rate, &len, &e);
+		sp->set = sp->hrtf ? sp->hrtf->hrtf : NULL;
+	} else if ((sp->set = mysofa_load(c->sofa, &e))) {
+		mysofa_tocartesian(sp->set);
+		len = (int)sp->set->N;
+		fs = sp->set->DataSamplingRate.elements ? sp->set->DataSamplingRate.values[0] : 0;
+		e = fs > 0 ? MYSOFA_OK : MYSOFA_INVALID_FORMAT;
+	}
+	if (!sp->set || e != MYSOFA_OK) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "receivers[%d].binaural", sp->q);
+		return room_at(err, room, c->spatial_at, key, "libmysofa cannot open %s at %d Hz "
+			       "(its error %d)", c->sofa, room->wav_rate, e);
+	}
+	if (c->equalise && equalise_hrtf(sp->set, fs, err))
+		return err->code;
+	sp->taps = len;
+	for (unsigned j = 0; j < sp->set->M; j++) {
+		const float *p = sp->set->SourcePosition.values + 3 * j;
+
+		sp->radius += sqrt((double)p[0] * p[0] + (double)p[1] * p[1] +
+				   (double)p[2] * p[2]) / sp->set->M;
+	}
+	/* the fit's filters hold the set's delays as well */
+	for (unsigned j = 0; j < sp->set->DataDelay.elements; j++)
+		sp->taps = (int)fmax(sp->taps, len + ceil(sp->set->DataDelay.values[j]) + 1);
+	if (fit_hrtf(sp, c->yaw, err) ||
+	    (fs != room->wav_rate && resample_fit(sp, fs, room->wav_rate, err)))
+		return err->code;
+	return 0;
+}
+
+/* The HRTFs of every binaural receiver, on a thread of their own beside the first source's
+ * stepping (run_spatial_hrtfs waits for it). */
+static void *open_hrtfs(void *arg)
+{
+	struct run *r = arg;
+	const double t0 = app_now();
+
+	for (int k = 0; k < r->nsp && !r->sp_hrtf_rc; k++)
+		if (r->room->receivers[r->sp[k].q].binaural)
+			r->sp_hrtf_rc = open_hrtf(r, &r->sp[k], &r->sp_hrtf_err);
+	r->sp_seconds[0] = app_now() - t0;
+	return NULL;
+}
+
+int run_spatial_hrtfs(struct run *r, struct rs_error *err)
+{
+	if (!r->sp)
+		return 0;
+	pthread_mutex_lock(&r->sp_mu);
+	if (r->sp_opening) {
+		pthread_join(r->sp_thread, NULL);
+		r->sp_opening = 0;
+	}
+	pthread_mutex_unlock(&r->sp_mu);
+	if (r->sp_hrtf_rc && err)
+		*err = r->sp_hrtf_err;
+	return r->sp_hrtf_rc;
+}
+
 int run_spatial_open(struct run *r, struct rs_error *err)
 {
 	const struct room *room = r->room;
@@ -354,6 +429,7 @@ int run_spatial_open(struct run *r, struct rs_error *err)
 	fftw_make_planner_thread_safe();	/* the outputs plan on several threads */
 	if (!(r->sp = calloc((size_t)r->nsp, sizeof(*r->sp))))
 		return rs_fail(err, RS_ENOMEM, "out of memory for the spatial receivers");
+	pthread_mutex_init(&r->sp_mu, NULL);
 	for (int q = 0, k = 0; q < room->nreceivers; q++) {
 		const struct room_receiver *c = &room->receivers[q];
 		struct run_spatial *sp = &r->sp[k];
@@ -391,45 +467,6 @@ int run_spatial_open(struct run *r, struct rs_error *err)
 					       c->name, cells * h, sp->enc.npoints, pos[0], pos[1],
 					       pos[2], (cells + 1.5) * h);
 		}
-		if (c->binaural && r->part.rank == 0) {
-			int len = 0, e = 0;
-
-			double fs = room->wav_rate;
-
-			/* a hybrid run's geometric part looks filters up by direction at the WAV
-			 * rate (mysofa_open's resampling and interpolation); the wave part needs
-			 * only the set's fit, made at the set's own rate and then resampled */
-			if (room->hybrid.on) {
-				sp->hrtf = mysofa_open_no_norm(c->sofa, (float)room->wav_rate, &len,
-							       &e);
-				sp->set = sp->hrtf ? sp->hrtf->hrtf : NULL;
-			} else if ((sp->set = mysofa_load(c->sofa, &e))) {
-				mysofa_tocartesian(sp->set);
-				len = (int)sp->set->N;
-				fs = sp->set->DataSamplingRate.elements ?
-					     sp->set->DataSamplingRate.values[0] : 0;
-				e = fs > 0 ? MYSOFA_OK : MYSOFA_INVALID_FORMAT;
-			}
-			if (!sp->set || e != MYSOFA_OK)
-				return room_at(err, room, c->spatial_at, key, "libmysofa cannot open "
-					       "%s at %d Hz (its error %d)", c->sofa, room->wav_rate, e);
-			if (c->equalise && equalise_hrtf(sp->set, fs, err))
-				return err->code;
-			sp->taps = len;
-			for (unsigned j = 0; j < sp->set->M; j++) {
-				const float *p = sp->set->SourcePosition.values + 3 * j;
-
-				sp->radius += sqrt((double)p[0] * p[0] + (double)p[1] * p[1] +
-						   (double)p[2] * p[2]) / sp->set->M;
-			}
-			/* the fit's filters hold the set's delays as well */
-			for (unsigned j = 0; j < sp->set->DataDelay.elements; j++)
-				sp->taps = (int)fmax(sp->taps, len + ceil(
-					sp->set->DataDelay.values[j]) + 1);
-			if (fit_hrtf(sp, c->yaw, err) ||
-			    (fs != room->wav_rate && resample_fit(sp, fs, room->wav_rate, err)))
-				return err->code;
-		}
 		if (room->hybrid.on && r->part.rank == 0) {
 			const size_t n = (size_t)room->nsources * sp->nga * r->plan.wav_frames + 1;
 
@@ -442,6 +479,12 @@ int run_spatial_open(struct run *r, struct rs_error *err)
 	}
 	r->npoints = point;
 	r->nrows = row;
+	for (int k = 0; k < r->nsp && r->part.rank == 0 && !r->sp_opening; k++)
+		if (room->receivers[r->sp[k].q].binaural) {
+			if (pthread_create(&r->sp_thread, NULL, open_hrtfs, r))
+				return rs_fail(err, RS_ENOMEM, "cannot start a thread for the HRTFs");
+			r->sp_opening = 1;
+		}
 	for (int k = 0; k < r->nsp && !r->quiet && r->part.rank == 0; k++) {
 		const struct run_spatial *sp = &r->sp[k];
 		const struct room_receiver *c = &room->receivers[sp->q];
@@ -458,6 +501,9 @@ int run_spatial_open(struct run *r, struct rs_error *err)
 
 void run_spatial_close(struct run *r)
 {
+	run_spatial_hrtfs(r, NULL);
+	if (r->sp)
+		pthread_mutex_destroy(&r->sp_mu);
 	for (int k = 0; k < r->nsp; k++) {
 		sp_encoder_free(&r->sp[k].enc);
 		if (r->sp[k].hrtf)
@@ -592,6 +638,8 @@ int run_spatial_wavs(struct run *r, int s, int q, int write, double gain, double
 			sp = &r->sp[k];
 	if (!sp)
 		return 0;
+	if (c->binaural && run_spatial_hrtfs(r, err))
+		return err->code;
 	raw = malloc((size_t)sp->nch * ns * sizeof(double));
 	w = calloc((size_t)sp->nch * nw + 1, sizeof(double));
 	/* each channel through each ear's filter, summed in order after */
@@ -736,7 +784,7 @@ int run_spatial_synth(struct run *r, int s, struct ga_image *const *im, const si
 	const struct room *room = r->room;
 	const size_t nw = r->plan.wav_frames;
 	const unsigned long seed = room->hybrid.seed + (unsigned long)s;
-	int rc = 0;
+	int rc = run_spatial_hrtfs(r, err);
 
 	for (int k = 0; k < r->nsp && !rc; k++) {
 		struct run_spatial *sp = &r->sp[k];
