@@ -90,6 +90,7 @@ double app_disk_avail(const char *dir);
  * removes it, as app_unreserve() does. RS_EIO naming dir when the space is not there.
  */
 #define APP_RESERVE ".roomsim-reserve"
+#define APP_MAX_SETS 64		/* --set overrides a command takes */
 int app_reserve(const char *dir, double bytes, struct rs_error *err);
 void app_unreserve(const char *dir);
 
@@ -184,5 +185,6 @@ int cmd_materials(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_auralize(int argc, char **argv);
 int cmd_render(int argc, char **argv);
+int cmd_converge(int argc, char **argv);
 
 #endif

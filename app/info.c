@@ -24,7 +24,7 @@
 #define CALIBRATION_STEPS 4
 
 static const char usage_info[] =
-	"usage: roomsim info FILE.yaml [--threads N] [--ranks N]\n"
+	"usage: roomsim info FILE.yaml [--threads N] [--ranks N] [--set KEY=VALUE]...\n"
 	"\n"
 	"Print the grid (dimensions, air / boundary / padding cells), spacing, time step,\n"
 	"simulation rate, steps, memory and disk needed and a time estimate for FILE.yaml.\n"
@@ -32,7 +32,8 @@ static const char usage_info[] =
 	"usable GPU the estimate is the GPU's, timed once per device and setting on a box of\n"
 	"the run's size (at most 1.2e8 cells, a few seconds) and cached in\n"
 	"$XDG_CACHE_HOME/roomsim/gpu-rates (~/.cache/roomsim/gpu-rates); the CPU's follows.\n"
-	"With --ranks N, what each of N ranks of a decomposed run needs (docs/parallel.md).\n";
+	"With --ranks N, what each of N ranks of a decomposed run needs (docs/parallel.md).\n"
+	"--set KEY=VALUE overrides a key of FILE.yaml as `roomsim run --set` does.\n";
 
 static double mega(size_t n)
 {
@@ -321,20 +322,26 @@ int cmd_info(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "threads", required_argument, NULL, 't' },
 		{ "ranks", required_argument, NULL, 'r' },
+		{ "set", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rs_error err = { 0 };
 	struct room *room;
 	struct app_plan plan;
-	int c, threads = 0, ranks = 1, rc;
+	char *sets[APP_MAX_SETS];
+	int c, threads = 0, ranks = 1, nsets = 0, rc;
 	double rate;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "t:r:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:r:s:h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			printf(usage_info, CALIBRATION_CELLS);
 			return EXIT_OK;
+		}
+		if (c == 's' && nsets < APP_MAX_SETS) {
+			sets[nsets++] = optarg;
+			continue;
 		}
 		if (c == 'r' && (ranks = atoi(optarg)) >= 1 && ranks <= 1024)
 			continue;
@@ -347,7 +354,7 @@ int cmd_info(int argc, char **argv)
 		fprintf(stderr, "roomsim: expected one room file (see 'roomsim info --help')\n");
 		return EXIT_USAGE;
 	}
-	if (!(room = cfg_load(argv[optind], &err))) {
+	if (!(room = cfg_load_set(argv[optind], sets, nsets, &err))) {
 		fprintf(stderr, "roomsim: %s\n", err.msg);
 		return app_exit_status(err.code);
 	}
@@ -362,7 +369,12 @@ int cmd_info(int argc, char **argv)
 		       "on this machine's %s\n", room->dispersion, room->fmax,
 		       fdtd_cuda_available(NULL, 0) ? "GPU" : "CPU");
 		for (int i = 0; i < n; i++) {
-			if (cand[i].seconds < HUGE_VAL)
+			if (isnan(cand[i].seconds))	/* the only contender */
+				printf("  %s %-34s ppw %5.2f  h %6.1f mm  %8.1f M nodes  %6ld steps  "
+				       "%10s  not timed: the only contender\n", i == k ? "->" : "  ",
+				       cand[i].name, cand[i].ppw, 1e3 * cand[i].spacing,
+				       cand[i].nodes / 1e6, cand[i].steps, app_bytes(cand[i].memory, mem));
+			else if (cand[i].seconds < HUGE_VAL)
 				printf("  %s %-34s ppw %5.2f  h %6.1f mm  %8.1f M nodes  %6ld steps  "
 				       "%10s  %7.1f Gvox/s  %9.1f s\n", i == k ? "->" : "  ",
 				       cand[i].name, cand[i].ppw, 1e3 * cand[i].spacing,

@@ -28,6 +28,7 @@ static const char usage[] =
 	"  analyze PATH      ISO 3382-1 parameters per band of a run's responses or of WAVs\n"
 	"  auralize IR DRY -o WET   a dry recording played in the room (convolution)\n"
 	"  render SNAPSHOTS.h5      the snapshot planes as PNG frames and an MP4\n"
+	"  converge FILE.yaml  each scheme at rising resolution against a converged run\n"
 	"\n"
 	"  roomsim COMMAND --help   options of a command\n"
 	"  roomsim --version        version and git commit\n"
@@ -44,7 +45,7 @@ int main(int argc, char **argv)
 			 { "scheme", cmd_scheme }, { "voxelize", cmd_voxelize },
 			 { "kernels", cmd_kernels }, { "materials", cmd_materials },
 			 { "analyze", cmd_analyze }, { "auralize", cmd_auralize },
-			 { "render", cmd_render } };
+			 { "render", cmd_render }, { "converge", cmd_converge } };
 
 	if (argc < 2) {
 		fputs(usage, stderr);
@@ -68,6 +69,6 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "roomsim: unknown command '%s' (valid: run, info, bench, scheme, voxelize, "
-		"kernels, materials, analyze, auralize; see roomsim --help)\n", argv[1]);
+		"kernels, materials, analyze, auralize, render, converge; see roomsim --help)\n", argv[1]);
 	return EXIT_USAGE;
 }

@@ -47,7 +47,8 @@ static void on_signal(int sig)
 
 static const char usage_run[] =
 	"usage: roomsim run FILE.yaml [--out DIR] [--backend cpu|cuda|auto] [--kernel NAME]\n"
-	"                   [--threads N] [--gpus N] [--checkpoint EVERY] [--resume] [-q]\n"
+	"                   [--threads N] [--gpus N] [--checkpoint EVERY] [--resume]\n"
+	"                   [--set KEY=VALUE]... [-q]\n"
 	"\n"
 	"Simulate the room in FILE.yaml and write, into DIR (default: output.dir of the file):\n"
 	"  <source>_<receiver>.wav   one impulse response per pair, at output.wav.samplerate\n"
@@ -67,6 +68,8 @@ static const char usage_run[] =
 	"                   '5000 steps'; overrides output.checkpoint.every) into DIR:\n"
 	"                   checkpoint.h5, the one before kept as checkpoint.prev.h5\n"
 	"  --resume         go on from DIR's checkpoint, bitwise as if never stopped\n"
+	"  --set KEY=VALUE  as if FILE.yaml gave KEY (a dotted path, e.g. grid.ppw=12 or\n"
+	"                   scheme.stencil=fcc) the value VALUE; KEY= removes the key\n"
 	"  -q, --quiet      no progress on stderr\n"
 	"\n"
 	"\n"
@@ -508,6 +511,7 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 		{ "checkpoint", required_argument, NULL, 'c' },
 		{ "resume", no_argument, NULL, 'r' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "set", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -518,8 +522,14 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 	r->kernel = -1;
 	optind = 1;
 	r->ckpt_seconds = -1;	/* the room's unless --checkpoint */
-	while ((c = getopt_long(argc, argv, "o:b:k:t:g:c:rqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:b:k:t:g:c:rqs:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 's':
+			if (r->nsets == APP_MAX_SETS)
+				return rs_fail(err, RS_EINPUT, "--set: more than %d of them",
+					       APP_MAX_SETS);
+			r->sets[r->nsets++] = optarg;
+			break;
 		case 'c':
 			if (cfg_interval(optarg, &r->ckpt_seconds, &r->ckpt_steps))
 				return rs_fail(err, RS_EINPUT, "--checkpoint: '%s' is not an interval "
@@ -701,7 +711,7 @@ static int keep_space(struct run *r, struct rs_error *err)
 
 static int prepare(struct run *r, const char *file, int backend, struct rs_error *err)
 {
-	struct room *room = cfg_load(file, err);
+	struct room *room = cfg_load_set(file, r->sets, r->nsets, err);
 	struct fdtd_setup setup = { 0 };
 	size_t pairs;
 	int rc;
@@ -721,7 +731,12 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 
 		if (k < 0)
 			return err->code;
-		if (!r->quiet)
+		if (!r->quiet && isnan(c[k].seconds))
+			fprintf(stderr, "roomsim: scheme auto: %s, %.2f points per wavelength for %g "
+				"at fmax: the only one of %d schemes that can be faster than the "
+				"7-point scheme (roomsim info lists them)\n", c[k].name, c[k].ppw,
+				room->dispersion, n);
+		else if (!r->quiet)
 			fprintf(stderr, "roomsim: scheme auto: %s, %.2f points per wavelength for %g "
 				"at fmax: %.1f s of stepping predicted (%.1f Gvox/s), the least of "
 				"%d schemes (roomsim info lists them)\n", c[k].name, c[k].ppw,

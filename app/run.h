@@ -35,6 +35,8 @@ struct run {
 	int nsources_done;	/* sources whose signals are final (finished or interrupted) */
 	size_t wav_clipped;
 	int gpus;		/* --gpus: ranks to start through mpirun (0: none) */
+	char *sets[APP_MAX_SETS];	/* --set KEY=VALUE overrides (io/config.h) */
+	int nsets;
 	/* a decomposed run (solver/part.h): this rank's share; the engine runs `window`, a
 	 * receiver q is read where its lowest node lies (rec_rank[q]), as engine receiver
 	 * rec_index[q] there */

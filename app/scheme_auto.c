@@ -4,10 +4,17 @@
  * spacing follows from its worst-case phase error (docs/stencils.md), its nodes, steps and
  * memory from app_plan(), and its time from a rate measured on a box of its size
  * (app_gpu_rate, cached per device; app_cpu_rate_of). In a room that is not a box a larger
- * stencil runs at a Courant number of at most 1/sqrt(3) (its fallback cells', fdtd.c).
+ * stencil runs at a Courant number of at most 1/sqrt(3) (its fallback cells', fdtd.c), and
+ * at no coarser a spacing than the 7-point scheme's: its walls are the 7-point update, whose
+ * error at the larger stencil's spacing `roomsim converge` measures as the 7-point scheme's
+ * there (docs/performance.md, "Accuracy in real rooms"): there it is the 7-point scheme. No
+ * scheme updates a cell faster than the 7-point scheme, so one that updates no fewer cells is
+ * never timed, and none is when the 7-point scheme's run is too short to pay for timing
+ * them; when the 7-point scheme is left alone, nothing is timed.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
@@ -24,19 +31,25 @@ static const struct {
 	enum room_stencil stencil;
 	int order, radius2;
 	const char *variant;
+	const char *name;	/* the stencil's (stn_from_config's), for one not weighed */
 } candidates[] = {
-	{ ROOM_STENCIL_LEGGY, 2, 0, NULL },	/* the 7-point scheme */
-	{ ROOM_STENCIL_LEGGY, 4, 0, NULL },
-	{ ROOM_STENCIL_COMPACT, 2, 2, NULL },
-	{ ROOM_STENCIL_COMPACT, 2, 3, NULL },
-	{ ROOM_STENCIL_COMPACT, 2, 4, NULL },
-	{ ROOM_STENCIL_INTERPOLATED, 2, 0, "IWB" },
-	{ ROOM_STENCIL_INTERPOLATED, 2, 0, "IISO" },
-	{ ROOM_STENCIL_FCC, 2, 0, NULL },
+	{ ROOM_STENCIL_LEGGY, 2, 0, NULL, "leggy order 2 (7 points)" },	/* the 7-point scheme */
+	{ ROOM_STENCIL_LEGGY, 4, 0, NULL, "leggy order 4 (13 points)" },
+	{ ROOM_STENCIL_COMPACT, 2, 2, NULL, "compact-in-space (19 points)" },
+	{ ROOM_STENCIL_COMPACT, 2, 3, NULL, "compact-in-space (27 points)" },
+	{ ROOM_STENCIL_COMPACT, 2, 4, NULL, "compact-in-space (33 points)" },
+	{ ROOM_STENCIL_INTERPOLATED, 2, 0, "IWB", "interpolated IWB (27 points)" },
+	{ ROOM_STENCIL_INTERPOLATED, 2, 0, "IISO", "interpolated IISO (19 points)" },
+	{ ROOM_STENCIL_FCC, 2, 0, NULL, "fcc (13 points on the FCC lattice)" },
 };
 
+static const char fcc_carved[] = "fcc's walls in a room that is not a box are first-order, "
+				 "not bounded by grid.dispersion: name it to run it "
+				 "(docs/physics.md)";
+
 /* Candidate k as a room: room with that stencil at the spacing and Courant number it needs. */
-static int candidate(const struct room *room, int k, struct room *r, struct app_candidate *c)
+static int candidate(const struct room *room, int k, double ppw7, struct room *r,
+		     struct app_candidate *c)
 {
 	static struct stn_stencil st;	/* large: not on the stack */
 	double limit;
@@ -56,9 +69,7 @@ static int candidate(const struct room *room, int k, struct room *r, struct app_
 		return snprintf(c->why, sizeof(c->why), "not a stable scheme"), -1;
 	snprintf(c->name, sizeof(c->name), "%s", st.name);
 	if (r->stencil == ROOM_STENCIL_FCC && room->shaped)
-		return snprintf(c->why, sizeof(c->why), "fcc's walls in a room that is not a box "
-				"are first-order, not bounded by grid.dispersion: name it to run "
-				"it (docs/physics.md)"), -1;
+		return snprintf(c->why, sizeof(c->why), "%s", fcc_carved), -1;
 	/* a named scheme at its published Courant number, the others at their limit */
 	if (!room->courant_given)
 		r->courant = r->stencil == ROOM_STENCIL_INTERPOLATED || r->stencil == ROOM_STENCIL_FCC
@@ -73,6 +84,8 @@ static int candidate(const struct room *room, int k, struct room *r, struct app_
 	r->ppw = stn_ppw_for(&st, r->courant * limit, room->dispersion);
 	if (!isfinite(r->ppw))
 		return snprintf(c->why, sizeof(c->why), "cannot reach %g", room->dispersion), -1;
+	if (room->shaped && k > 0)	/* its walls: the 7-point scheme's error at its spacing */
+		r->ppw = fmax(r->ppw, ppw7);
 	r->spacing = r->c / (r->fmax * r->ppw);
 	c->stencil = r->stencil;
 	c->order = r->order;
@@ -84,14 +97,74 @@ static int candidate(const struct room *room, int k, struct room *r, struct app_
 	return 0;
 }
 
+/* The rate the 7-point scheme cannot beat here, for the quick estimate of its run: on the
+ * GPU above any measured (157 Gvox/s on the H100 bench box, docs/performance.md), on the CPU
+ * its own, measured. */
+#define AUTO_GPU_RATE_BOUND 3e11
+/* A run the 7-point scheme finishes in less than this (at that bound) does not pay for timing
+ * the others, on the GPU a box of the run's size each when not cached (seconds each);
+ * ROOMSIM_AUTO_WEIGH=SECONDS sets another (0: weigh always). */
+#define AUTO_WEIGH_SECONDS 60.0
+
+static double weigh_seconds(void)
+{
+	const char *v = getenv("ROOMSIM_AUTO_WEIGH");
+	char *end;
+	double s;
+
+	if (!v || !*v)
+		return AUTO_WEIGH_SECONDS;
+	s = strtod(v, &end);
+	return *end || !(s >= 0) ? AUTO_WEIGH_SECONDS : s;
+}
+
+/* Candidate k's rate on this machine (0 and why when none), its memory on the GPU. */
+static void rate_of(struct room *r, struct app_candidate *x, int gpu, int threads,
+		    double device)
+{
+#ifdef ROOMSIM_CUDA
+	if (gpu) {
+		struct app_gpu_rate g;
+		struct app_plan plan;
+		struct rs_error e = { 0 };
+
+		if (app_plan(r, &plan, &e))
+			return;
+		x->memory = (double)cuda_memory(&plan.grid, r->precision, r->kernel, r->nreceivers,
+						plan.nsamples, (size_t)plan.steps) +
+			    (double)plan.branch_memory;
+		if (device > 0 && x->memory > device) {
+			snprintf(x->why, sizeof(x->why), "needs more device memory than the GPU has");
+			return;
+		}
+		app_gpu_rate(r, x->nodes, &g);
+		x->rate = g.rate;
+		if (!(g.rate > 0) && g.why[0]) {
+			snprintf(x->why, sizeof(x->why), "%.120s", g.why);
+			return;
+		}
+		snprintf(x->kernel, sizeof(x->kernel), "%s", g.kernel);
+	}
+#else
+	(void)device;
+#endif
+	if (!gpu)
+		x->rate = app_cpu_rate_of(r, threads,	/* not so few that threads idle */
+					  fmin(fmax(x->nodes, CPU_RATE_MIN), CPU_RATE_CELLS),
+					  CPU_RATE_STEPS);
+	if (!(x->rate > 0) && !x->why[0])
+		snprintf(x->why, sizeof(x->why), "no engine here runs it");
+}
+
 int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candidate *c, int *n,
 		      struct rs_error *err)
 {
+	const int ncand = (int)(sizeof(candidates) / sizeof(candidates[0]));
 	const double host = (double)app_memory_available();
-	double device = 0;
-
-	(void)device;	/* the device's memory: CUDA builds only */
-	int best = -1;
+	struct room *rooms = malloc(ncand * sizeof(*rooms));	/* large: not on the stack */
+	int contends[sizeof(candidates) / sizeof(candidates[0])] = { 0 }, left = 0, best = -1;
+	const double weigh = weigh_seconds();
+	double device = 0, updates7 = HUGE_VAL, quick = HUGE_VAL;
 
 #ifdef ROOMSIM_CUDA
 	if (gpu) {
@@ -102,16 +175,33 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 			device = (double)mem;
 	}
 #endif
+	if (!rooms)
+		return rs_fail(err, RS_ENOMEM, "out of memory weighing the schemes"), -1;
 	*n = 0;
-	for (int k = 0; k < (int)(sizeof(candidates) / sizeof(candidates[0])); k++) {
+	for (int k = 0; k < ncand; k++) {	/* each candidate's grid and memory */
 		struct app_candidate *x = &c[(*n)++];
 		struct app_plan plan;
 		struct rs_error e = { 0 };
-		struct room r;
+		struct room *r = &rooms[k];
 
-		if (candidate(room, k, &r, x))
+		if (k > 0 && (room->shaped || quick < weigh)) {
+			memset(x, 0, sizeof(*x));
+			x->seconds = HUGE_VAL;
+			snprintf(x->name, sizeof(x->name), "%s", candidates[k].name);
+			if (room->shaped && candidates[k].stencil == ROOM_STENCIL_FCC)
+				snprintf(x->why, sizeof(x->why), "%s", fcc_carved);
+			else if (room->shaped)
+				snprintf(x->why, sizeof(x->why), "at the 7-point spacing (its walls "
+					 "are the 7-point update) it updates no fewer cells, so it is "
+					 "never faster");
+			else
+				snprintf(x->why, sizeof(x->why), "not weighed: the 7-point scheme's "
+					 "%.2g s at most is too short to pay for timing it", quick);
 			continue;
-		if (app_plan(&r, &plan, &e)) {
+		}
+		if (candidate(room, k, c[0].ppw, r, x))
+			continue;
+		if (app_plan(r, &plan, &e)) {
 			snprintf(x->why, sizeof(x->why), "%.120s", e.msg);
 			continue;
 		}
@@ -122,38 +212,39 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 			snprintf(x->why, sizeof(x->why), "needs more memory than is free");
 			continue;
 		}
-#ifdef ROOMSIM_CUDA
-		if (gpu) {
-			struct app_gpu_rate g;
-
-			x->memory = (double)cuda_memory(&plan.grid, r.precision, r.kernel, r.nreceivers,
-							plan.nsamples, (size_t)plan.steps) +
-				    (double)plan.branch_memory;
-			if (device > 0 && x->memory > device) {
-				snprintf(x->why, sizeof(x->why), "needs more device memory than the GPU has");
-				continue;
-			}
-			app_gpu_rate(&r, x->nodes, &g);
-			x->rate = g.rate;
-			if (!(g.rate > 0) && g.why[0]) {
-				snprintf(x->why, sizeof(x->why), "%.120s", g.why);
-				continue;
-			}
-			snprintf(x->kernel, sizeof(x->kernel), "%s", g.kernel);
-		}
-#endif
-		if (!gpu)
-			x->rate = app_cpu_rate_of(&r, threads,	/* not so few that threads idle */
-						  fmin(fmax(x->nodes, CPU_RATE_MIN), CPU_RATE_CELLS),
-						  CPU_RATE_STEPS);
-		if (!(x->rate > 0)) {
-			snprintf(x->why, sizeof(x->why), "no engine here runs it");
+		if (k == 0) {
+			updates7 = x->nodes * (double)x->steps;
+			if (!gpu)
+				rate_of(r, x, gpu, threads, device);
+			quick = updates7 * room->nsources / (gpu ? AUTO_GPU_RATE_BOUND : x->rate);
+		} else if (x->nodes * (double)x->steps >= updates7) {
+			snprintf(x->why, sizeof(x->why), "updates no fewer cells than the 7-point "
+				 "scheme, so it is never faster");
 			continue;
 		}
+		contends[k] = 1;
+		left++;
+	}
+	for (int k = 0; k < ncand; k++) {	/* the contenders' rates */
+		struct app_candidate *x = &c[k];
+
+		if (!contends[k])
+			continue;
+		if (left == 1) {	/* nothing to weigh it against: not timed */
+			x->rate = 0;
+			x->seconds = NAN;
+			best = k;
+			break;
+		}
+		if (!(k == 0 && !gpu))	/* the CPU's 7-point rate is measured already */
+			rate_of(&rooms[k], x, gpu, threads, device);
+		if (!(x->rate > 0))
+			continue;
 		x->seconds = x->nodes * (double)x->steps * room->nsources / x->rate;
 		if (best < 0 || x->seconds < c[best].seconds)
-			best = *n - 1;
+			best = k;
 	}
+	free(rooms);
 	if (best < 0)
 		return rs_fail(err, RS_EINPUT, "%s: scheme.stencil: auto: no scheme reaches %g at "
 			       "fmax within this machine's memory (valid: a larger grid.dispersion, a "

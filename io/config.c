@@ -82,8 +82,84 @@ static int parse_root(struct yp *p)
 	return 0;
 }
 
+/* The value node of key in mapping m, its pair's index in *at; 0 when none. */
+static int pair_of(yaml_document_t *d, yaml_node_t *m, const char *key, int *at)
+{
+	for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < m->data.mapping.pairs.top; q++) {
+		const yaml_node_t *k = yaml_document_get_node(d, q->key);
+
+		if (k && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, key)) {
+			*at = (int)(q - m->data.mapping.pairs.start);
+			return q->value;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One override "a.b.c=VALUE" of the document: the scalar VALUE at that key, the maps on its
+ * way made where missing; "a.b.c=" removes the key. Its nodes' marks are line 0, which
+ * messages print as the override (room_vat).
+ */
+static int apply_set(yaml_document_t *d, const char *set, const char *label,
+		     struct rs_error *err)
+{
+	char path[256], *eq, *key, *next;
+	int node = 1, at;
+
+	snprintf(path, sizeof(path), "%s", set);
+	if (!(eq = strchr(path, '=')) || eq == path)
+		return rs_fail(err, RS_EINPUT, "%s: --set %s: expected KEY=VALUE (e.g. --set "
+			       "grid.ppw=12)", label, set);
+	*eq = 0;
+	for (key = path; key; key = next) {
+		yaml_node_t *m = yaml_document_get_node(d, node);
+		int v;
+
+		if ((next = strchr(key, '.')))
+			*next++ = 0;
+		if (!m || m->type != YAML_MAPPING_NODE || !*key)
+			return rs_fail(err, RS_EINPUT, "%s: --set %s: %s is not a key under a map",
+				       label, set, *key ? key : "(empty)");
+		v = pair_of(d, m, key, &at);
+		if (next && v) {	/* on down */
+			node = v;
+			continue;
+		}
+		if (!next && !eq[1]) {	/* remove the key, if there */
+			if (v) {
+				yaml_node_pair_t *q = m->data.mapping.pairs.start + at;
+
+				memmove(q, q + 1, (size_t)(m->data.mapping.pairs.top - q - 1) * sizeof(*q));
+				m->data.mapping.pairs.top--;
+			}
+			return 0;
+		}
+		{
+			const int k = yaml_document_add_scalar(d, NULL, (yaml_char_t *)key, -1,
+							       YAML_PLAIN_SCALAR_STYLE);
+			const int n = next ? yaml_document_add_mapping(d, NULL, YAML_FLOW_MAPPING_STYLE)
+					   : yaml_document_add_scalar(d, NULL, (yaml_char_t *)eq + 1, -1,
+								      YAML_PLAIN_SCALAR_STYLE);
+
+			m = yaml_document_get_node(d, node);	/* adding may move the nodes */
+			if (!k || !n)
+				return rs_fail(err, RS_ENOMEM, "out of memory for --set %s", set);
+			/* line 0 once yp_mark adds 1 */
+			yaml_document_get_node(d, k)->start_mark.line = (size_t)-1;
+			yaml_document_get_node(d, n)->start_mark.line = (size_t)-1;
+			if (v)
+				m->data.mapping.pairs.start[at].value = n;
+			else if (!yaml_document_append_mapping_pair(d, node, k, n))
+				return rs_fail(err, RS_ENOMEM, "out of memory for --set %s", set);
+			node = n;
+		}
+	}
+	return 0;
+}
+
 static struct room *load(yaml_parser_t *parser, const char *label, int from_string,
-			 struct rs_error *err)
+			 char *const *sets, int nsets, struct rs_error *err)
 {
 	struct yp p = { .err = err, .from_string = from_string };
 
@@ -102,6 +178,16 @@ static struct room *load(yaml_parser_t *parser, const char *label, int from_stri
 		room_free(p.room);
 		return NULL;
 	}
+	for (int i = 0; i < nsets; i++)
+		if (!yaml_document_get_root_node(&p.doc) ||
+		    apply_set(&p.doc, sets[i], label, err)) {
+			if (!err->code)
+				rs_fail(err, RS_EINPUT, "%s: --set %s: the file has no map to set it in",
+					label, sets[i]);
+			yaml_document_delete(&p.doc);
+			room_free(p.room);
+			return NULL;
+		}
 	if (parse_root(&p)) {
 		room_free(p.room);
 		p.room = NULL;
@@ -116,6 +202,11 @@ static struct room *load(yaml_parser_t *parser, const char *label, int from_stri
 
 struct room *cfg_load(const char *path, struct rs_error *err)
 {
+	return cfg_load_set(path, NULL, 0, err);
+}
+
+struct room *cfg_load_set(const char *path, char *const *sets, int nsets, struct rs_error *err)
+{
 	yaml_parser_t parser;
 	struct room *r;
 	FILE *f = fopen(path, "rb");
@@ -127,7 +218,7 @@ struct room *cfg_load(const char *path, struct rs_error *err)
 	}
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_file(&parser, f);
-	r = load(&parser, path, 0, err);
+	r = load(&parser, path, 0, sets, nsets, err);
 	yaml_parser_delete(&parser);
 	fclose(f);
 	return r;
@@ -140,7 +231,7 @@ struct room *cfg_load_string(const char *text, const char *label, struct rs_erro
 
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-	r = load(&parser, label, 1, err);
+	r = load(&parser, label, 1, NULL, 0, err);
 	yaml_parser_delete(&parser);
 	return r;
 }

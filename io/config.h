@@ -21,6 +21,13 @@ extern "C" {
 /* Parse and validate path. Returns NULL and fills err (RS_EINPUT or RS_EIO) on failure. */
 struct room *cfg_load(const char *path, struct rs_error *err);
 
+/*
+ * The same with overrides, as `roomsim run --set` takes them: each "a.b.c=VALUE" sets that key
+ * to the scalar VALUE as if the file said so (maps made where missing), "a.b.c=" removes it.
+ * Messages about a value set so name the override instead of a line.
+ */
+struct room *cfg_load_set(const char *path, char *const *sets, int nsets, struct rs_error *err);
+
 /* Same, from a string in memory; name stands for the file in messages. */
 struct room *cfg_load_string(const char *text, const char *name, struct rs_error *err);
 

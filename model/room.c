@@ -20,6 +20,8 @@ int room_vat(struct rs_error *err, const char *file, struct room_mark m, const c
 	char what[RS_MSG_MAX / 2];
 
 	vsnprintf(what, sizeof(what), fmt, ap);
+	if (m.line == 0)	/* a value given by an override (io/config.h, cfg_load_set) */
+		return rs_fail(err, RS_EINPUT, "%s: %s (given with --set): %s", file, key, what);
 	return rs_fail(err, RS_EINPUT, "%s:%d:%d: %s: %s", file, m.line, m.col, key, what);
 }
 

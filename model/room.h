@@ -27,7 +27,8 @@ extern "C" {
 #define ROOM_MAX_MATERIALS 255	/* indices 0..254 fit a byte; 255 is geometry/voxel.h VOX_NO_WALL */
 #define ROOM_MAX_POINTS 256	/* sources, receivers, snapshot planes: each at most this many */
 
-/* A position in the file the room was read from, 1-based as editors show it. */
+/* A position in the file the room was read from, 1-based as editors show it; line 0: a value
+ * an override gave (`roomsim run --set`). */
 struct room_mark {
 	int line;
 	int col;

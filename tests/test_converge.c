@@ -1,0 +1,130 @@
+/*
+ * test_converge.c - `roomsim converge` in a small carved room (an L of two boxes with a pillar,
+ * fmax 400 Hz, 0.5 s), every scheme it knows at grid.dispersion 0.04 and 0.01 against the
+ * 7-point scheme at 24 points per wavelength:
+ *  - every run completes and converge.csv holds its five measures in every octave band;
+ *  - the 7-point scheme converges: its sixth-octave spectrum error falls from 0.04 to 0.01 in
+ *    every band, and its early energy is within 1.5 dB at 0.01;
+ *  - scheme auto, in a room that is not a box, runs the 7-point scheme: the same errors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helper.h"
+
+#define ROOMSIM (getenv("ROOMSIM") ? getenv("ROOMSIM") : "build/roomsim")
+#define MAX_ROWS 128
+#define BANDS 3		/* octaves 63, 125 and 250 Hz: those up to fmax 400 */
+
+static const char room[] =
+	"name: carved\n"
+	"grid: {fmax: 400}\n"
+	"duration: 0.5\n"
+	"geometry:\n"
+	"  shapes:\n"
+	"    - {add: box, min: [0, 0, 0], max: [3.0, 2.5, 2.0]}\n"
+	"    - {remove: box, min: [2.0, 0, 0], max: [3.0, 0.8, 2.0]}\n"
+	"    - {remove: cylinder, center: [1.2, 1.5, 0], radius: 0.2, height: 2.0}\n"
+	"materials: {w: {absorption: 0.15}}\n"
+	"surfaces: {default: w}\n"
+	"sources: [{name: S, position: [0.6, 0.7, 1.1]}]\n"
+	"receivers: [{name: A, position: [2.4, 1.9, 0.9]}, {name: B, position: [0.5, 2.0, 1.4]}]\n";
+
+struct row {
+	char run[64], measure[32];
+	double v[BANDS];
+};
+
+/* The value of measure in run's row, band b; NAN when there is none. */
+static double value(const struct row *rows, int n, const char *run, const char *measure, int b)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(rows[i].run, run) && !strcmp(rows[i].measure, measure))
+			return rows[i].v[b];
+	return NAN;
+}
+
+static void every_scheme(void **state)
+{
+	static const char *const schemes[] = { "7-point", "leggy-4", "compact-r2", "compact-r3",
+					       "compact-r4", "iwb", "iiso", "fcc", "auto" };
+	static const char *const measures[] = { "spectrum dB", "early dB", "T30 %", "EDT %",
+						"C80 dB" };
+	char dir[] = "/tmp/roomsim-converge-XXXXXX", path[256], line[512];
+	struct row *rows = calloc(MAX_ROWS, sizeof(*rows));
+	int n = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(rows);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/room.yaml", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(room, f);
+	fclose(f);
+	assert_int_equal(sh("%s converge %s --schemes 7-point,leggy-4,compact-r2,compact-r3,"
+			    "compact-r4,iwb,iiso,fcc,auto --dispersions 0.04,0.01 --out %s/c -q > "
+			    "%s/table.txt", ROOMSIM, path, dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/c/converge.csv", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));	/* the header */
+	assert_non_null(strstr(line, ",63,125,250"));
+	while (n < MAX_ROWS && fgets(line, sizeof(line), f)) {
+		struct row *r = &rows[n++];
+		char *tok = strtok(line, ",");
+
+		for (int k = 0; tok && k < 6 + BANDS; k++, tok = strtok(NULL, ",\n")) {
+			if (k == 0)
+				snprintf(r->run, sizeof(r->run), "%s", tok);
+			else if (k == 5)
+				snprintf(r->measure, sizeof(r->measure), "%s", tok);
+			else if (k >= 6)
+				r->v[k - 6] = strtod(tok, NULL);
+		}
+	}
+	fclose(f);
+	assert_int_equal(n, 9 * 2 * 5);
+	for (int s = 0; s < 9; s++)
+		for (int d = 0; d < 2; d++) {
+			char run[64];
+
+			snprintf(run, sizeof(run), "%s-d%s", schemes[s], d ? "0.01" : "0.04");
+			for (int m = 0; m < 5; m++)
+				for (int b = 0; b < BANDS; b++)
+					assert_true(isfinite(value(rows, n, run, measures[m], b)));
+		}
+	for (int b = 0; b < BANDS; b++) {
+		const double coarse = value(rows, n, "7-point-d0.04", "spectrum dB", b);
+		const double fine = value(rows, n, "7-point-d0.01", "spectrum dB", b);
+		const double early = value(rows, n, "7-point-d0.01", "early dB", b);
+
+		print_message("7-point, band %d: spectrum %.2f dB at 0.04, %.2f at 0.01; early %+.2f "
+			      "dB\n", b, coarse, fine, early);
+		assert_true(fine < coarse);
+		assert_true(fabs(early) < 1.5);
+		for (int m = 0; m < 5; m++)
+			assert_true(value(rows, n, "auto-d0.01", measures[m], b) ==
+				    value(rows, n, "7-point-d0.01", measures[m], b));
+	}
+	assert_int_equal(sh("grep -q 'auto -> leggy order 2 (7 points)' %s/table.txt", dir), 0);
+	free(rows);
+	assert_int_equal(sh("rm -rf %s", dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_scheme),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
