@@ -12,13 +12,18 @@ _Static_assert(ROOM_MAX_BRANCHES <= WALL_MAX_BRANCHES, "a material's branches fi
 
 /*
  * The banks tried, sparsest first (wall_fit): resonant branches per band and their quality
- * per branch (Q = spread qper for octave bands). Each branch costs the engines two state
- * values per wall node and step, so the first bank that meets every band's tolerance wins.
+ * per branch (Q = spread qper for octave bands, 3 spread qper for third-octave ones). Each
+ * branch costs the engines two state values per wall node and step, so the first bank that
+ * meets every band's tolerance wins. Third-octave data try first a branch per octave and per
+ * two thirds (spread 1/3, 1/2) of two qualities each, then one per band of a lower Q; about
+ * half the library's materials given by thirds fit within 12 branches so (tests/test_wall).
  */
 static const struct {
-	int spread;
+	double spread;
 	double qper;
-} ladder[] = { { 1, 1.2 }, { 2, 1.0 }, { 3, 1.0 } };
+	int third_only;
+} ladder[] = { { 1 / 3.0, 0.8, 1 }, { 1 / 3.0, 0.5, 1 }, { 0.5, 0.8, 1 }, { 0.5, 0.5, 1 },
+	       { 1, 0.6, 1 }, { 1, 1.2, 0 }, { 2, 1.0, 0 }, { 3, 1.0, 0 } };
 #define IMAG_WEIGHT 0.2		/* weight of the reactance against the resistance in the fit */
 #define BAND_POINTS 9		/* log-spaced points of a band's average */
 #define FIT_OUTER 40		/* corrections of the band absorptions */
@@ -117,9 +122,10 @@ static void gauss(int n, double a[][WALL_MAX_BRANCHES], double *y, double *x)
 }
 
 /*
- * The branch bank: `spread` resonant branches per fitted band (1 or 3), a third of an octave
- * apart (a ninth for third-octave bands) around its centre, quality Q; and two that open the ends,
- * a mass branch flat below the lowest band and a stiffness branch flat above the highest.
+ * The branch bank: `spread` resonant branches per fitted band (1, 2 or 3), 1 / spread of a band
+ * apart around its centre, or with spread 1 / d one at every d-th band's centre (from the band
+ * that centres them on the fitted ones), quality Q; and two that open the ends, a mass branch
+ * flat below the lowest band and a stiffness branch flat above the highest.
  * Branch j of unit conductance has the admittance shape(j, f); conductance g_j gives
  * r = 1 / g_j and m, k scaled alike.
  */
@@ -130,18 +136,20 @@ struct bank {
 	double q;
 };
 
-static void bank_of(const struct wall_bands *bd, int used, int spread, double qper,
+static void bank_of(const struct wall_bands *bd, int used, double spread, double qper,
 		    struct bank *k)
 {
 	const double step = (bd->third ? 1.0 / 3 : 1.0) / spread;	/* octaves apart */
+	const int every = spread < 1 ? (int)lround(1 / spread) : 1;
+	const int per = spread < 1 ? 1 : (int)lround(spread);
 
 	k->q = (bd->third ? 3 : 1) * qper * spread;
 	k->n = 0;
 	k->fj[k->n] = bd->f[0];
 	k->kind[k->n++] = 1;
-	for (int b = 0; b < used; b++)
-		for (int s = 0; s < spread; s++) {
-			k->fj[k->n] = bd->f[b] * exp2((s - 0.5 * (spread - 1)) * step);
+	for (int b = (used - 1) % every / 2; b < used; b += every)
+		for (int s = 0; s < per; s++) {
+			k->fj[k->n] = bd->f[b] * exp2((s - 0.5 * (per - 1)) * step);
 			k->kind[k->n++] = 0;
 		}
 	k->fj[k->n] = bd->f[used - 1];
@@ -401,10 +409,16 @@ int wall_fit(const struct wall_bands *bd, double fmax, struct wall_fit *fit)
 	}
 	/* the sparsest bank that meets every band without swinging between them, else the
 	 * richest that misses fewest */
-	if (fit_bank(bd, used, 0, fit))
+	size_t l = 0;
+
+	while (ladder[l].third_only && !bd->third)
+		l++;
+	if (fit_bank(bd, used, (int)l, fit))
 		return -1;
-	for (size_t l = 1; (fit->misses || !smooth(bd, fit)) &&
-			   l < sizeof(ladder) / sizeof(ladder[0]); l++) {
+	for (l++; (fit->misses || !smooth(bd, fit)) && l < sizeof(ladder) / sizeof(ladder[0]);
+	     l++) {
+		if (ladder[l].third_only && !bd->third)
+			continue;
 		if (fit_bank(bd, used, (int)l, &next))
 			return -1;
 		if (next.misses <= fit->misses)
