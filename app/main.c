@@ -69,6 +69,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "roomsim: unknown command '%s' (valid: run, info, bench, scheme, voxelize, "
-		"kernels, materials, analyze, auralize, render, converge; see roomsim --help)\n", argv[1]);
+		"kernels, materials, analyze, auralize, render, converge; see roomsim --help)\n",
+		argv[1]);
 	return EXIT_USAGE;
 }

@@ -256,15 +256,16 @@ int cfg_balloon_read(const char *path, struct room_balloon *b, char *msg, size_t
 	}
 	{	/* relative to the front */
 		const size_t front = (size_t)(nel / 2) * naz;
+		float ref[ROOM_BALLOON_BANDS];
 
 		if (nel % 2 == 0) {
 			fail(msg, cap, path, 0, "no elevation 0: the grid needs the front direction");
 			goto out;
 		}
-		memcpy(v, b->db + front * b->nbands, b->nbands * sizeof(*b->db));	/* as floats */
+		memcpy(ref, b->db + front * b->nbands, b->nbands * sizeof(*ref));
 		for (size_t d = 0; d < (size_t)nrows; d++)
 			for (int k = 0; k < b->nbands; k++)
-				b->db[d * b->nbands + k] -= ((const float *)v)[k];
+				b->db[d * b->nbands + k] -= ref[k];
 	}
 	rc = 0;
 out:

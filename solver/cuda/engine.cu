@@ -736,12 +736,12 @@ static int inject_record(struct cuda_engine *e, int inject, int record, struct r
 	if (inj || one) {
 		if (e->precision == 4)
 			k_inject_record<float><<<1, 128>>>((float *)e->u[e->cur], e->src, inj,
-							    e->nsrc_m, e->rcell, e->rw, e->rec, one, e->cap,
-							    sample);
+							    e->nsrc_m, e->rcell, e->rw, e->rec, one,
+							    e->cap, sample);
 		else
 			k_inject_record<double><<<1, 128>>>((double *)e->u[e->cur], e->src, inj,
-							     e->nsrc_m, e->rcell, e->rw, e->rec, one, e->cap,
-							     sample);
+							     e->nsrc_m, e->rcell, e->rw, e->rec, one,
+							     e->cap, sample);
 		if (CK_LAUNCH())
 			return RS_EDEVICE;
 	}
