@@ -733,9 +733,8 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 			return err->code;
 		if (!r->quiet && isnan(c[k].seconds))
 			fprintf(stderr, "roomsim: scheme auto: %s, %.2f points per wavelength for %g "
-				"at fmax: the only one of %d schemes that can be faster than the "
-				"7-point scheme (roomsim info lists them)\n", c[k].name, c[k].ppw,
-				room->dispersion, n);
+				"at fmax: the only one of %d schemes left to weigh, so not timed "
+				"(roomsim info says why)\n", c[k].name, c[k].ppw, room->dispersion, n);
 		else if (!r->quiet)
 			fprintf(stderr, "roomsim: scheme auto: %s, %.2f points per wavelength for %g "
 				"at fmax: %.1f s of stepping predicted (%.1f Gvox/s), the least of "

@@ -164,7 +164,7 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 	struct room *rooms = malloc(ncand * sizeof(*rooms));	/* large: not on the stack */
 	int contends[sizeof(candidates) / sizeof(candidates[0])] = { 0 }, left = 0, best = -1;
 	const double weigh = weigh_seconds();
-	double device = 0, updates7 = HUGE_VAL, quick = HUGE_VAL;
+	double device = 0, updates7 = HUGE_VAL, quick = HUGE_VAL, rate7 = 0;
 
 #ifdef ROOMSIM_CUDA
 	if (gpu) {
@@ -195,8 +195,9 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 					 "are the 7-point update) it updates no fewer cells, so it is "
 					 "never faster");
 			else
-				snprintf(x->why, sizeof(x->why), "not weighed: the 7-point scheme's "
-					 "%.2g s at most is too short to pay for timing it", quick);
+				snprintf(x->why, sizeof(x->why), "not weighed: the 7-point scheme's run "
+					 "(%.2g s at %.3g Gvox/s) is too short to pay for timing it",
+					 quick, rate7 / 1e9);
 			continue;
 		}
 		if (candidate(room, k, c[0].ppw, r, x))
@@ -216,7 +217,8 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 			updates7 = x->nodes * (double)x->steps;
 			if (!gpu)
 				rate_of(r, x, gpu, threads, device);
-			quick = updates7 * room->nsources / (gpu ? AUTO_GPU_RATE_BOUND : x->rate);
+			rate7 = gpu ? AUTO_GPU_RATE_BOUND : x->rate;
+			quick = updates7 * room->nsources / rate7;
 		} else if (x->nodes * (double)x->steps >= updates7) {
 			snprintf(x->why, sizeof(x->why), "updates no fewer cells than the 7-point "
 				 "scheme, so it is never faster");
