@@ -421,7 +421,11 @@ int wall_fit(const struct wall_bands *bd, double fmax, struct wall_fit *fit)
 			continue;
 		if (fit_bank(bd, used, (int)l, &next))
 			return -1;
-		if (next.misses <= fit->misses)
+		/* octave data: the richer of two that miss alike; third-octave data, whose
+		 * banks grow fast, the sparser unless the richer is smooth and it is not */
+		if (bd->third ? next.misses < fit->misses ||
+				(next.misses == fit->misses && !smooth(bd, fit) && smooth(bd, &next))
+			      : next.misses <= fit->misses)
 			*fit = next;
 	}
 	return 0;

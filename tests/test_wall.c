@@ -111,8 +111,8 @@ static void library_fits(void **state)
 /*
  * The library's materials given by third octaves (each octave curve interpolated in log f,
  * 88 Hz to 5 kHz), fitted up to 2 kHz: as many meet every band as by octaves (83 of 90 when
- * written), with 19 branches on average (36 before sparser banks were tried first) and about
- * half of them within 12.
+ * written), with 12.3 branches on average (36 before sparser banks were tried first and kept
+ * when a richer one did no better) and more than half of them within 12.
  */
 static void third_octave_fits(void **state)
 {
@@ -148,8 +148,8 @@ static void third_octave_fits(void **state)
 	print_message("# by third octaves: %d of %d materials fit every band; %.1f branches on "
 		      "average, %d within 12\n", met, n, (double)branches / n, within12);
 	assert_true(met >= n * 90 / 100);
-	assert_true(branches <= 22 * n);
-	assert_true(within12 >= n * 4 / 10);
+	assert_true(branches <= 14 * n);
+	assert_true(within12 >= n / 2);
 	library_free(&lib);
 }
 
