@@ -27,21 +27,33 @@
 #define CPU_RATE_MIN 2e5
 #define CPU_RATE_STEPS 4
 
+/*
+ * Each candidate runs at `accuracy` times grid.dispersion: the fraction at which `roomsim
+ * converge` measured its error within the 7-point scheme's at grid.dispersion in every box
+ * room tried (docs/performance.md, "Accuracy in real rooms": the shoebox example and the
+ * studio, 0.5 s, against 24 points per wavelength). 0: not weighed, its error not brought
+ * there at any dispersion tried (leggy order 4 and compact R = 4 stay above it in the
+ * shoebox at 0.0015), or not measured. ROOMSIM_AUTO_ACCURACY=dispersion weighs every one at
+ * grid.dispersion itself, by its open-space dispersion alone (the tests' way to weigh them).
+ */
 static const struct {
 	enum room_stencil stencil;
 	int order, radius2;
 	const char *variant;
 	const char *name;	/* the stencil's (stn_from_config's), for one not weighed */
+	double accuracy;
 } candidates[] = {
-	{ ROOM_STENCIL_LEGGY, 2, 0, NULL, "leggy order 2 (7 points)" },	/* the 7-point scheme */
-	{ ROOM_STENCIL_LEGGY, 4, 0, NULL, "leggy order 4 (13 points)" },
-	{ ROOM_STENCIL_COMPACT, 2, 2, NULL, "compact-in-space (19 points)" },
-	{ ROOM_STENCIL_COMPACT, 2, 3, NULL, "compact-in-space (27 points)" },
-	{ ROOM_STENCIL_COMPACT, 2, 4, NULL, "compact-in-space (33 points)" },
-	{ ROOM_STENCIL_INTERPOLATED, 2, 0, "IWB", "interpolated IWB (27 points)" },
-	{ ROOM_STENCIL_INTERPOLATED, 2, 0, "IISO", "interpolated IISO (19 points)" },
-	{ ROOM_STENCIL_FCC, 2, 0, NULL, "fcc (13 points on the FCC lattice)" },
+	{ ROOM_STENCIL_LEGGY, 2, 0, NULL, "leggy order 2 (7 points)", 1 },	/* the 7-point */
+	{ ROOM_STENCIL_LEGGY, 4, 0, NULL, "leggy order 4 (13 points)", 0 },
+	{ ROOM_STENCIL_COMPACT, 2, 2, NULL, "compact-in-space (19 points)", 0 },
+	{ ROOM_STENCIL_COMPACT, 2, 3, NULL, "compact-in-space (27 points)", 0 },
+	{ ROOM_STENCIL_COMPACT, 2, 4, NULL, "compact-in-space (33 points)", 0 },
+	{ ROOM_STENCIL_INTERPOLATED, 2, 0, "IWB", "interpolated IWB (27 points)", 0.15 },
+	{ ROOM_STENCIL_INTERPOLATED, 2, 0, "IISO", "interpolated IISO (19 points)", 0 },
+	{ ROOM_STENCIL_FCC, 2, 0, NULL, "fcc (13 points on the FCC lattice)", 0.15 },
 };
+
+static double accuracy(int k);
 
 static const char fcc_carved[] = "fcc's walls in a room that is not a box are first-order, "
 				 "not bounded by grid.dispersion: name it to run it "
@@ -81,9 +93,10 @@ static int candidate(const struct room *room, int k, double ppw7, struct room *r
 					"in a room that is not a box", r->courant), -1;
 		r->courant = 1 / sqrt(3.0) / limit;
 	}
-	r->ppw = stn_ppw_for(&st, r->courant * limit, room->dispersion);
+	r->ppw = stn_ppw_for(&st, r->courant * limit, accuracy(k) * room->dispersion);
 	if (!isfinite(r->ppw))
-		return snprintf(c->why, sizeof(c->why), "cannot reach %g", room->dispersion), -1;
+		return snprintf(c->why, sizeof(c->why), "cannot reach %g",
+				accuracy(k) * room->dispersion), -1;
 	if (room->shaped && k > 0)	/* its walls: the 7-point scheme's error at its spacing */
 		r->ppw = fmax(r->ppw, ppw7);
 	r->spacing = r->c / (r->fmax * r->ppw);
@@ -105,6 +118,14 @@ static int candidate(const struct room *room, int k, double ppw7, struct room *r
  * the others, on the GPU a box of the run's size each when not cached (seconds each);
  * ROOMSIM_AUTO_WEIGH=SECONDS sets another (0: weigh always). */
 #define AUTO_WEIGH_SECONDS 60.0
+
+/* Candidate k's fraction of grid.dispersion (above; 1 for all by ROOMSIM_AUTO_ACCURACY). */
+static double accuracy(int k)
+{
+	const char *v = getenv("ROOMSIM_AUTO_ACCURACY");
+
+	return v && !strcmp(v, "dispersion") ? 1 : candidates[k].accuracy;
+}
 
 static double weigh_seconds(void)
 {
@@ -184,7 +205,7 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 		struct rs_error e = { 0 };
 		struct room *r = &rooms[k];
 
-		if (k > 0 && (room->shaped || quick < weigh)) {
+		if (k > 0 && (room->shaped || quick < weigh || !accuracy(k))) {
 			memset(x, 0, sizeof(*x));
 			x->seconds = HUGE_VAL;
 			snprintf(x->name, sizeof(x->name), "%s", candidates[k].name);
@@ -194,6 +215,9 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 				snprintf(x->why, sizeof(x->why), "at the 7-point spacing (its walls "
 					 "are the 7-point update) it updates no fewer cells, so it is "
 					 "never faster");
+			else if (!accuracy(k))
+				snprintf(x->why, sizeof(x->why), "not weighed: roomsim converge has not "
+					 "seen it reach the 7-point scheme's accuracy (docs/performance.md)");
 			else
 				snprintf(x->why, sizeof(x->why), "not weighed: the 7-point scheme's run "
 					 "(%.2g s at %.3g Gvox/s) is too short to pay for timing it",
