@@ -16,6 +16,7 @@
 #include "run.h"
 #include "../io/wav.h"
 #include "../solver/convolve.h"
+#include "../solver/signal.h"
 #include "../solver/spatial.h"
 
 #define HRTF_REG 1e-3	/* the HRTFs' fit: Tikhonov weight against the mean of its diagonal */
@@ -185,21 +186,12 @@ static int equalise_hrtf(struct MYSOFA_HRTF *h, double fs, struct rs_error *err)
 		for (size_t k = 0; k < nf; k++)
 			c[k] = fmin(-0.5 * log(fmax(c[k], 1e-300)), top);
 	}
-	/* the minimum-phase filter of that magnitude, through the real cepstrum */
-	for (size_t k = 0; k < nf; k++) {
+	/* the minimum-phase filter of that magnitude */
+	for (size_t k = 0; k < nf; k++)
 		X[k][0] = c[k];
-		X[k][1] = 0;
-	}
-	fftw_execute(inv);	/* the cepstrum, times L */
-	for (size_t i = 1; i < L; i++)
-		x[i] = i < L / 2 ? 2 * x[i] / (double)L : i == L / 2 ? x[i] / (double)L : 0;
-	x[0] /= (double)L;
-	fftw_execute(fwd);
-	for (size_t k = 0; k < nf; k++) {
-		const double m = exp(X[k][0]);
-
-		X[k][0] = m * cos(X[k][1]);
-		X[k][1] = m * sin(X[k][1]);
+	if (sig_min_phase(&X[0][0], L)) {
+		rc = rs_fail(err, RS_ENOMEM, "out of memory equalising the HRTFs");
+		goto out;
 	}
 	{
 		fftw_complex *E = fftw_alloc_complex(nf);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "directivity.h"
+#include "signal.h"
 
 #define NB (DIR_NODES * DIR_NODES * DIR_NODES)
 #define NF (DIR_FFT / 2 + 1)
@@ -54,46 +55,21 @@ static int central(int n)
 /*
  * The minimum-phase response towards each of the directions u[0..nu) at the design's
  * frequencies (bin k of DIR_FFT at step dt), of the source's levels there, the levels held
- * above ftop: by the real cepstrum (Oppenheim and Schafer 1975, section 10.5). out[q * NF + k].
+ * above ftop (sig_min_phase). out[q * NF + k].
  */
 static int min_phase(const struct room_source *s, const double (*u)[3], int nu, double dt,
 		     double ftop, double complex *out)
 {
-	double *buf = fftw_alloc_real(DIR_FFT);
-	fftw_complex *X = fftw_alloc_complex(NF);
-	fftw_plan fwd = NULL, inv = NULL;
-	int rc = -1;
-
-	if (!buf || !X)
-		goto out;
-	fwd = fftw_plan_dft_r2c_1d(DIR_FFT, buf, X, FFTW_ESTIMATE);
-	inv = fftw_plan_dft_c2r_1d(DIR_FFT, X, buf, FFTW_ESTIMATE);
-	if (!fwd || !inv)
-		goto out;
 	for (int q = 0; q < nu; q++) {
+		double complex *o = out + (size_t)q * NF;
+
 		for (int k = 0; k < NF; k++)
-			X[k] = log(fmax(room_source_gain(s, u[q], fmin(k / (DIR_FFT * dt), ftop)),
+			o[k] = log(fmax(room_source_gain(s, u[q], fmin(k / (DIR_FFT * dt), ftop)),
 					1e-5));
-		fftw_execute(inv);	/* the real cepstrum, times DIR_FFT */
-		for (int t = 1; t < DIR_FFT / 2; t++)	/* folded onto its causal half */
-			buf[t] *= 2;
-		for (int t = DIR_FFT / 2 + 1; t < DIR_FFT; t++)
-			buf[t] = 0;
-		for (int t = 0; t < DIR_FFT; t++)
-			buf[t] /= DIR_FFT;
-		fftw_execute(fwd);
-		for (int k = 0; k < NF; k++)
-			out[(size_t)q * NF + k] = cexp(X[k]);
+		if (sig_min_phase((double *)o, DIR_FFT))
+			return -1;
 	}
-	rc = 0;
-out:
-	if (fwd)
-		fftw_destroy_plan(fwd);
-	if (inv)
-		fftw_destroy_plan(inv);
-	fftw_free(buf);
-	fftw_free(X);
-	return rc;
+	return 0;
 }
 
 /*

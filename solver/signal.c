@@ -1,6 +1,7 @@
 /* signal.c - source pulses and Butterworth sections (docs/physics.md, "Sources"). */
 #include "signal.h"
 
+#include <fftw3.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,4 +132,41 @@ int sig_band_fir(double fmax, double fs, double **h)
 	for (int k = 0; k <= 2 * m; k++)
 		(*h)[k] /= sum;
 	return m;
+}
+
+int sig_min_phase(double *spec, size_t L)
+{
+	const size_t nf = L / 2 + 1;
+	double *x = fftw_alloc_real(L);
+	fftw_complex *X = fftw_alloc_complex(nf);
+	fftw_plan fwd = x && X ? fftw_plan_dft_r2c_1d((int)L, x, X, FFTW_ESTIMATE) : NULL;
+	fftw_plan inv = x && X ? fftw_plan_dft_c2r_1d((int)L, X, x, FFTW_ESTIMATE) : NULL;
+	int rc = -1;
+
+	if (!fwd || !inv)
+		goto out;
+	for (size_t k = 0; k < nf; k++) {
+		X[k][0] = spec[2 * k];
+		X[k][1] = 0;
+	}
+	fftw_execute(inv);	/* the cepstrum, times L, folded onto its causal half */
+	for (size_t i = 1; i < L; i++)
+		x[i] = i < L / 2 ? 2 * x[i] / (double)L : i == L / 2 ? x[i] / (double)L : 0;
+	x[0] /= (double)L;
+	fftw_execute(fwd);
+	for (size_t k = 0; k < nf; k++) {
+		const double m = exp(X[k][0]);
+
+		spec[2 * k] = m * cos(X[k][1]);
+		spec[2 * k + 1] = m * sin(X[k][1]);
+	}
+	rc = 0;
+out:
+	if (fwd)
+		fftw_destroy_plan(fwd);
+	if (inv)
+		fftw_destroy_plan(inv);
+	fftw_free(x);
+	fftw_free(X);
+	return rc;
 }

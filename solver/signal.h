@@ -51,6 +51,14 @@ void sig_source(const struct room_source *s, double k, size_t n, double *out);
  * fmax wide below it, with unit gain at DC. Returns m (0 with h[0] = 1 where fmax is above
  * 0.45 fs, which the rate band-limits itself); -1 when out of memory. *h is malloc'd.
  */
+/*
+ * The minimum-phase spectrum of a log magnitude, by the real cepstrum (Oppenheim and Schafer
+ * 1975, section 10.5): spec holds the L / 2 + 1 bins of an L-point transform (L even) as
+ * (re, im) pairs, the log magnitudes in re on entry (im ignored), the minimum-phase spectrum
+ * on return. -1 when out of memory.
+ */
+int sig_min_phase(double *spec, size_t L);
+
 #define SIG_BAND_STOP_DB 60.0
 #define SIG_BAND_WIDTH 0.25
 int sig_band_fir(double fmax, double fs, double **h);

@@ -479,6 +479,22 @@ static void hybrid(void **state)
 	assert_int_equal(sh("rm -rf %s", dir), 0);
 }
 
+/* The rest of a ring room's text, into text (cap bytes): twelve receivers R0..R11 every 30
+ * degrees on a horizontal circle of radius rad around src, and float32 WAVs into dir/out. */
+static void ring_receivers(char *text, size_t cap, const double src[3], double rad,
+			   const char *dir)
+{
+	size_t len = (size_t)snprintf(text, cap, "receivers:\n");
+
+	for (int j = 0; j < 12; j++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"  - {name: R%d, position: [%.4f, %.4f, %g]}\n", j,
+					src[0] + rad * cos(j * M_PI / 6), src[1] + rad * sin(j * M_PI / 6),
+					src[2]);
+	snprintf(text + len, cap - len,
+		 "output: {dir: %s/out, wav: {samplerate: 48000, format: float32}}\n", dir);
+}
+
 /*
  * Directional sources in free field (the direct sound of a large box, before any
  * reflection): five sources at one point, one of each pattern, aimed along +x, and a ring of
@@ -506,14 +522,7 @@ static void directivity(void **state)
 		len += (size_t)snprintf(text + len, sizeof(text) - len,
 					"  - {name: S%d, position: [%g, %g, %g], signal: impulse, "
 					"directivity: %s}\n", k, src[0], src[1], src[2], names[k]);
-	len += (size_t)snprintf(text + len, sizeof(text) - len, "receivers:\n");
-	for (int j = 0; j < 12; j++)
-		len += (size_t)snprintf(text + len, sizeof(text) - len,
-					"  - {name: R%d, position: [%.4f, %.4f, %g]}\n", j,
-					src[0] + rad * cos(j * M_PI / 6), src[1] + rad * sin(j * M_PI / 6),
-					src[2]);
-	snprintf(text + len, sizeof(text) - len,
-		 "output: {dir: %s/out, wav: {samplerate: 48000, format: float32}}\n", dir);
+	ring_receivers(text + len, sizeof(text) - len, src, rad, dir);
 	{
 		FILE *f;
 
@@ -642,15 +651,9 @@ static void balloons(void **state)
 				"  - {name: L, position: [%g, %g, %g], directivity: loudspeaker, "
 				"orientation: {azimuth: 90}}\n"
 				"  - {name: F, position: [%g, %g, %g], directivity: table.csv, "
-				"orientation: {azimuth: -90}}\nreceivers:\n", src[0], src[1], src[2],
+				"orientation: {azimuth: -90}}\n", src[0], src[1], src[2],
 				src[0], src[1], src[2], src[0], src[1], src[2]);
-	for (int j = 0; j < 12; j++)
-		len += (size_t)snprintf(text + len, sizeof(text) - len,
-					"  - {name: R%d, position: [%.4f, %.4f, %g]}\n", j,
-					src[0] + rad * cos(j * M_PI / 6), src[1] + rad * sin(j * M_PI / 6),
-					src[2]);
-	snprintf(text + len, sizeof(text) - len,
-		 "output: {dir: %s/out, wav: {samplerate: 48000, format: float32}}\n", dir);
+	ring_receivers(text + len, sizeof(text) - len, src, rad, dir);
 	snprintf(path, sizeof(path), "%s/room.yaml", dir);
 	f = fopen(path, "w");
 	assert_non_null(f);

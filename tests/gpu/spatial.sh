@@ -23,6 +23,17 @@ if [ ! -e /usr/share/libmysofa/default.sofa ] && [ -n "${SOFA:-}" ]; then
 	mkdir -p /usr/share/libmysofa && cp "$SOFA" /usr/share/libmysofa/default.sofa
 fi
 
+# same CPU GPU LABEL: whether each WAV of CPU is the same bytes in GPU
+same() {
+	for f in "$1"/*.wav; do
+		if cmp -s "$f" "$2/$(basename "$f")"; then
+			echo "same bytes: $3$(basename "$f")"
+		else
+			echo "DIFFERENT: $3$(basename "$f")"
+		fi
+	done
+}
+
 echo "== 1. GPU against the CPU engine"
 # a balloon table: levels falling away from the front, louder to the left from 500 Hz up
 awk 'BEGIN { print "azimuth, elevation, 125, 250, 500, 1000, 2000";
@@ -54,13 +65,7 @@ echo "gpu rc=$?"
 "$R" run "$w/box.yaml" --out "$w/cpu" --backend cpu > "$out/box-cpu.txt" 2>&1
 echo "cpu rc=$?"
 grep -E "kernel |receiver|took" "$out/box-gpu.txt"
-for f in "$w"/cpu/*.wav; do
-	if cmp -s "$f" "$w/gpu/$(basename "$f")"; then
-		echo "same bytes: $(basename "$f")"
-	else
-		echo "DIFFERENT: $(basename "$f")"
-	fi
-done
+same "$w/cpu" "$w/gpu" ""
 # the same sources with the default scheme (kernel auto: never diamond with a balloon)
 sed -e '/^scheme:/d' -e 's/ambisonics: 3, binaural: {yaw: 90}/ambisonics: 1/' "$w/box.yaml" \
 	> "$w/box7.yaml"
@@ -69,13 +74,7 @@ echo "gpu (7-point) rc=$?"
 "$R" run "$w/box7.yaml" --out "$w/cpu7" --backend cpu > "$out/box7-cpu.txt" 2>&1
 echo "cpu (7-point) rc=$?"
 grep -E "kernel |took" "$out/box7-gpu.txt"
-for f in "$w"/cpu7/*.wav; do
-	if cmp -s "$f" "$w/gpu7/$(basename "$f")"; then
-		echo "same bytes: 7-point $(basename "$f")"
-	else
-		echo "DIFFERENT: 7-point $(basename "$f")"
-	fi
-done
+same "$w/cpu7" "$w/gpu7" "7-point "
 
 # run NAME YAML: end to end seconds and the stepping rate, appended to $out/times.txt
 run() {
