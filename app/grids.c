@@ -5,9 +5,73 @@
 #include <stdlib.h>
 #include <string.h>
 
-int grids_make(struct run_grids *g, const struct room *room, const struct vox_grid *vg,
-	       struct rs_error *err)
+/*
+ * A decomposed run's floor heights: each column's first room layer in the whole grid, the
+ * least over the ranks' windows (INT32_MAX: none).
+ */
+static int32_t *floors(const struct vox_grid *w, const struct part *pt)
 {
+	const size_t columns = (size_t)w->plan.n[0] * w->plan.n[1];
+	int32_t *f = malloc(columns * sizeof(*f));
+
+	if (!f)
+		return NULL;
+	for (size_t c = 0; c < columns; c++)
+		f[c] = w->kstop[c] < w->kstart[c] ? INT32_MAX : w->kstart[c] + w->zbase;
+	part_min_ints(pt, f, columns);
+	return f;
+}
+
+/*
+ * A decomposed run's grid points: each rank keeps those its window decides, and all take
+ * every point some rank kept, in the lattice's order, with the position of the first rank
+ * that kept it (every rank computes the same).
+ */
+static int gather_points(struct grid_points *p, const struct part *pt, struct rs_error *err)
+{
+	const size_t total = (size_t)p->dims[0] * p->dims[1];
+	int *who = malloc(total * sizeof(int));
+	double *pos = calloc(total * 3, sizeof(double));
+	size_t n = 0;
+
+	if (!who || !pos || total > (size_t)INT32_MAX ||
+	    !(p->pos = realloc(p->pos, (total + 1) * sizeof(*p->pos))) ||
+	    !(p->ij = realloc(p->ij, (total + 1) * sizeof(*p->ij)))) {
+		free(who);
+		free(pos);
+		return rs_fail(err, RS_ENOMEM, "out of memory for a receiver grid's %zu points", total);
+	}
+	for (size_t q = 0; q < total; q++)
+		who[q] = INT32_MAX;
+	for (size_t q = 0; q < p->n; q++)
+		who[p->ij[q][0] + (size_t)p->dims[0] * p->ij[q][1]] = pt->rank;
+	part_min_ints(pt, who, total);
+	for (size_t q = 0; q < p->n; q++) {
+		const size_t at = p->ij[q][0] + (size_t)p->dims[0] * p->ij[q][1];
+
+		if (who[at] == pt->rank)
+			memcpy(pos + 3 * at, p->pos[q], 3 * sizeof(double));
+	}
+	part_sum_doubles(pt, pos, total * 3);	/* one term each: exact */
+	for (size_t at = 0; at < total; at++) {
+		if (who[at] == INT32_MAX)
+			continue;
+		memcpy(p->pos[n], pos + 3 * at, 3 * sizeof(double));
+		p->ij[n][0] = (int)(at % (size_t)p->dims[0]);
+		p->ij[n][1] = (int)(at / (size_t)p->dims[0]);
+		n++;
+	}
+	p->n = n;
+	free(who);
+	free(pos);
+	return 0;
+}
+
+int grids_make(struct run_grids *g, const struct room *room, const struct vox_grid *vg,
+	       const struct part *pt, struct rs_error *err)
+{
+	const int split = pt && pt->size > 1;
+	int32_t *floor = NULL;
 	size_t at = 0;
 
 	memset(g, 0, sizeof(*g));
@@ -16,14 +80,19 @@ int grids_make(struct run_grids *g, const struct room *room, const struct vox_gr
 	g->pts = calloc((size_t)room->ngrids, sizeof(*g->pts));
 	g->desc = calloc((size_t)room->ngrids, sizeof(*g->desc));
 	g->kind = calloc((size_t)room->ngrids, sizeof(*g->kind));
-	if (!g->pts || !g->desc || !g->kind)
+	if (!g->pts || !g->desc || !g->kind || (split && !(floor = floors(vg, pt))))
 		return rs_fail(err, RS_ENOMEM, "out of memory for the receiver grids");
 	for (int i = 0; i < room->ngrids; i++) {
 		const struct room_grid *rg = &room->grids[i];
-		int rc = grid_points_make(room, rg, vg, &g->pts[i], err);
+		int rc = grid_points_make(room, rg, vg, floor, &g->pts[i], err);
 
-		if (rc)
+		if (!rc && split && !(rc = gather_points(&g->pts[i], pt, err)) && !g->pts[i].n)
+			rc = grid_points_none(room, rg, (size_t)g->pts[i].dims[0] *
+						      g->pts[i].dims[1], err);
+		if (rc) {
+			free(floor);
 			return rc;
+		}
 		g->n++;
 		g->total += g->pts[i].n;
 		if (rg->axis >= 0)
@@ -34,6 +103,7 @@ int grids_make(struct run_grids *g, const struct room *room, const struct vox_gr
 				 rg->height);
 		g->desc[i] = (struct grid_desc){ rg->name, &g->pts[i], g->kind[i], rg->wavs };
 	}
+	free(floor);
 	if (!(g->pos = malloc(g->total * 3 * sizeof(double))))
 		return rs_fail(err, RS_ENOMEM, "out of memory for %zu grid points", g->total);
 	for (int i = 0; i < g->n; i++) {

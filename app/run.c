@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -136,8 +137,15 @@ static int check_points(struct run *r, struct rs_error *err)
 				       "many closer ones too)", pos[0], pos[1], pos[2], d,
 				       2 * room->spacing);
 		if (r->grid->carved) {	/* a wall or the outside: say where the air is */
+			const int reach = (int)(NEAR_REACH / room->spacing) + 2;
 			double near[3];
+			int k0, k1;
 
+			if (r->window && r->part.rank > 0)	/* rank 0 says why */
+				return rs_fail(err, RS_EINPUT, "%s is not in the air", key);
+			vox_point_layers(r->grid, pos, &k0, &k1);
+			if (run_sketch(r, k0 - reach, k1 + reach, err))
+				return err->code;
 			if (vox_nearest_point(r->grid, pos, NEAR_REACH, near, &d))
 				return room_at(err, room, at, key,
 					       "[%g, %g, %g] is not in the air: it is inside a wall "
@@ -615,19 +623,16 @@ static int choose_backend(struct run *r, struct rs_error *err)
 }
 
 /*
- * A decomposed run (solver/part.h): this rank's slab and window of the grid, and the
- * receiver grids' points it reads.
+ * A decomposed run (solver/part.h), its window built (run_build_grid): the receiver grids'
+ * points this rank reads, its GPU and the connections to its neighbours.
  */
 static int decompose(struct run *r, struct rs_error *err)
 {
-	const struct room *room = r->room;
 	const int cuda = r->backend == ROOM_BACKEND_CUDA;
 
 	if (r->part.size == 1)
 		return 0;
-	if (part_plan(&r->part, &r->plan.grid, room->precision, cuda, err) ||
-	    !(r->window = vox_window(r->grid, r->part.win[0], r->part.win[1], err)) ||
-	    grids_split(&r->grids, &r->part, r->grid, err))
+	if (grids_split(&r->grids, &r->part, r->grid, err))
 		return err->code;
 	if (cuda) {
 		char bus[64] = "";
@@ -761,8 +766,8 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	/* the geometric engine's scene: a hole in the room is bad input, found before the grid */
 	if (run_hybrid_open(r, err))
 		return err->code;
-	if (!(r->grid = vox_build(room, err)) || check_points(r, err) ||
-	    run_spatial_open(r, err) || grids_make(&r->grids, room, r->grid, err) ||
+	if (run_build_grid(r, err) || check_points(r, err) || run_spatial_open(r, err) ||
+	    grids_make(&r->grids, room, r->window ? r->window : r->grid, &r->part, err) ||
 	    decompose(r, err))
 		return err->code;
 	for (int i = 0; i < r->grids.n && !r->quiet; i++)
@@ -933,6 +938,33 @@ static void summary(struct run *r, double seconds)
 			"output.wav.format: float32 or output.wav.normalize: true)\n", r->wav_clipped);
 }
 
+/*
+ * What the setup took, before the first step: its time and the voxel grid's, and the most
+ * host memory any rank has held, by then and by the grid's end, against its slab's share of
+ * the grid's class bytes and walls (every rank together).
+ */
+static void setup_summary(struct run *r, double seconds)
+{
+	const struct vox_grid *g = r->window ? r->window : r->grid;
+	const size_t layer = (size_t)g->plan.n[0] * g->plan.n[1];
+	const int own = r->window ? r->part.own[1] - r->part.own[0] + 1 : g->plan.n[2];
+	struct rusage ru;
+	int peak[3];
+	char a[32], b[32], c[32];
+
+	getrusage(RUSAGE_SELF, &ru);
+	peak[0] = -(int)ru.ru_maxrss;	/* KiB, the largest as the least */
+	peak[1] = -(int)r->vox_peak;
+	peak[2] = -(int)(((double)layer * own +
+			  (double)g->nwalls * own / g->plan.n[2] * sizeof(struct vox_wall)) / 1024);
+	part_min_ints(&r->part, peak, 3);
+	if (!r->quiet)
+		fprintf(stderr, "roomsim: set up in %.1f s, the voxel grid in %.1f s; host memory at "
+			"most %s a process (%s by the grid's end), for a share of the grid of %s\n",
+			seconds, r->vox_seconds, app_bytes(1024.0 * -peak[0], a),
+			app_bytes(1024.0 * -peak[1], c), app_bytes(1024.0 * -peak[2], b));
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run r = { 0 };
@@ -956,6 +988,8 @@ int cmd_run(int argc, char **argv)
 		backend = ROOM_BACKEND_CUDA;
 	if (!rc)
 		rc = prepare(&r, file, backend, &err);
+	if (!rc)
+		setup_summary(&r, app_now() - t0);
 	if (!rc)
 		rc = run_hybrid_start(&r, &err);
 	if (!rc) {
@@ -1019,6 +1053,10 @@ int cmd_run(int argc, char **argv)
 	free(r.banks);
 	vox_free(r.window);
 	vox_free(r.grid);
+	free(r.mat_area);
+	for (int i = 0; r.plane_room && i < r.room->nplanes; i++)
+		free(r.plane_room[i]);
+	free(r.plane_room);
 	free(r.rec_rank);
 	free(r.rec_index);
 	free(r.frame_p);

@@ -43,6 +43,14 @@ struct run {
 	struct part part;
 	struct vox_grid *window;
 	int *rec_rank, *rec_index;
+	/* the air volume and each material's wall area (vox_measure), for rirs.h5: measured
+	 * when the grid is built, by every rank of its own layers */
+	double volume, *mat_area;
+	double vox_seconds;	/* what building the voxel grid took */
+	long vox_peak;		/* the most host memory held by then, KiB */
+	/* decomposed: grid is a sketch of the whole grid (vox_sketch) with the layers its points
+	 * need, and each snapshot plane's room cells (as run_make_planes gives them) */
+	unsigned char **plane_room;
 	struct app_disk disk;	/* what the outputs take at most (app_disk_need) */
 	int reserved;		/* rank 0 keeps space for the WAVs and rirs.h5 (app_reserve) */
 	/* checkpoints (io/checkpoint.h): every ckpt_seconds of running or ckpt_steps steps
@@ -169,6 +177,22 @@ void run_hybrid_close(struct run *r);
 /* The snapshot planes of the room, with their grid index along the normal (index[i]) and
  * their room cells; NULL when out of memory. run_free_planes() frees them. */
 struct snap_plane *run_make_planes(const struct run *r, int *index);
+
+/*
+ * The voxel grid (run_grid.c): the whole one in r->grid, or in a decomposed run this rank's
+ * window in r->window, built alone, and a sketch of the whole grid in r->grid with the layers
+ * that the sources', receivers' and spatial receivers' checks read; the volume and the wall
+ * areas either way, and the snapshot planes' room cells of a decomposed run. Every rank
+ * together.
+ */
+int run_build_grid(struct run *r, struct rs_error *err);
+
+/* Make sure the sketch of a decomposed run holds layers k0..k1 (a no-op otherwise). */
+int run_sketch(struct run *r, int k0, int k1, struct rs_error *err);
+
+/* The room cells of snapshot plane i at layer index `at` along its axis, as n1 x n2 bytes
+ * (run_make_planes); NULL when out of memory. */
+unsigned char *run_plane_room(const struct run *r, int i, int at);
 void run_free_planes(struct snap_plane *pl, int n);
 
 /*

@@ -188,15 +188,9 @@ static int write_rirs(struct run *r, struct rs_error *err)
 	for (int s = 0; src && s < r->room->nsources; s++)
 		sig_source(&r->room->sources[s], r->plan.dt, ns, src + (size_t)s * ns);
 	/* and what Sabine and Eyring need: the air, each material's walls and absorption */
-	if (area && alpha && r->grid && r->banks) {
-		double area_all;
-
-		vox_measure(r->grid, &meta.volume, &area_all);
-		for (size_t w = 0; w < r->grid->nwalls; w++)
-			for (int f = 0; f < 6; f++)
-				if (r->grid->walls[w].material[f] < nm)
-					area[r->grid->walls[w].material[f]] +=
-						vox_wall_area(r->grid, &r->grid->walls[w], f);
+	if (area && alpha && r->mat_area && r->banks) {
+		meta.volume = r->volume;
+		memcpy(area, r->mat_area, (size_t)nm * sizeof(double));
 		for (int m = 0; m < nm; m++)
 			for (int k = 0; k < RIRS_BANDS; k++)
 				alpha[(size_t)m * RIRS_BANDS + k] =

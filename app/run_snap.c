@@ -44,20 +44,10 @@ struct snap_plane *run_make_planes(const struct run *r, int *index)
 			pl[i].origin[d] = room->origin[d] + first * g->h;
 		pl[i].origin[a] = pl[i].at;
 		snprintf(pl[i].name, sizeof(pl[i].name), "%c_%.3f", axes[a], room->planes[i].at);
-		if (!(mask = malloc((size_t)pl[i].n1 * pl[i].n2))) {
+		if (!(mask = run_plane_room(r, i, index[i]))) {
 			run_free_planes(pl, i);
 			return NULL;
 		}
-		for (int b = 0; b < pl[i].n1; b++)	/* the room cells, as fdtd_plane orders them */
-			for (int c = 0; c < pl[i].n2; c++) {
-				int ijk[3];
-
-				ijk[a] = index[i];
-				ijk[u] = b + g->halo;
-				ijk[v] = c + g->halo;
-				mask[(size_t)b * pl[i].n2 + c] =
-					r->grid->cls[vox_index(g, ijk[0], ijk[1], ijk[2])] != VOX_PAD;
-			}
 		pl[i].room = mask;
 	}
 	return pl;

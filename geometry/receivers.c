@@ -86,8 +86,20 @@ static void surface_bounds(const struct mesh *m, const int *on, double lo[2], do
 			}
 }
 
+int grid_points_none(const struct room *room, const struct room_grid *g, size_t total,
+		     struct rs_error *err)
+{
+	char key[48];
+
+	snprintf(key, sizeof(key), "receivers[%d].grid", g->entry);
+	return room_at(err, room, g->mark, key, "grid %s: none of the grid's %zu lattice points "
+		       "lies in the air, half a cell inside the walls (valid: a plane or height "
+		       "through the room's air, an extent inside it)", g->name, total);
+}
+
 int grid_points_make(const struct room *room, const struct room_grid *g,
-		     const struct vox_grid *vg, struct grid_points *out, struct rs_error *err)
+		     const struct vox_grid *vg, const int32_t *floor, struct grid_points *out,
+		     struct rs_error *err)
 {
 	const struct vox_plan *pl = &vg->plan;
 	const int mesh = g->axis < 0 && strcmp(g->surface, "floor");
@@ -146,10 +158,10 @@ int grid_points_make(const struct room *room, const struct room_grid *g,
 				if (ci < 0 || cj < 0 || ci >= pl->n[0] || cj >= pl->n[1])
 					continue;
 				c = (size_t)ci + (size_t)pl->n[0] * (size_t)cj;
-				if (vg->kstop[c] < vg->kstart[c])
+				if (floor ? floor[c] == INT32_MAX : vg->kstop[c] < vg->kstart[c])
 					continue;
-				x[2] = vg->origin[2] + (vg->kstart[c] - (pl->fcc ? 0 : 0.5)) * pl->h +
-				       g->height;
+				x[2] = vg->origin[2] + ((floor ? floor[c] : vg->kstart[c]) -
+							(pl->fcc ? 0 : 0.5)) * pl->h + g->height;
 			}
 			if (vox_point(vg, x, node, w, NULL))
 				continue;
@@ -160,14 +172,9 @@ int grid_points_make(const struct room *room, const struct room_grid *g,
 		}
 	free(on);
 	free(top);
-	if (!out->n) {
-		char key[48];
-
+	if (!out->n && !floor) {
 		grid_points_free(out);
-		snprintf(key, sizeof(key), "receivers[%d].grid", g->entry);
-		return room_at(err, room, g->mark, key, "grid %s: none of the grid's %zu lattice points "
-			       "lies in the air, half a cell inside the walls (valid: a plane or "
-			       "height through the room's air, an extent inside it)", g->name, total);
+		return grid_points_none(room, g, total, err);
 	}
 	return 0;
 }

@@ -7,6 +7,7 @@
 #define GEOMETRY_RECEIVERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../common/rs_error.h"
 #include "voxel.h"
@@ -29,10 +30,18 @@ struct grid_points {
 /*
  * The points of grid g of room over voxel grid vg into out (grid_points_free() releases them).
  * Lattice points where no receiver can sit are left out; a grid left with none is an input
- * error that names it. RS_ENOMEM when the arrays cannot be allocated.
+ * error that names it (grid_points_none). RS_ENOMEM when the arrays cannot be allocated.
+ * Where vg is one rank's window of the grid (vox_window), floor gives the whole grid's first
+ * room layer of each column (INT32_MAX: none): the points kept are then those whose nodes
+ * all lie in the window and in the air, and none is not an error (the ranks gather them).
  */
 int grid_points_make(const struct room *room, const struct room_grid *g,
-		     const struct vox_grid *vg, struct grid_points *out, struct rs_error *err);
+		     const struct vox_grid *vg, const int32_t *floor, struct grid_points *out,
+		     struct rs_error *err);
+
+/* The input error of grid g when none of its `total` lattice points lies in the air. */
+int grid_points_none(const struct room *room, const struct room_grid *g, size_t total,
+		     struct rs_error *err);
 void grid_points_free(struct grid_points *p);
 
 /* The lattice's size along one axis: points spacing s apart over [lo, hi], centred. */

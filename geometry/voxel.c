@@ -85,26 +85,14 @@ static int face_of(int axis, int side)
 	return faces[axis][side];
 }
 
-/* The kind index for (K, beta_sum), added to the table when new (fcc grids). */
-static int kind_of(struct vox_grid *g, int K, double beta_sum)
-{
-	for (int t = 0; t < g->nkinds; t++)
-		if (g->kinds[t].K == K && g->kinds[t].beta_sum == beta_sum)
-			return t;
-	if (g->nkinds == VOX_MAX_KINDS)
-		return -1;
-	g->kinds[g->nkinds].K = K;
-	g->kinds[g->nkinds].beta_sum = beta_sum;
-	return g->nkinds++;
-}
-
 /*
- * The walls of every non-padding cell from its padding neighbours: a missing neighbour
- * outside the box is behind that face's material, one inside the box (a carved obstacle)
- * behind material `inner`. Aligned with the grid, every wall has area correction 1.
+ * The walls of every non-padding cell of g's own layers from its padding neighbours (those of
+ * the layers beside them are read too): a missing neighbour outside the box is behind that
+ * face's material, one inside the box (a carved obstacle) behind material `inner`. Aligned
+ * with the grid, every wall has area correction 1. wp is the whole grid's plan.
  */
-static int box_walls(struct vox_grid *g, const struct room *room, int inner,
-		     struct rs_error *err)
+static int box_walls(struct vox_grid *g, const struct vox_plan *wp, const struct room *room,
+		     int inner, struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
 	size_t cap = 0;
@@ -112,7 +100,7 @@ static int box_walls(struct vox_grid *g, const struct room *room, int inner,
 	free(g->walls);
 	g->walls = NULL;
 	g->nwalls = 0;
-	for (int k = 0; k < p->n[2]; k++)
+	for (int k = p->halo; k < p->halo + p->room[2]; k++)
 		for (int j = 0; j < p->n[1]; j++)
 			for (int i = 0; i < p->n[0]; i++) {
 				const size_t n = vox_index(p, i, j, k);
@@ -129,8 +117,8 @@ static int box_walls(struct vox_grid *g, const struct room *room, int inner,
 					w.material[f] = VOX_NO_WALL;
 					if (g->cls[vox_index(p, at[0], at[1], at[2])] != VOX_PAD)
 						continue;
-					w.material[f] = (uint8_t)(is_room(p, at[0], at[1], at[2]) ? inner
-						: room->face_material[face_of(a, f % 2)]);
+					w.material[f] = (uint8_t)(is_room(wp, at[0], at[1], at[2] + g->zbase)
+						? inner : room->face_material[face_of(a, f % 2)]);
 					w.area[f] = 1;
 					walls++;
 				}
@@ -184,133 +172,320 @@ static int kind_diff(const struct vox_wall *wl)
 	return present[0] + present[1] == 3 && present[2] >= 1;
 }
 
-/*
- * Give every wall's cell its kind with admittance sums rounded to step q, the kinds with diff
- * = 0 first; -1 if they overflow.
- */
-static int assign_kinds(struct vox_grid *g, const struct room *room, double q)
-{
-	int slot_kind[KIND_SLOTS];
+/* A kind as the walls give it, before it has an index. */
+struct kind_key {
+	double beta;
+	int K, diff;
+};
 
-	for (int s = 0; s < KIND_SLOTS; s++)
-		slot_kind[s] = -1;
+/* One rank's kinds, each diff in the order of its first cell; full: more than fit a table. */
+struct kind_list {
+	int n[2], full;
+	double error;		/* the largest relative rounding of its admittance sums */
+	struct kind_key key[2][VOX_MAX_KINDS];
+};
+
+/* The slot of key k in an open-addressing table of keys `at`, or the empty slot for it. */
+static int kind_slot(const int *slot, const struct kind_key *at, const struct kind_key *k)
+{
+	int s = (int)(kind_hash(k->K + 8 * k->diff, k->beta) & (KIND_SLOTS - 1));
+
+	for (; slot[s] >= 0; s = (s + 1) & (KIND_SLOTS - 1)) {
+		const struct kind_key *o = &at[slot[s]];
+
+		if (o->K == k->K && o->beta == k->beta && o->diff == k->diff)
+			break;
+	}
+	return s;
+}
+
+/* Add k to l unless there; seen[] is l's table (indices 256 * diff + entry). */
+static void list_add(struct kind_list *l, int *seen, struct kind_key *flat, const struct kind_key *k)
+{
+	const int s = kind_slot(seen, flat, k);
+
+	if (seen[s] >= 0 || l->full)
+		return;
+	if (l->n[k->diff] == VOX_MAX_KINDS - 2) {	/* with padding and air, too many */
+		l->full = 1;
+		return;
+	}
+	l->key[k->diff][l->n[k->diff]] = *k;
+	flat[VOX_MAX_KINDS * k->diff + l->n[k->diff]] = *k;
+	seen[s] = VOX_MAX_KINDS * k->diff + l->n[k->diff]++;
+}
+
+/*
+ * g's table of kinds from every rank's list: padding, air, then each diff's kinds in rank
+ * order, each new one once, so in the order of their first cells in the whole grid (each
+ * rank's slab follows the one before). slot[] maps keys to their indices. -1 when they do not
+ * fit the class byte.
+ */
+static int merge_kinds(struct vox_grid *g, const struct vox_span *sp, const struct kind_list *mine,
+		       int *slot)
+{
+	struct kind_list *all = malloc((size_t)sp->comm->size * sizeof(*all));
+	struct kind_key keys[VOX_MAX_KINDS];
+	int full = 0;
+
+	if (!all)
+		return -2;
+	sp->comm->gather(sp->comm->ctx, mine, sizeof(*mine), all);
+	for (int q = 0; q < KIND_SLOTS; q++)
+		slot[q] = -1;
 	g->nkinds = 2;
 	g->kind_error = 0;
-	for (int diff = 0; diff < 2; diff++) {
-		g->first_diff = g->nkinds;
-		for (size_t w = 0; w < g->nwalls; w++) {
-			const struct vox_wall *wl = &g->walls[w];
-			double b = 0, bq;
-			int K = 6;
-			uint64_t s;
-
-			if ((g->plan.fcc ? 0 : kind_diff(wl)) != diff)
-				continue;
-			for (int f = 0; f < 6; f++)
-				if (wl->material[f] != VOX_NO_WALL) {
-					b += room->materials[wl->material[f]].beta * wl->area[f];
-					K--;
-				}
-			if (g->plan.fcc)	/* a carved room's node: its links left */
-				K = wl->links;
-			bq = quantise(b, q);
-			if (b > 0)
-				g->kind_error = fmax(g->kind_error, fabs(bq - b) / b);
-			for (s = kind_hash(K + 8 * diff, bq) & (KIND_SLOTS - 1); slot_kind[s] >= 0;
-			     s = (s + 1) & (KIND_SLOTS - 1)) {
-				const struct vox_kind *kd = &g->kinds[slot_kind[s]];
-
-				if (kd->K == K && kd->beta_sum == bq && kd->diff == diff)
-					break;
-			}
-			if (slot_kind[s] < 0) {
-				if (g->nkinds == VOX_MAX_KINDS)
-					return -1;
-				g->kinds[g->nkinds] = (struct vox_kind){ K, bq, diff };
-				slot_kind[s] = g->nkinds++;
-			}
-			g->cls[wl->cell] = (uint8_t)slot_kind[s];
-		}
+	for (int r = 0; r < sp->comm->size; r++) {
+		full |= all[r].full;
+		g->kind_error = fmax(g->kind_error, all[r].error);
 	}
-	return 0;
+	for (int diff = 0; diff < 2 && !full; diff++) {
+		g->first_diff = g->nkinds;
+		for (int r = 0; r < sp->comm->size && !full; r++)
+			for (int e = 0; e < all[r].n[diff] && !full; e++) {
+				const struct kind_key *k = &all[r].key[diff][e];
+				const int q = kind_slot(slot, keys, k);
+
+				if (slot[q] >= 0)
+					continue;
+				if (g->nkinds == VOX_MAX_KINDS) {
+					full = 1;
+					break;
+				}
+				keys[g->nkinds] = *k;
+				g->kinds[g->nkinds] = (struct vox_kind){ k->K, k->beta, k->diff };
+				slot[q] = g->nkinds++;
+			}
+	}
+	free(all);
+	return full ? -1 : 0;
+}
+
+/* The kind of wall wl with admittance sums rounded to step q, and its rounding. */
+static struct kind_key wall_kind(const struct vox_grid *g, const struct room *room,
+				 const struct vox_wall *wl, double q, double *error)
+{
+	struct kind_key k = { 0, 6, g->plan.fcc ? 0 : kind_diff(wl) };
+	double b = 0;
+
+	for (int f = 0; f < 6; f++)
+		if (wl->material[f] != VOX_NO_WALL) {
+			b += room->materials[wl->material[f]].beta * wl->area[f];
+			k.K--;
+		}
+	if (g->plan.fcc)	/* a carved room's node: its links left */
+		k.K = wl->links;
+	k.beta = quantise(b, q);
+	*error = b > 0 ? fabs(k.beta - b) / b : 0;
+	return k;
+}
+
+/* The cells of g in this rank's slab of span s: [*lo, *hi). */
+static void own_cells(const struct vox_grid *g, const struct vox_span *s, size_t *lo, size_t *hi)
+{
+	const size_t layer = (size_t)g->plan.n[0] * g->plan.n[1];
+
+	*lo = (size_t)(s->own0 - g->zbase) * layer;
+	*hi = (size_t)(s->own1 - g->zbase + 1) * layer;
+}
+
+/*
+ * Give every wall's cell its kind with admittance sums rounded to step q, the kinds with diff
+ * = 0 first; -1 if they overflow (-2: out of memory).
+ */
+static int assign_kinds(struct vox_grid *g, const struct room *room, const struct vox_span *s,
+			double q)
+{
+	struct kind_list *mine = calloc(1, sizeof(*mine));
+	struct kind_key *flat = malloc(2 * VOX_MAX_KINDS * sizeof(*flat)), keys[VOX_MAX_KINDS];
+	int seen[KIND_SLOTS], slot[KIND_SLOTS], rc;
+	size_t lo, hi;
+
+	if (!mine || !flat) {
+		free(mine);
+		free(flat);
+		return -2;
+	}
+	for (int e = 0; e < KIND_SLOTS; e++)
+		seen[e] = -1;
+	own_cells(g, s, &lo, &hi);
+	for (int diff = 0; diff < 2; diff++)	/* this rank's kinds, in the order of its cells */
+		for (size_t w = 0; w < g->nwalls; w++) {
+			double error;
+			struct kind_key k;
+
+			if (g->walls[w].cell < lo || g->walls[w].cell >= hi)
+				continue;
+			k = wall_kind(g, room, &g->walls[w], q, &error);
+			if (k.diff != diff)
+				continue;
+			mine->error = fmax(mine->error, error);
+			list_add(mine, seen, flat, &k);
+		}
+	rc = merge_kinds(g, s, mine, slot);
+	for (int t = 2; t < g->nkinds && !rc; t++)
+		keys[t] = (struct kind_key){ g->kinds[t].beta_sum, g->kinds[t].K, g->kinds[t].diff };
+	for (size_t w = 0; w < g->nwalls && !rc; w++) {
+		double error;
+		const struct kind_key k = wall_kind(g, room, &g->walls[w], q, &error);
+		const int e = slot[kind_slot(slot, keys, &k)];
+
+		if (e < 0) {	/* a wall no rank's slab holds: not a valid span */
+			rc = -3;
+			break;
+		}
+		g->cls[g->walls[w].cell] = (uint8_t)e;
+	}
+	free(mine);
+	free(flat);
+	return rc;
 }
 
 /* Relative steps tried for the admittance sums, exact first (docs/physics.md, "Kinds"). */
 static const double kind_steps[] = { 0, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1 };
 
-int vox_set_kinds(struct vox_grid *g, const struct room *room, struct rs_error *err)
+int vox_set_kinds(struct vox_grid *g, const struct room *room, const struct vox_span *s,
+		  struct rs_error *err)
 {
-	for (size_t s = 0; s < sizeof(kind_steps) / sizeof(kind_steps[0]); s++)
-		if (!assign_kinds(g, room, kind_steps[s]))
+	for (size_t q = 0; q < sizeof(kind_steps) / sizeof(kind_steps[0]); q++) {
+		const int rc = assign_kinds(g, room, s, kind_steps[q]);
+
+		if (!rc)
 			return 0;
+		if (rc == -2)
+			return rs_fail(err, RS_ENOMEM, "out of memory for the boundary kinds");
+		if (rc == -3)
+			return rs_fail(err, RS_EINTERNAL, "a window's wall lies in no rank's slab");
+	}
 	return rs_fail(err, RS_EINTERNAL, "the boundary cells need more than %d kinds even with "
 		       "admittance sums rounded to a factor e", VOX_MAX_KINDS);
+}
+
+/* The walls the fcc box grid's cell at (i, j, k) of the whole grid lies on, into w; their
+ * number, and the sum of their admittances in *beta. */
+static int box_node_walls(const struct vox_plan *wp, const struct room *room, const int at[3],
+			  struct vox_wall *w, double *beta)
+{
+	int walls = 0;
+
+	*beta = 0;
+	memset(w->material, VOX_NO_WALL, sizeof(w->material));
+	for (int a = 0; a < 3; a++)
+		for (int s = 0; s < 2; s++)
+			if (at[a] == wp->halo + s * (wp->room[a] - 1)) {
+				const int m = room->face_material[face_of(a, s)];
+
+				*beta += room->materials[m].beta;
+				w->material[2 * a + s] = (uint8_t)m;
+				w->area[2 * a + s] = 1;
+				walls++;
+			}
+	return walls;
 }
 
 /*
  * The fcc grid's kinds: a room cell on a wall takes the sum of the admittances of the walls
  * it lies on (an edge two, a corner three; docs/physics.md, "FCC walls"), the others are air.
  * Each node on a wall (i + j + k even) is listed in g->walls with the materials of the walls
- * it lies on, area 1 each (the frequency-dependent walls of solver/branch.h read them).
+ * it lies on, area 1 each (the frequency-dependent walls of solver/branch.h read them). The
+ * kinds are numbered in the order of their first cells in the whole grid, agreed over s.
  */
-static int classify_nodes(struct vox_grid *g, const struct room *room, struct rs_error *err)
+static int classify_nodes(struct vox_grid *g, const struct vox_plan *wp, const struct room *room,
+			  const struct vox_span *sp, struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
-	size_t cap = 0;
+	struct kind_list *mine = calloc(1, sizeof(*mine));
+	struct kind_key *flat = malloc(2 * VOX_MAX_KINDS * sizeof(*flat)), keys[VOX_MAX_KINDS];
+	int seen[KIND_SLOTS], slot[KIND_SLOTS], rc = 0;
+	size_t cap = 0, lo, hi;
 
 	free(g->walls);
 	g->walls = NULL;
 	g->nwalls = 0;
-	for (int k = 0; k < p->n[2]; k++)
-		for (int j = 0; j < p->n[1]; j++)
-			for (int i = 0; i < p->n[0]; i++) {
-				const int at[3] = { i, j, k };
-				struct vox_wall w = { .cell = vox_index(p, i, j, k) };
-				double beta = 0;
-				int walls = 0, t;
+	if (!mine || !flat) {
+		rc = rs_fail(err, RS_ENOMEM, "out of memory for the boundary kinds");
+		goto out;
+	}
+	for (int e = 0; e < KIND_SLOTS; e++)
+		seen[e] = -1;
+	own_cells(g, sp, &lo, &hi);
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		if (pass) {	/* the table of every rank's kinds */
+			const int m = merge_kinds(g, sp, mine, slot);
 
-				if (g->cls[w.cell] == VOX_PAD)
-					continue;
-				memset(w.material, VOX_NO_WALL, sizeof(w.material));
-				for (int a = 0; a < 3; a++)
-					for (int s = 0; s < 2; s++)
-						if (at[a] == p->halo + s * (p->room[a] - 1)) {
-							const int m = room->face_material[face_of(a, s)];
+			if (m == -2)
+				rc = rs_fail(err, RS_ENOMEM, "out of memory for the boundary kinds");
+			else if (m)
+				rc = rs_fail(err, RS_EINTERNAL, "more than %d boundary kinds",
+					     VOX_MAX_KINDS);
+			for (int t = 2; t < g->nkinds; t++)
+				keys[t] = (struct kind_key){ g->kinds[t].beta_sum, 12, 0 };
+		}
+		for (int k = 0; k < p->n[2] && !rc; k++)
+			for (int j = 0; j < p->n[1] && !rc; j++)
+				for (int i = 0; i < p->n[0]; i++) {
+					const int at[3] = { i, j, k + g->zbase };
+					struct vox_wall w = { .cell = vox_index(p, i, j, k) };
+					struct kind_key key = { 0, 12, 0 };
+					int walls;
 
-							beta += room->materials[m].beta;
-							w.material[2 * a + s] = (uint8_t)m;
-							w.area[2 * a + s] = 1;
-							walls++;
+					if (g->cls[w.cell] == VOX_PAD || (!pass && (w.cell < lo || w.cell >= hi)))
+						continue;
+					walls = box_node_walls(wp, room, at, &w, &key.beta);
+					if (!pass) {
+						if (walls)
+							list_add(mine, seen, flat, &key);
+						continue;
+					}
+					g->cls[w.cell] = walls ? (uint8_t)slot[kind_slot(slot, keys, &key)]
+							       : VOX_AIR;
+					if (!walls || (i + j + k) % 2)
+						continue;
+					if (g->nwalls == cap) {
+						struct vox_wall *grown;
+
+						cap = cap ? 2 * cap : 4096;
+						if (!(grown = realloc(g->walls, cap * sizeof(*grown)))) {
+							rc = rs_fail(err, RS_ENOMEM, "out of memory for "
+								     "the walls");
+							break;
 						}
-				t = walls ? kind_of(g, 12, beta) : VOX_AIR;
-				if (t < 0)
-					return rs_fail(err, RS_EINTERNAL, "more than %d boundary kinds",
-						       VOX_MAX_KINDS);
-				g->cls[w.cell] = (uint8_t)t;
-				if (!walls || (i + j + k) % 2)
-					continue;
-				if (g->nwalls == cap) {
-					struct vox_wall *grown;
-
-					cap = cap ? 2 * cap : 4096;
-					if (!(grown = realloc(g->walls, cap * sizeof(*grown))))
-						return rs_fail(err, RS_ENOMEM, "out of memory for the walls");
-					g->walls = grown;
+						g->walls = grown;
+					}
+					g->walls[g->nwalls++] = w;
 				}
-				g->walls[g->nwalls++] = w;
-			}
-	return 0;
+	}
+	g->first_diff = VOX_MAX_KINDS;	/* no kind's sum rounds twice on this lattice */
+out:
+	free(mine);
+	free(flat);
+	return rc;
 }
 
-/* Cells of the box room are non-padding (any kind but VOX_PAD), the halo is padding. */
-static void fill_box(struct vox_grid *g)
+/* Cells of the box room are non-padding (any kind but VOX_PAD), the halo is padding: in g's
+ * own layers and `beside` more each side. */
+static void fill_box(struct vox_grid *g, const struct vox_plan *wp, int beside)
 {
 	const struct vox_plan *p = &g->plan;
 
-	for (int k = 0; k < p->n[2]; k++)
+	for (int k = 0; k < p->n[2]; k++) {
+		const int own = k >= p->halo - beside && k < p->halo + p->room[2] + beside;
+
 		for (int j = 0; j < p->n[1]; j++)
 			for (int i = 0; i < p->n[0]; i++)
-				g->cls[vox_index(p, i, j, k)] = is_room(p, i, j, k) ? VOX_AIR : VOX_PAD;
+				g->cls[vox_index(p, i, j, k)] =
+					own && is_room(wp, i, j, k + g->zbase) ? VOX_AIR : VOX_PAD;
+	}
+}
+
+/* Turn the layers of g beside its own into padding (they were built for their neighbours). */
+void vox_pad_beside(struct vox_grid *g)
+{
+	const struct vox_plan *p = &g->plan;
+	const size_t layer = (size_t)p->n[0] * p->n[1];
+
+	memset(g->cls, VOX_PAD, (size_t)p->halo * layer);
+	memset(g->cls + (size_t)(p->halo + p->room[2]) * layer, VOX_PAD, (size_t)p->halo * layer);
 }
 
 /* Recount air, boundary and padding cells after the grid changed. */
@@ -349,25 +524,68 @@ void vox_column_heights(struct vox_grid *g)
 		}
 }
 
-struct vox_grid *vox_alloc(const struct room *room, struct rs_error *err)
+/* One process's collectives: its own values are every rank's. */
+static void solo_reduce(void *ctx, double *v, int n, int max)
+{
+	(void)ctx, (void)v, (void)n, (void)max;
+}
+
+static void solo_gather(void *ctx, const void *mine, size_t bytes, void *all)
+{
+	(void)ctx;
+	memcpy(all, mine, bytes);
+}
+
+static void solo_swap(void *ctx, const void *below, const void *above, void *from_below,
+		      void *from_above, size_t bytes)
+{
+	(void)ctx, (void)below, (void)above, (void)from_below, (void)from_above, (void)bytes;
+}
+
+static const struct vox_comm solo = { 0, 1, NULL, solo_reduce, solo_gather, solo_swap };
+
+void vox_span_whole(const struct vox_plan *p, struct vox_span *s)
+{
+	s->w0 = s->own0 = p->halo;
+	s->w1 = s->own1 = p->halo + p->room[2] - 1;
+	s->comm = &solo;
+	s->probe = 0;
+}
+
+struct vox_grid *vox_alloc(const struct room *room, int w0, int w1, struct rs_error *err)
 {
 	struct vox_grid *g = calloc(1, sizeof(*g));
+	struct vox_plan *p;
 	size_t columns;
 
 	if (!g)
 		goto out_nomem;
-	vox_plan(room, &g->plan);
-	columns = (size_t)g->plan.n[0] * (size_t)g->plan.n[1];
-	g->cls = malloc(g->plan.cells);
+	p = &g->plan;
+	vox_plan(room, p);
+	if (w0 < p->halo || w1 > p->halo + p->room[2] - 1 || w1 < w0 ||
+	    (p->fcc && (w0 - p->halo) % 2)) {
+		rs_fail(err, RS_EINTERNAL, "no window of layers %d to %d in a grid of %d", w0, w1,
+			p->n[2]);
+		free(g);
+		return NULL;
+	}
+	if (w0 > p->halo || w1 < p->halo + p->room[2] - 1) {	/* a window, as vox_window cuts */
+		p->room[2] = w1 - w0 + 1;
+		p->n[2] = p->room[2] + 2 * p->halo;
+		p->size[2] = (p->on_nodes ? p->room[2] - 1 : p->room[2]) * p->h;
+		p->cells = (size_t)p->n[0] * p->n[1] * (size_t)p->n[2];
+		g->zbase = w0 - p->halo;
+	}
+	columns = (size_t)p->n[0] * (size_t)p->n[1];
+	g->cls = malloc(p->cells);
 	g->kstart = malloc(columns * sizeof(*g->kstart));
 	g->kstop = malloc(columns * sizeof(*g->kstop));
 	if (!g->cls || !g->kstart || !g->kstop)
 		goto out_nomem;
 	for (int d = 0; d < 3; d++)	/* the first room node: at h / 2, or on the wall */
-		g->origin[d] = room->origin[d] +
-			       ((g->plan.on_nodes ? 0 : 0.5) - g->plan.halo) * g->plan.h;
+		g->origin[d] = room->origin[d] + ((p->on_nodes ? 0 : 0.5) - p->halo) * p->h;
 	g->kinds[VOX_PAD] = (struct vox_kind){ 0, 0, 0 };
-	g->kinds[VOX_AIR] = (struct vox_kind){ g->plan.fcc ? 12 : 6, 0, 0 };
+	g->kinds[VOX_AIR] = (struct vox_kind){ p->fcc ? 12 : 6, 0, 0 };
 	g->nkinds = 2;
 	g->first_diff = VOX_MAX_KINDS;
 	return g;
@@ -378,17 +596,24 @@ out_nomem:
 	return NULL;
 }
 
-struct vox_grid *vox_build(const struct room *room, struct rs_error *err)
+/* The window s of a box room. */
+static struct vox_grid *build_box(const struct room *room, const struct vox_span *s,
+				  struct rs_error *err)
 {
-	struct vox_grid *g;
+	struct vox_grid *g = vox_alloc(room, s->w0, s->w1, err);
+	struct vox_plan wp;
 
-	if (room->shaped)
-		return vox_build_shaped(room, err);
-	if (!(g = vox_alloc(room, err)))
+	if (!g)
 		return NULL;
-	fill_box(g);
-	if (g->plan.fcc ? classify_nodes(g, room, err)
-			: box_walls(g, room, -1, err) || vox_set_kinds(g, room, err)) {
+	vox_plan(room, &wp);
+	fill_box(g, &wp, !wp.fcc && !s->probe);	/* the cubic walls read the layers beside */
+	if (s->probe) {
+		vox_column_heights(g);
+		return g;
+	}
+	if (wp.fcc ? classify_nodes(g, &wp, room, s, err)
+		   : box_walls(g, &wp, room, -1, err) || (vox_pad_beside(g), 0) ||
+		     vox_set_kinds(g, room, s, err)) {
 		vox_free(g);
 		return NULL;
 	}
@@ -396,10 +621,55 @@ struct vox_grid *vox_build(const struct room *room, struct rs_error *err)
 	return g;
 }
 
+/* The window of span s (a whole grid keeps its plan's counts). */
+static struct vox_grid *build_span(const struct room *room, const struct vox_span *s,
+				   struct rs_error *err)
+{
+	return room->shaped ? vox_build_shaped(room, s, err) : build_box(room, s, err);
+}
+
+struct vox_grid *vox_build(const struct room *room, struct rs_error *err)
+{
+	struct vox_plan p;
+	struct vox_span s;
+
+	vox_plan(room, &p);
+	vox_span_whole(&p, &s);
+	return build_span(room, &s, err);
+}
+
+struct vox_grid *vox_build_window(const struct room *room, int w0, int w1, int own0, int own1,
+				  const struct vox_comm *comm, struct rs_error *err)
+{
+	struct vox_plan p;
+	struct vox_span s;
+	struct vox_grid *g;
+
+	vox_plan(room, &p);
+	s.w0 = w0;
+	s.w1 = w1;
+	s.own0 = comm ? own0 : w0;
+	s.own1 = comm ? own1 : w1;
+	s.comm = comm ? comm : &solo;
+	s.probe = comm == NULL;
+	if (s.own0 < w0 || s.own1 > w1 || s.own1 < s.own0 ||
+	    (s.comm->rank > 0 && s.own0 - 1 < w0) ||
+	    (s.comm->rank < s.comm->size - 1 && s.own1 + 1 > w1)) {
+		rs_fail(err, RS_EINTERNAL, "rank %d's slab %d..%d and the layers beside it do not "
+			"lie in its window %d..%d", s.comm->rank, own0, own1, w0, w1);
+		return NULL;
+	}
+	if (!(g = build_span(room, &s, err)))
+		return NULL;
+	vox_count_cells(g);	/* as vox_window counts */
+	return g;
+}
+
 int vox_carve(struct vox_grid *g, const struct room *room, const double lo[3],
 	      const double hi[3], int material, struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
+	struct vox_span span;
 
 	if (p->fcc)
 		return rs_fail(err, RS_EINPUT, "the fcc scheme's box grid has its walls through its "
@@ -423,7 +693,8 @@ int vox_carve(struct vox_grid *g, const struct room *room, const double lo[3],
 	for (size_t n = 0; n < p->cells; n++)
 		if (g->cls[n] != VOX_PAD)
 			g->cls[n] = VOX_AIR;
-	if (box_walls(g, room, material, err) || vox_set_kinds(g, room, err))
+	vox_span_whole(p, &span);
+	if (box_walls(g, p, room, material, err) || vox_set_kinds(g, room, &span, err))
 		return err ? err->code : RS_EINTERNAL;
 	vox_column_heights(g);
 	vox_count_cells(g);
@@ -481,6 +752,56 @@ out_nomem:
 		w1 - w0 + 1);
 	vox_free(w);
 	return NULL;
+}
+
+struct vox_grid *vox_sketch(const struct room *room, struct rs_error *err)
+{
+	struct vox_grid *g = calloc(1, sizeof(*g));
+	struct vox_plan *p;
+
+	if (!g)
+		goto out_nomem;
+	p = &g->plan;
+	vox_plan(room, p);
+	g->cls = calloc(p->cells, 1);	/* VOX_PAD; untouched pages cost nothing */
+	g->kstart = calloc((size_t)p->n[0] * p->n[1], sizeof(*g->kstart));
+	g->kstop = calloc((size_t)p->n[0] * p->n[1], sizeof(*g->kstop));
+	if (!g->cls || !g->kstart || !g->kstop)
+		goto out_nomem;
+	for (int d = 0; d < 3; d++)	/* as vox_alloc */
+		g->origin[d] = room->origin[d] + ((p->on_nodes ? 0 : 0.5) - p->halo) * p->h;
+	g->kinds[VOX_PAD] = (struct vox_kind){ 0, 0, 0 };
+	g->kinds[VOX_AIR] = (struct vox_kind){ p->fcc ? 12 : 6, 0, 0 };
+	g->nkinds = 2;
+	g->first_diff = VOX_MAX_KINDS;
+	g->carved = room->shaped;
+	return g;
+
+out_nomem:
+	rs_fail(err, RS_ENOMEM, "out of memory for a sketch of the voxel grid");
+	vox_free(g);
+	return NULL;
+}
+
+int vox_sketch_fill(struct vox_grid *s, const struct room *room, int k0, int k1,
+		    struct rs_error *err)
+{
+	const struct vox_plan *p = &s->plan;
+	const size_t layer = (size_t)p->n[0] * p->n[1];
+	struct vox_grid *w;
+
+	k0 = k0 < p->halo ? p->halo : k0;
+	k1 = k1 > p->halo + p->room[2] - 1 ? p->halo + p->room[2] - 1 : k1;
+	if (p->fcc && (k0 - p->halo) % 2)	/* a node keeps its parity */
+		k0--;
+	if (k1 < k0)
+		return 0;
+	if (!(w = vox_build_window(room, k0, k1, 0, 0, NULL, err)))
+		return err ? err->code : RS_EINTERNAL;
+	memcpy(s->cls + (size_t)k0 * layer, w->cls + (size_t)p->halo * layer,
+	       (size_t)(k1 - k0 + 1) * layer);
+	vox_free(w);
+	return 0;
 }
 
 void vox_free(struct vox_grid *g)
@@ -542,13 +863,12 @@ static int vox_point_fcc(const struct vox_grid *g, const double pos[3], int node
 int vox_point(const struct vox_grid *g, const double pos[3], int node[8][3], double w[8],
 	      double *distance)
 {
-	int base[3];
+	int base[3], rc;
 	double f[3];
 
 	if (g->plan.fcc)
 		return vox_point_fcc(g, pos, node, w, distance);
-	if (vox_locate(g, pos, base, f, distance))
-		return -1;
+	rc = vox_locate(g, pos, base, f, distance);	/* the nodes either way */
 	for (int c = 0; c < 8; c++) {
 		const int dx = c & 1, dy = c >> 1 & 1, dz = c >> 2 & 1;
 
@@ -557,7 +877,7 @@ int vox_point(const struct vox_grid *g, const double pos[3], int node[8][3], dou
 		node[c][2] = base[2] + dz;
 		w[c] = (dx ? f[0] : 1 - f[0]) * (dy ? f[1] : 1 - f[1]) * (dz ? f[2] : 1 - f[2]);
 	}
-	return 0;
+	return rc;
 }
 
 void vox_point_layers(const struct vox_grid *g, const double pos[3], int *lo, int *hi)
@@ -649,6 +969,40 @@ void vox_measure(const struct vox_grid *g, double *volume, double *area)
 	}
 	*volume = v;
 	*area = a;
+}
+
+size_t vox_count_nodes(const struct vox_grid *g, int k0, int k1)
+{
+	const struct vox_plan *p = &g->plan;
+	size_t n = 0;
+
+#pragma omp parallel for schedule(static) reduction(+ : n)
+	for (int k = k0; k <= k1; k++)
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = 0; i < p->n[0]; i++)
+				n += g->cls[vox_index(p, i, j, k)] != VOX_PAD &&
+				     (!p->fcc || (i + j + k + g->zbase) % 2 == 0);
+	return n;
+}
+
+void vox_measure_add(const struct vox_grid *g, int k0, int k1, int nm, double *volume,
+		     double *area)
+{
+	const struct vox_plan *p = &g->plan;
+	const size_t layer = (size_t)p->n[0] * p->n[1];
+	const double h3 = p->h * p->h * p->h;
+
+	for (size_t w = 0; w < g->nwalls; w++) {
+		const struct vox_wall *wl = &g->walls[w];
+
+		if (wl->cell < (size_t)k0 * layer || wl->cell >= (size_t)(k1 + 1) * layer)
+			continue;
+		if (p->fcc && p->on_nodes)
+			*volume -= 2 * h3 * (1 - ldexp(1, -node_walls(wl)));
+		for (int f = 0; f < 6; f++)
+			if (wl->material[f] < nm)
+				area[wl->material[f]] += vox_wall_area(g, wl, f);
+	}
 }
 
 int vox_nearest_point(const struct vox_grid *g, const double pos[3], double reach,

@@ -175,6 +175,62 @@ int vox_carve(struct vox_grid *g, const struct room *room, const double lo[3],
  */
 struct vox_grid *vox_window(const struct vox_grid *g, int w0, int w1, struct rs_error *err);
 
+/*
+ * The collectives a decomposed build calls (vox_build_window), every rank in the same order.
+ * Ranks are numbered as their slabs lie in z.
+ */
+struct vox_comm {
+	int rank, size;
+	void *ctx;
+	/* v[0 .. n) summed (max = 0) or maximised (max = 1) over the ranks, in place */
+	void (*reduce)(void *ctx, double *v, int n, int max);
+	/* `bytes` of mine from every rank, in rank order, into all (size * bytes) */
+	void (*gather)(void *ctx, const void *mine, size_t bytes, void *all);
+	/* below to rank - 1 and above to rank + 1; theirs into from_below and from_above
+	 * (untouched at the ends) */
+	void (*swap)(void *ctx, const void *below, const void *above, void *from_below,
+		     void *from_above, size_t bytes);
+};
+
+/*
+ * The window of layers w0..w1 of room's grid, built alone: the same grid, byte for byte, as
+ * vox_window(vox_build(room), w0, w1) (kinds, walls, class bytes, column heights, counts),
+ * with memory and time for its own layers only. own0..own1 are the layers this rank answers
+ * for (its slab): the ranks' slabs cover the room's layers once, in rank order, and each
+ * window holds its slab. The leak check's flood and the kinds' table are agreed through
+ * comm, which every rank calls together; NULL: a probe, built alone, whose room nodes (its
+ * cells that are not padding) are the grid's, with no walls, no kinds but air, and no leak
+ * check.
+ */
+struct vox_grid *vox_build_window(const struct room *room, int w0, int w1, int own0, int own1,
+				  const struct vox_comm *comm, struct rs_error *err);
+
+/*
+ * A sketch of room's whole grid for a decomposed run's checks of its points: the whole plan,
+ * every cell padding until vox_sketch_fill builds layers into it. Its class bytes are one
+ * zeroed allocation, which the C library maps lazily: only the layers written take memory.
+ * It has no walls and no kinds beyond padding and air.
+ */
+struct vox_grid *vox_sketch(const struct room *room, struct rs_error *err);
+
+/* Build layers k0..k1 (clipped to the room's) of room's grid alone and copy their class
+ * bytes into sketch s (a probe: vox_build_window without a comm). */
+int vox_sketch_fill(struct vox_grid *s, const struct room *room, int k0, int k1,
+		    struct rs_error *err);
+
+/* The scheme's room nodes in layers k0..k1 of g (its own layer indices): its share of the
+ * plan's air + boundary. */
+size_t vox_count_nodes(const struct vox_grid *g, int k0, int k1);
+
+/*
+ * vox_measure in parts, for a decomposed grid: from the walls of layers k0..k1 of g in cell
+ * order, each material's real wall area added to area[m] (m < nm) and the fcc box's
+ * correction taken from *volume, which starts as (nodes of the whole grid) h^3 (2 h^3 on the
+ * fcc lattice). Window after window in z order, the sums are vox_measure's, bit for bit.
+ */
+void vox_measure_add(const struct vox_grid *g, int k0, int k1, int nm, double *volume,
+		     double *area);
+
 void vox_free(struct vox_grid *g);
 
 /*
@@ -182,12 +238,15 @@ void vox_free(struct vox_grid *g);
  * cubic grid the trilinear stencil of vox_locate. On the fcc grid the trilinear stencil in
  * the lattice's own basis (0, 1, 1), (1, 0, 1), (1, 1, 0): a parallelepiped of eight lattice
  * nodes, exact for linear fields. Returns 0 when every node of non-zero weight is a room
- * node, otherwise -1 and, in *distance, how far (m) the farthest of them lies outside.
+ * node, otherwise -1 and, in *distance, how far (m) the farthest of them lies outside (the
+ * nodes are given either way: on the cubic grid, of the nearest position inside the room's
+ * bounds).
  */
 int vox_point(const struct vox_grid *g, const double pos[3], int node[8][3], double w[8],
 	      double *distance);
 
-/* The lowest and highest z layer of the eight nodes that interpolate pos (vox_point). */
+/* The lowest and highest z layer of the eight nodes that interpolate pos (vox_point), from
+ * the plan alone: whichever cells are room nodes. */
 void vox_point_layers(const struct vox_grid *g, const double pos[3], int *lo, int *hi);
 
 static inline size_t vox_index(const struct vox_plan *p, int i, int j, int k)

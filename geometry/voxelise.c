@@ -32,6 +32,8 @@ static void apply_shapes(struct build *b)
 
 		for (int d = 0; d < 3; d++)
 			vx_node_range(b, d, sh->lo[d], sh->hi[d], &m0[d], &m1[d]);
+		m0[2] = m0[2] > b->k0 ? m0[2] : b->k0;	/* the layers built */
+		m1[2] = m1[2] < b->k1 ? m1[2] : b->k1;
 #pragma omp parallel for schedule(static)
 		for (int k = m0[2]; k <= m1[2]; k++)
 			for (int j = m0[1]; j <= m1[1]; j++)
@@ -96,7 +98,7 @@ static void finish(struct vox_grid *g)
 static int read_voxel_file(struct build *b, struct rs_error *err)
 {
 	const struct room_voxel_file *vf = b->room->geo.voxels;
-	const int *n = b->g->plan.room;
+	const int *n = b->whole.room;
 	uint8_t *air = malloc((size_t)n[0] * (size_t)n[1]);
 	int rc = 0;
 
@@ -106,7 +108,7 @@ static int read_voxel_file(struct build *b, struct rs_error *err)
 		free(air);
 		return err ? err->code : RS_EIO;
 	}
-	for (int k = 0; k < n[2] && !rc; k++) {
+	for (int k = b->k0; k <= b->k1 && !rc; k++) {
 		if (vf->slab(b->file, k, air)) {
 			rc = rs_fail(err, RS_EIO, "%s: reading the voxel file failed",
 				     b->room->geo.voxels_path);
@@ -122,7 +124,7 @@ static int read_voxel_file(struct build *b, struct rs_error *err)
 }
 
 /* The base of the grid: every room cell holds B_BASE or not. */
-static int make_base(struct build *b, struct rs_error *err)
+static int make_base(struct build *b, int probe, struct rs_error *err)
 {
 	const struct vox_plan *p = &b->g->plan;
 
@@ -130,7 +132,7 @@ static int make_base(struct build *b, struct rs_error *err)
 	if (b->room->geo.has_box) {	/* the box [0, L]: nodes strictly inside it */
 		const double *L = b->room->geo.box;
 
-		for (int k = 0; k < p->room[2]; k++)
+		for (int k = b->k0; k <= b->k1; k++)
 			for (int j = 0; j < p->room[1]; j++)
 				for (int i = 0; i < p->room[0]; i++) {
 					const double x = node_at(b, 0, i), y = node_at(b, 1, j);
@@ -142,26 +144,39 @@ static int make_base(struct build *b, struct rs_error *err)
 		return 0;
 	}
 	if (b->room->geo.mesh.ntri)
-		return vx_load_triangles(b, err) || vx_mesh_inside(b, err) || vx_leak_check(b, err) ||
-		       vx_make_bins(b, err) ? (err ? err->code : RS_EINPUT) : 0;
+		return vx_load_triangles(b, err) || vx_mesh_inside(b, err) ||
+		       (!probe && (vx_leak_check(b, err) || vx_make_bins(b, err)))
+		       ? (err ? err->code : RS_EINPUT) : 0;
 	return b->room->geo.voxels_path[0] ? read_voxel_file(b, err) : 0;
 }
 
-struct vox_grid *vox_build_shaped(const struct room *room, struct rs_error *err)
+struct vox_grid *vox_build_shaped(const struct room *room, const struct vox_span *s,
+				  struct rs_error *err)
 {
-	struct build b = { .room = room };
+	struct build b = { .room = room, .comm = s->comm };
 
-	if (!(b.g = vox_alloc(room, err)))
+	vox_plan(room, &b.whole);
+	if (!(b.g = vox_alloc(room, s->w0, s->w1, err)))
 		return NULL;
 	b.g->carved = 1;
-	if (make_base(&b, err))
+	b.zoff = b.g->zbase;
+	b.wk0 = s->w0 - b.whole.halo;
+	b.wk1 = s->w1 - b.whole.halo;
+	b.k0 = b.wk0 > 0 ? b.wk0 - 1 : 0;
+	b.k1 = b.wk1 < b.whole.room[2] - 1 ? b.wk1 + 1 : b.wk1;
+	b.ok0 = s->own0 - b.whole.halo;
+	b.ok1 = s->own1 - b.whole.halo;
+	if (make_base(&b, s->probe, err))
 		goto out_free;
 	apply_shapes(&b);
-	if (b.g->plan.fcc ? vx_fcc_walls(&b, err) : vx_make_walls(&b, err))
+	if (b.g->plan.fcc ? vx_fcc_walls(&b, s->probe, err)
+			  : !s->probe && vx_make_walls(&b, err))
 		goto out_free;
-	if (!b.g->plan.fcc)
+	if (!b.g->plan.fcc) {
+		vox_pad_beside(b.g);
 		finish(b.g);
-	if (vox_set_kinds(b.g, room, err))
+	}
+	if (!s->probe && vox_set_kinds(b.g, room, s, err))
 		goto out_free;
 	goto out;
 

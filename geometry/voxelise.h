@@ -38,6 +38,7 @@ static inline uint64_t air8(const uint8_t *c)
 }
 
 #define BIN_CELLS 4	/* cells per side of a bin of the nearest-triangle search */
+#define BIN_BESIDE 2	/* bins held beyond the layers built, along z */
 
 struct tri {
 	double v[3][3];		/* vertices */
@@ -48,22 +49,38 @@ struct tri {
 
 struct build {
 	const struct room *room;
-	struct vox_grid *g;
+	struct vox_grid *g;	/* the grid built: the whole one, or a window of it */
+	struct vox_plan whole;	/* the whole grid's plan */
+	int zoff;		/* room layer k is layer k + halo - zoff of g */
+	int k0, k1;		/* the room layers g holds while building: its own and one more
+				 * each side, for the neighbours of its walls */
+	int wk0, wk1;		/* g's own room layers, whose walls are made */
+	int ok0, ok1;		/* this rank's slab (room layers): its share of the leak flood
+				 * and of the kinds (vox_build_window) */
+	const struct vox_comm *comm;	/* NULL: one process (or a probe) */
 	struct tri *tri;	/* the mesh's triangles without duplicates, or NULL */
 	size_t ntri;
 	void *file;		/* a voxel file base, open (room->geo.voxels), or NULL */
-	/* nearest-triangle bins: bin b holds bin_tri[bin_at[b] .. bin_at[b + 1]) */
-	int nbin[3];
+	/* nearest-triangle bins of the layers built and BIN_BESIDE bins beyond: bin b holds
+	 * bin_tri[bin_at[b] .. bin_at[b + 1]); along z they are the whole room's bins bin_k0 ..
+	 * bin_k0 + nbin[2] - 1 (of all_k) */
+	int nbin[3], bin_k0, all_k;
 	size_t *bin_at;
 	uint32_t *bin_tri;
 };
 
-/* The class byte of room cell (i, j, k), indices within the room (no halo). */
-static inline uint8_t *cell(const struct build *b, int i, int j, int k)
+/* The index in g of room cell (i, j, k), indices within the whole room (no halo). */
+static inline size_t cell_index(const struct build *b, int i, int j, int k)
 {
 	const int h = b->g->plan.halo;
 
-	return &b->g->cls[vox_index(&b->g->plan, i + h, j + h, k + h)];
+	return vox_index(&b->g->plan, i + h, j + h, k + h - b->zoff);
+}
+
+/* The class byte of room cell (i, j, k), which g holds (b->k0 <= k <= b->k1). */
+static inline uint8_t *cell(const struct build *b, int i, int j, int k)
+{
+	return &b->g->cls[cell_index(b, i, j, k)];
 }
 
 /* Room coordinate of the node of room cell m along axis d. */
@@ -72,15 +89,6 @@ static inline double node_at(const struct build *b, int d, int m)
 	return b->room->origin[d] + (m + 0.5) * b->g->plan.h;
 }
 
-/*
- * Per-z-slab lists of walls: each slab's thread appends to its own list, and the lists are
- * joined in cell order into g->walls.
- */
-struct slabs {
-	int n;
-	struct vox_wall **list;
-	size_t *count, *cap;
-};
 
 /* ---- voxelise_mesh.c ---- */
 
@@ -104,9 +112,10 @@ int vx_leak_check(struct build *b, struct rs_error *err);
 int vx_make_bins(struct build *b, struct rs_error *err);
 
 /*
- * The triangle nearest x. With a hint (the last answer, usually the same surface), only the
- * bins within the hint's distance of x can hold a nearer one; without, rings of bins
- * outwards until no nearer one can lie further out.
+ * The triangle nearest x, the first in b->tri of those as near. With a hint (the last answer,
+ * usually the same surface), only the bins within the hint's distance of x can hold a nearer
+ * one; without, rings of bins outwards until no nearer one can lie further out. Where the
+ * nearest lies further than the bins held reach, every triangle is looked at.
  */
 const struct tri *vx_nearest_tri(const struct build *b, const double x[3],
 				 const struct tri *hint);
@@ -132,18 +141,16 @@ void vx_face_wall(const struct build *b, const int c[3], const int s[3], int f,
 void vx_cell_walls(const struct build *b, const int c[3], const struct tri **hint,
 		   struct vox_wall *wall);
 
-/* n empty slabs; RS_ENOMEM. */
-int vx_slabs_open(struct slabs *s, int n, struct rs_error *err);
+/*
+ * The walls of g's own layers (wk0..wk1) into g->walls, in cell order: each layer's number
+ * from count, an array of them all, then each layer's walls from fill at their place; the
+ * layers on the threads. `what` names the walls in an error.
+ */
+int vx_layer_walls(struct build *b, size_t (*count)(const struct build *b, int k),
+		   void (*fill)(const struct build *b, int k, struct vox_wall *w), const char *what,
+		   struct rs_error *err);
 
-/* A place for one more wall in slab k, or NULL when out of memory. */
-struct vox_wall *vx_slab_next(struct slabs *s, int k);
-
-/* Join the slabs into g->walls (unless failed) and free them; `what` names the walls. */
-int vx_slabs_join(struct slabs *s, struct vox_grid *g, int failed, const char *what,
-		  struct rs_error *err);
-
-/* The walls of every air cell with a solid neighbour, in cell order: a list per z-slab,
- * joined. */
+/* The walls of every air cell with a solid neighbour, in cell order, layer by layer. */
 int vx_make_walls(struct build *b, struct rs_error *err);
 
 /* ---- voxelise_fcc.c ---- */
@@ -151,8 +158,9 @@ int vx_make_walls(struct build *b, struct rs_error *err);
 /*
  * The fcc lattice's walls, slab by slab, joined in cell order, and its class bytes: air nodes
  * with at least one link to another air node are VOX_AIR (the kinds follow), every other
- * cell VOX_PAD; then the column heights and the node counts.
+ * cell VOX_PAD; then the column heights and the node counts. A probe: the class bytes alone,
+ * without walls.
  */
-int vx_fcc_walls(struct build *b, struct rs_error *err);
+int vx_fcc_walls(struct build *b, int probe, struct rs_error *err);
 
 #endif

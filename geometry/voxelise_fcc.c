@@ -26,7 +26,7 @@ static float link_weight(const struct build *b, const double n[3])
 /* A voxel file's wall normal at room cell c: away from the air of its 26 neighbours. */
 static void file_normal(const struct build *b, const int c[3], double n[3])
 {
-	const int *r = b->g->plan.room;
+	const int *r = b->whole.room;
 	double len = 0;
 
 	n[0] = n[1] = n[2] = 0;
@@ -116,12 +116,11 @@ static void link_wall(const struct build *b, const int c[3], const int o[3],
 static int node_walls(const struct build *b, const int c[3], const struct tri **hint,
 		      struct vox_wall *wall)
 {
-	const struct vox_plan *p = &b->g->plan;
 	int K = 0, slots = 0;
 
 	memset(wall, 0, sizeof(*wall));
 	memset(wall->material, VOX_NO_WALL, sizeof(wall->material));
-	wall->cell = vox_index(p, c[0] + p->halo, c[1] + p->halo, c[2] + p->halo);
+	wall->cell = cell_index(b, c[0], c[1], c[2]);
 	for (int q = 0; q < 12; q++) {
 		const int *o = vox_fcc_link[q];
 		uint8_t m;
@@ -145,58 +144,91 @@ static int node_walls(const struct build *b, const int c[3], const struct tri **
 	return K;
 }
 
+/* The links of fcc node (i, j, k) to air nodes. */
+static int air_links(const struct build *b, int i, int j, int k)
+{
+	int K = 0;
+
+	for (int q = 0; q < 12; q++) {
+		const int *o = vox_fcc_link[q];
+
+		K += is_air(*cell(b, i + o[0], j + o[1], k + o[2]));
+	}
+	return K;
+}
+
+/* The first node of row (j, k): i + j + k even in the array. */
+static int row_first(const struct build *b, int j, int k)
+{
+	return (j + k + b->g->plan.halo) & 1;
+}
+
+/* The boundary nodes of layer k: air, with links to air and links to solid. */
+static size_t count_nodes(const struct build *b, int k)
+{
+	size_t n = 0;
+
+	for (int j = 0; j < b->whole.room[1]; j++)
+		for (int i = row_first(b, j, k); i < b->whole.room[0]; i += 2)
+			if (is_air(*cell(b, i, j, k))) {
+				const int K = air_links(b, i, j, k);
+
+				n += K > 0 && K < 12;
+			}
+	return n;
+}
+
+/* Their walls; an air node without a link to the air is no node (no air node reads it). */
+static void fill_nodes(const struct build *b, int k, struct vox_wall *w)
+{
+	const struct tri *hint = NULL;
+
+	for (int j = 0; j < b->whole.room[1]; j++)
+		for (int i = row_first(b, j, k); i < b->whole.room[0]; i += 2) {
+			const int c[3] = { i, j, k };
+			struct vox_wall wl;
+			int K;
+
+			if (!is_air(*cell(b, i, j, k)))
+				continue;
+			K = node_walls(b, c, &hint, &wl);
+			if (K == 0)
+				*cell(b, i, j, k) = 0;
+			else if (K < 12)
+				*w++ = wl;
+		}
+}
+
 /*
- * The fcc lattice's walls, slab by slab, joined in cell order, and its class bytes: air nodes
+ * The fcc lattice's walls, layer by layer in cell order, and its class bytes: air nodes
  * with at least one link to another air node are VOX_AIR (the kinds follow), every other
  * cell VOX_PAD; then the column heights and the node counts.
  */
-int vx_fcc_walls(struct build *b, struct rs_error *err)
+int vx_fcc_walls(struct build *b, int probe, struct rs_error *err)
 {
 	struct vox_grid *g = b->g;
 	struct vox_plan *p = &g->plan;
-	const int *n = p->room;
-	struct slabs sl;
+	const int *n = b->whole.room;
 	size_t nodes = 0;
-	int failed = 0;
 
-	if (vx_slabs_open(&sl, n[2], err))
+	if (probe) {	/* the nodes alone */
+#pragma omp parallel for schedule(dynamic, 1)
+		for (int k = b->wk0; k <= b->wk1; k++)
+			for (int j = 0; j < n[1]; j++)
+				for (int i = row_first(b, j, k); i < n[0]; i += 2)
+					if (is_air(*cell(b, i, j, k)) && !air_links(b, i, j, k))
+						*cell(b, i, j, k) = 0;
+	} else if (vx_layer_walls(b, count_nodes, fill_nodes, "boundary nodes", err)) {
 		return err ? err->code : RS_ENOMEM;
-#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
-	for (int k = 0; k < n[2]; k++) {
-		const struct tri *hint = NULL;
-
-		for (int j = 0; j < n[1] && !failed; j++)	/* nodes: i + j + k even in the array */
-			for (int i = (j + k + p->halo) & 1; i < n[0]; i += 2) {
-				const int c[3] = { i, j, k };
-				struct vox_wall w, *at;
-				int K;
-
-				if (!is_air(*cell(b, i, j, k)))
-					continue;
-				K = node_walls(b, c, &hint, &w);
-				if (K == 12)
-					continue;
-				if (K == 0) {	/* no link to the air: no node (no air node reads it) */
-					*cell(b, i, j, k) = 0;
-					continue;
-				}
-				if (!(at = vx_slab_next(&sl, k))) {
-					failed = 1;
-					break;
-				}
-				*at = w;
-			}
 	}
-	if (vx_slabs_join(&sl, g, failed, "boundary nodes", err))
-		return err ? err->code : RS_ENOMEM;
 #pragma omp parallel for schedule(static) reduction(+ : nodes)
 	for (int k = 0; k < p->n[2]; k++)
 		for (int j = 0; j < p->n[1]; j++)
 			for (int i = 0; i < p->n[0]; i++) {
 				uint8_t *c = &g->cls[vox_index(p, i, j, k)];
-				const int h = p->halo;
+				const int h = p->halo;	/* g's own room layers, not those beside */
 				const int room = i >= h && i < h + n[0] && j >= h && j < h + n[1] &&
-						 k >= h && k < h + n[2];
+						 k >= h && k < h + p->room[2];
 
 				*c = room && (i + j + k) % 2 == 0 && is_air(*c) ? VOX_AIR : VOX_PAD;
 				nodes += *c == VOX_AIR;

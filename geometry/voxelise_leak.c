@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Akenine-Moeller's separating-axis test: does triangle t meet the box c +- half? */
 static int tri_box(const struct tri *t, const double c[3], double half)
@@ -51,7 +52,7 @@ static int tri_box(const struct tri *t, const double c[3], double half)
 /* Mark the cells whose (slightly grown) box a triangle meets. */
 static void touch_cells(struct build *b)
 {
-	const double h = b->g->plan.h, half = 0.5 * h * (1 + 1e-9);
+	const double h = b->whole.h, half = 0.5 * h * (1 + 1e-9);
 
 #pragma omp parallel for schedule(dynamic, 64)
 	for (size_t t = 0; t < b->ntri; t++) {
@@ -60,6 +61,8 @@ static void touch_cells(struct build *b)
 
 		for (int d = 0; d < 3; d++)	/* cells whose box [node +- h/2] meets the bounds */
 			vx_node_range(b, d, tr->lo[d] - half, tr->hi[d] + half, &m0[d], &m1[d]);
+		m0[2] = m0[2] > b->ok0 ? m0[2] : b->ok0;	/* in this rank's slab */
+		m1[2] = m1[2] < b->ok1 ? m1[2] : b->ok1;
 		for (int k = m0[2]; k <= m1[2]; k++)
 			for (int j = m0[1]; j <= m1[1]; j++)
 				for (int i = m0[0]; i <= m1[0]; i++) {
@@ -106,12 +109,12 @@ static int open_cell(uint8_t c)
 
 /*
  * Flood one x-run from seed (i, j, k): extend it both ways through open cells, mark them, and
- * push a seed for every open run beside it in the four rows j +- 1, k +- 1 (a scanline fill,
- * which walks rows in memory order rather than cell by cell).
+ * push a seed for every open run beside it in the four rows j +- 1, k +- 1 within the rank's
+ * slab (a scanline fill, which walks rows in memory order rather than cell by cell).
  */
 static int flood_run(struct build *b, struct seeds *st, int i, int j, int k, size_t *leaked)
 {
-	const int *n = b->g->plan.room;
+	const int *n = b->whole.room;
 	uint8_t *row = cell(b, 0, j, k);
 	int lo = i, hi = i;
 
@@ -129,7 +132,7 @@ static int flood_run(struct build *b, struct seeds *st, int i, int j, int k, siz
 		const int jj = j + (q == 0 ? -1 : q == 1 ? 1 : 0), kk = k + (q == 2 ? -1 : q == 3);
 		const uint8_t *next;
 
-		if (jj < 0 || kk < 0 || jj >= n[1] || kk >= n[2])
+		if (jj < 0 || kk < b->ok0 || jj >= n[1] || kk > b->ok1)
 			continue;
 		next = cell(b, 0, jj, kk);
 		for (int x = lo; x <= hi; x++)
@@ -152,10 +155,10 @@ static int outer(const int *n, int i, int j, int k)
  */
 static void leak_place(const struct build *b, double lo[3], double hi[3])
 {
-	const int *n = b->g->plan.room;
+	const int *n = b->whole.room;
 	const ptrdiff_t step[3] = { 1, b->g->plan.n[0], (ptrdiff_t)b->g->plan.n[0] * b->g->plan.n[1] };
 
-	for (int k = 0; k < n[2]; k++)
+	for (int k = b->ok0; k <= b->ok1; k++)
 		for (int j = 0; j < n[1]; j++)
 			for (int i = 0; i < n[0]; i++) {
 				const uint8_t *c = cell(b, i, j, k);
@@ -174,18 +177,74 @@ static void leak_place(const struct build *b, double lo[3], double hi[3])
 			}
 }
 
-/* Flood from the room's outer cells through the untouched ones; a leak reaches B_BASE. */
-int vx_leak_check(struct build *b, struct rs_error *err)
+/*
+ * One round of a decomposed flood: each rank's cells of its slab's end layers to its
+ * neighbours, their B_SEEN into the layers beside the slab, and a seed at every open cell of
+ * an end layer that the flood reached beside it. Returns the seeds pushed (-1: out of memory).
+ */
+static long swap_seen(struct build *b, struct seeds *st)
 {
 	const struct vox_plan *p = &b->g->plan;
+	const size_t layer = (size_t)p->n[0] * p->n[1];
+	const int *n = b->whole.room;
+	uint8_t *below = calloc(layer, 1), *above = calloc(layer, 1);
+	long pushed = 0;
+
+	if (!below || !above) {
+		free(below);
+		free(above);
+		return -1;
+	}
+	/* whole layers of g, from their first byte: cell (i, j) at the same offset in each */
+	b->comm->swap(b->comm->ctx, cell(b, -p->halo, -p->halo, b->ok0),
+		      cell(b, -p->halo, -p->halo, b->ok1), below, above, layer);
+	for (int side = 0; side < 2; side++) {
+		const int k = side ? b->ok1 : b->ok0, beside = side ? k + 1 : k - 1;
+		const uint8_t *got = (side ? above : below) + (size_t)p->halo * (p->n[0] + 1);
+
+		if (beside < 0 || beside >= n[2])
+			continue;
+		for (int j = 0; j < n[1]; j++) {
+			const uint8_t *from = got + (size_t)p->n[0] * j;
+			uint8_t *to = cell(b, 0, j, beside), *row = cell(b, 0, j, k);
+
+			for (int i = 0; i < n[0]; i++) {
+				if (!(from[i] & B_SEEN) || (to[i] & B_SEEN))
+					continue;
+				to[i] |= B_SEEN;
+				if (!open_cell(row[i]))
+					continue;
+				if (push(st, i, j, k)) {
+					pushed = -1;
+					goto out;
+				}
+				pushed++;
+			}
+		}
+	}
+out:
+	free(below);
+	free(above);
+	return pushed;
+}
+
+/*
+ * Flood from the room's outer cells through the untouched ones; a leak reaches B_BASE. Each
+ * rank floods its slab; decomposed, the ranks then pass on what reached their slabs' ends
+ * until no flood goes further, so the cells reached are those of one flood of the whole room.
+ */
+int vx_leak_check(struct build *b, struct rs_error *err)
+{
+	const struct vox_plan *p = &b->whole;
 	const int *n = p->room;
 	struct seeds st = { 0 };
 	double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+	double sum[2];
 	size_t leaked = 0;
 	int rc = 0;
 
 	touch_cells(b);
-	for (int k = 0; k < n[2] && !rc; k++)	/* seeds: every open run of the outer layer */
+	for (int k = b->ok0; k <= b->ok1 && !rc; k++)	/* seeds: every open run of the outer layer */
 		for (int j = 0; j < n[1] && !rc; j++)
 			for (int i = 0; i < n[0] && !rc; i++) {
 				if (!outer(n, i, j, k) && i == 1)
@@ -193,16 +252,47 @@ int vx_leak_check(struct build *b, struct rs_error *err)
 				if (outer(n, i, j, k) && open_cell(*cell(b, i, j, k)))
 					rc = push(&st, i, j, k);
 			}
-	while (!rc && st.n > 0) {
-		st.n--;
-		rc = flood_run(b, &st, st.s[st.n][0], st.s[st.n][1], st.s[st.n][2], &leaked);
+	for (;;) {
+		long pushed;
+
+		while (!rc && st.n > 0) {
+			st.n--;
+			rc = flood_run(b, &st, st.s[st.n][0], st.s[st.n][1], st.s[st.n][2], &leaked);
+		}
+		if (!b->comm || b->comm->size == 1)
+			break;
+		pushed = rc ? -1 : swap_seen(b, &st);
+		sum[0] = pushed > 0 ? (double)pushed : 0;
+		sum[1] = pushed < 0;
+		b->comm->reduce(b->comm->ctx, sum, 2, 0);
+		if (sum[1] > 0) {	/* out of memory somewhere: every rank stops */
+			rc = -1;
+			break;
+		}
+		if (sum[0] == 0)
+			break;
 	}
 	free(st.s);
 	if (rc)
 		return rs_fail(err, RS_ENOMEM, "out of memory for the leak check");
+	if (b->comm && b->comm->size > 1) {
+		double v = (double)leaked;
+
+		b->comm->reduce(b->comm->ctx, &v, 1, 0);
+		leaked = (size_t)v;
+	}
 	if (!leaked)
 		return 0;
 	leak_place(b, lo, hi);
+	if (b->comm && b->comm->size > 1) {
+		double box[6] = { -lo[0], -lo[1], -lo[2], hi[0], hi[1], hi[2] };
+
+		b->comm->reduce(b->comm->ctx, box, 6, 1);
+		for (int d = 0; d < 3; d++) {
+			lo[d] = -box[d];
+			hi[d] = box[3 + d];
+		}
+	}
 	return room_at(err, b->room, b->room->geo.mesh_at, "geometry.mesh", "%s is not "
 		       "closed: %.3g m^3 of its inside reach the outside through a gap wider "
 		       "than a cell (%g m) at about (%.2f, %.2f, %.2f) m, where x %.2f..%.2f, "

@@ -121,10 +121,10 @@ static int crossing(const struct tri *t, int a, double pu, double pv, double *at
 /* The room cells m with node in [lo, hi] along axis d: [*m0, *m1], empty when m1 < m0. */
 void vx_node_range(const struct build *b, int d, double lo, double hi, int *m0, int *m1)
 {
-	const double h = b->g->plan.h, o = b->room->origin[d];
+	const double h = b->whole.h, o = b->room->origin[d];
 
 	*m0 = (int)fmax(0, ceil((lo - o) / h - 0.5));
-	*m1 = (int)fmin(b->g->plan.room[d] - 1, floor((hi - o) / h - 0.5));
+	*m1 = (int)fmin(b->whole.room[d] - 1, floor((hi - o) / h - 0.5));
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -140,10 +140,11 @@ struct rays {
 	double *cross;
 };
 
-/* Every ray along axis a through the nodes: where it crosses the surface, sorted. */
+/* Every ray along axis a through the nodes of the layers built (along z: all of them): where
+ * it crosses the surface, sorted. */
 static int axis_rays(struct build *b, int a, struct rays *out, struct rs_error *err)
 {
-	const struct vox_plan *p = &b->g->plan;
+	const struct vox_plan *p = &b->whole;
 	const int u = (a + 1) % 3, v = (a + 2) % 3, nu = p->room[u], nv = p->room[v];
 	const size_t rays = (size_t)nu * (size_t)nv;
 	size_t *at = calloc(rays + 1, sizeof(*at)), *fill = malloc(rays * sizeof(*fill));
@@ -163,6 +164,13 @@ static int axis_rays(struct build *b, int a, struct rays *out, struct rs_error *
 
 			vx_node_range(b, u, tr->lo[u], tr->hi[u], &u0, &u1);
 			vx_node_range(b, v, tr->lo[v], tr->hi[v], &v0, &v1);
+			if (u == 2) {	/* rays along x and y: those of the layers built */
+				u0 = u0 > b->k0 ? u0 : b->k0;
+				u1 = u1 < b->k1 ? u1 : b->k1;
+			} else if (v == 2) {
+				v0 = v0 > b->k0 ? v0 : b->k0;
+				v1 = v1 < b->k1 ? v1 : b->k1;
+			}
 			for (int jv = v0; jv <= v1; jv++)
 				for (int ju = u0; ju <= u1; ju++) {
 					const size_t r = (size_t)ju + (size_t)nu * (size_t)jv;
@@ -202,8 +210,8 @@ static int axis_rays(struct build *b, int a, struct rays *out, struct rs_error *
 /* The first node m along axis a with c < node m (the node where a crossing at c is passed). */
 static int passed_at(const struct build *b, int a, double c)
 {
-	const int n = b->g->plan.room[a];
-	double f = floor((c - b->room->origin[a]) / b->g->plan.h - 0.5) + 1;
+	const int n = b->whole.room[a];
+	double f = floor((c - b->room->origin[a]) / b->whole.h - 0.5) + 1;
 	int m = f < 0 ? 0 : f > n ? n : (int)f;
 
 	while (m > 0 && node_at(b, a, m - 1) > c)	/* exactly the test of the node loops */
@@ -230,7 +238,7 @@ static void flip(uint64_t *w, int i)
  */
 static int inside_slabs(struct build *b, const struct rays *ry, int k0, int k1)
 {
-	const int *n = b->g->plan.room, W = (n[0] + WORD - 1) / WORD;
+	const int *n = b->whole.room, W = (n[0] + WORD - 1) / WORD;
 	const size_t cols = (size_t)n[1] * W;
 	/* z: parity and validity per column, rows of W words; y: per slab, one row of W words */
 	uint64_t *zpar = calloc(cols, 8), *zok = calloc(cols, 8), *ypar = calloc((size_t)W, 8);
@@ -374,7 +382,7 @@ out:
 /* The mesh's inside: a node is inside when at least two of its three rays say so. */
 int vx_mesh_inside(struct build *b, struct rs_error *err)
 {
-	const int *n = b->g->plan.room;
+	const long layers = b->k1 - b->k0 + 1;
 	struct rays ry[3] = { { 0 } };
 	int rc = 0;
 
@@ -384,7 +392,8 @@ int vx_mesh_inside(struct build *b, struct rs_error *err)
 #pragma omp parallel reduction(| : rc)
 		{
 			const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-			const int k0 = (int)((long)n[2] * t / nt), k1 = (int)((long)n[2] * (t + 1) / nt);
+			const int k0 = b->k0 + (int)(layers * t / nt);
+			const int k1 = b->k0 + (int)(layers * (t + 1) / nt);
 
 			if (k0 < k1 && inside_slabs(b, ry, k0, k1))
 				rc = 1;

@@ -11,20 +11,22 @@
 /* Bins of BIN_CELLS cells holding the triangles whose bounds meet them. */
 int vx_make_bins(struct build *b, struct rs_error *err)
 {
-	const struct vox_plan *p = &b->g->plan;
+	const struct vox_plan *p = &b->whole;
 	const double side = BIN_CELLS * p->h;
-	size_t nbins = 1, *fill;
+	size_t nbins = 1;
+	int top;
 
-	for (int d = 0; d < 3; d++) {
+	for (int d = 0; d < 3; d++)
 		b->nbin[d] = (p->room[d] + BIN_CELLS - 1) / BIN_CELLS;
+	b->all_k = b->nbin[2];
+	b->bin_k0 = b->k0 / BIN_CELLS - BIN_BESIDE;
+	b->bin_k0 = b->bin_k0 < 0 ? 0 : b->bin_k0;
+	top = b->k1 / BIN_CELLS + BIN_BESIDE;
+	b->nbin[2] = (top < b->all_k - 1 ? top : b->all_k - 1) - b->bin_k0 + 1;
+	for (int d = 0; d < 3; d++)
 		nbins *= (size_t)b->nbin[d];
-	}
-	b->bin_at = calloc(nbins + 1, sizeof(*b->bin_at));
-	fill = malloc(nbins * sizeof(*fill));
-	if (!b->bin_at || !fill) {
-		free(fill);
+	if (!(b->bin_at = calloc(nbins + 1, sizeof(*b->bin_at))))
 		return rs_fail(err, RS_ENOMEM, "out of memory for %zu bins", nbins);
-	}
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t t = 0; t < b->ntri; t++) {
 			int m0[3], m1[3];
@@ -33,33 +35,34 @@ int vx_make_bins(struct build *b, struct rs_error *err)
 				const struct tri *tr = &b->tri[t];
 
 				m0[d] = (int)fmax(0, floor((tr->lo[d] - b->room->origin[d]) / side));
-				m1[d] = (int)fmin(b->nbin[d] - 1,
+				m1[d] = (int)fmin((d == 2 ? b->all_k : b->nbin[d]) - 1,
 						  floor((tr->hi[d] - b->room->origin[d]) / side));
 			}
+			m0[2] = (m0[2] > b->bin_k0 ? m0[2] : b->bin_k0) - b->bin_k0;	/* held */
+			m1[2] = (m1[2] < b->bin_k0 + b->nbin[2] - 1 ? m1[2]
+								   : b->bin_k0 + b->nbin[2] - 1) - b->bin_k0;
 			for (int k = m0[2]; k <= m1[2]; k++)
 				for (int j = m0[1]; j <= m1[1]; j++)
 					for (int i = m0[0]; i <= m1[0]; i++) {
 						size_t bin = (size_t)i + (size_t)b->nbin[0] *
 							     ((size_t)j + (size_t)b->nbin[1] * k);
 
-						if (pass)
-							b->bin_tri[fill[bin]++] = (uint32_t)t;
+						if (pass)	/* bin_at[bin] moves on */
+							b->bin_tri[b->bin_at[bin]++] = (uint32_t)t;
 						else
 							b->bin_at[bin + 1]++;
 					}
 		}
 		if (pass)
 			break;
-		for (size_t bin = 0; bin < nbins; bin++) {
+		for (size_t bin = 0; bin < nbins; bin++)
 			b->bin_at[bin + 1] += b->bin_at[bin];
-			fill[bin] = b->bin_at[bin];
-		}
-		if (!(b->bin_tri = malloc((b->bin_at[nbins] + 1) * sizeof(*b->bin_tri)))) {
-			free(fill);
+		if (!(b->bin_tri = malloc((b->bin_at[nbins] + 1) * sizeof(*b->bin_tri))))
 			return rs_fail(err, RS_ENOMEM, "out of memory for the triangle bins");
-		}
 	}
-	free(fill);
+	/* each bin_at[bin] now ends its bin, where bin + 1 starts */
+	memmove(b->bin_at + 1, b->bin_at, nbins * sizeof(*b->bin_at));
+	b->bin_at[0] = 0;
 	return 0;
 }
 
@@ -112,6 +115,19 @@ static double tri_distance2(const struct tri *t, const double x[3])
 	return r;
 }
 
+/* t instead of *best when nearer x, or as near and first in b->tri: the nearest triangle
+ * whatever the order they are looked at in. */
+static void closer(const struct tri *t, const double x[3], const struct tri **best,
+		   double *best2)
+{
+	const double d2 = tri_distance2(t, x);
+
+	if (d2 < *best2 || (d2 == *best2 && t < *best)) {
+		*best2 = d2;
+		*best = t;
+	}
+}
+
 /* The triangles of the bins that box [lo, hi] meets: best and best2 updated. */
 static void search_box(const struct build *b, const double lo[3], const double hi[3],
 		       const double x[3], const struct tri **best, double *best2)
@@ -119,9 +135,11 @@ static void search_box(const struct build *b, const double lo[3], const double h
 	const double side = BIN_CELLS * b->g->plan.h;
 	int m0[3], m1[3];
 
-	for (int d = 0; d < 3; d++) {
-		m0[d] = (int)fmax(0, floor((lo[d] - b->room->origin[d]) / side));
-		m1[d] = (int)fmin(b->nbin[d] - 1, floor((hi[d] - b->room->origin[d]) / side));
+	for (int d = 0; d < 3; d++) {	/* along z, of the bins held */
+		const int o = d == 2 ? b->bin_k0 : 0;
+
+		m0[d] = (int)fmax(0, floor((lo[d] - b->room->origin[d]) / side) - o);
+		m1[d] = (int)fmin(b->nbin[d] - 1, floor((hi[d] - b->room->origin[d]) / side) - o);
 	}
 	for (int k = m0[2]; k <= m1[2]; k++)
 		for (int j = m0[1]; j <= m1[1]; j++)
@@ -129,15 +147,8 @@ static void search_box(const struct build *b, const double lo[3], const double h
 				size_t bin = (size_t)i + (size_t)b->nbin[0] *
 					     ((size_t)j + (size_t)b->nbin[1] * k);
 
-				for (size_t q = b->bin_at[bin]; q < b->bin_at[bin + 1]; q++) {
-					const struct tri *t = &b->tri[b->bin_tri[q]];
-					double d2 = tri_distance2(t, x);
-
-					if (d2 < *best2) {
-						*best2 = d2;
-						*best = t;
-					}
-				}
+				for (size_t q = b->bin_at[bin]; q < b->bin_at[bin + 1]; q++)
+					closer(&b->tri[b->bin_tri[q]], x, best, best2);
 			}
 }
 
@@ -150,6 +161,12 @@ const struct tri *vx_nearest_tri(const struct build *b, const double x[3],
 				 const struct tri *hint)
 {
 	const double side = BIN_CELLS * b->g->plan.h;
+	/* how far the bins held reach below and above x: beyond, the whole room's */
+	const double below = b->bin_k0 > 0 ? x[2] - (b->room->origin[2] + b->bin_k0 * side)
+					   : INFINITY;
+	const double above = b->bin_k0 + b->nbin[2] < b->all_k
+		? b->room->origin[2] + (b->bin_k0 + b->nbin[2]) * side - x[2] : INFINITY;
+	const double reach = below < above ? below : above;
 	const struct tri *best = NULL;
 	double best2 = INFINITY;
 	int c[3], rmax = 0;
@@ -164,7 +181,7 @@ const struct tri *vx_nearest_tri(const struct build *b, const double x[3],
 			lo[d] = x[d] - r;
 			hi[d] = x[d] + r;
 		}
-		if (r < 2 * side) {	/* else the rings are cheaper */
+		if (r < 2 * side && r < reach) {	/* else the rings are cheaper */
 			search_box(b, lo, hi, x, &best, &best2);
 			return best;
 		}
@@ -173,12 +190,14 @@ const struct tri *vx_nearest_tri(const struct build *b, const double x[3],
 	}
 
 	for (int d = 0; d < 3; d++) {
-		c[d] = (int)floor((x[d] - b->room->origin[d]) / side);
+		const int o = d == 2 ? b->bin_k0 : 0;
+
+		c[d] = (int)floor((x[d] - b->room->origin[d]) / side) - o;
 		c[d] = c[d] < 0 ? 0 : c[d] >= b->nbin[d] ? b->nbin[d] - 1 : c[d];
 		rmax = b->nbin[d] > rmax ? b->nbin[d] : rmax;
 	}
 	for (int r = 0; r <= rmax; r++) {
-		if (best && best2 <= (double)(r - 1) * (r - 1) * side * side)
+		if (best && best2 < (double)(r - 1) * (r - 1) * side * side)
 			break;	/* every bin of ring r lies at least (r - 1) bins away */
 		for (int k = c[2] - r; k <= c[2] + r; k++)
 			for (int j = c[1] - r; j <= c[1] + r; j++)
@@ -193,16 +212,15 @@ const struct tri *vx_nearest_tri(const struct build *b, const double x[3],
 						continue;
 					bin = (size_t)i + (size_t)b->nbin[0] *
 					      ((size_t)j + (size_t)b->nbin[1] * k);
-					for (size_t q = b->bin_at[bin]; q < b->bin_at[bin + 1]; q++) {
-						const struct tri *t = &b->tri[b->bin_tri[q]];
-						double d2 = tri_distance2(t, x);
-
-						if (d2 < best2) {
-							best2 = d2;
-							best = t;
-						}
-					}
+					for (size_t q = b->bin_at[bin]; q < b->bin_at[bin + 1]; q++)
+						closer(&b->tri[b->bin_tri[q]], x, &best, &best2);
 				}
+	}
+	if (!(best2 < reach * reach)) {	/* a nearer one may lie beyond the bins held */
+		best = NULL;
+		best2 = INFINITY;
+		for (size_t t = 0; t < b->ntri; t++)
+			closer(&b->tri[t], x, &best, &best2);
 	}
 	return best;
 }
@@ -282,7 +300,7 @@ void vx_cell_walls(const struct build *b, const int c[3], const struct tri **hin
 	const uint8_t *cl = cell(b, c[0], c[1], c[2]);
 
 	memset(wall, 0, sizeof(*wall));
-	wall->cell = vox_index(p, c[0] + p->halo, c[1] + p->halo, c[2] + p->halo);
+	wall->cell = cell_index(b, c[0], c[1], c[2]);
 	for (int f = 0; f < 6; f++) {
 		int s[3] = { c[0], c[1], c[2] };
 
@@ -296,96 +314,71 @@ void vx_cell_walls(const struct build *b, const int c[3], const struct tri **hin
 	}
 }
 
-int vx_slabs_open(struct slabs *s, int n, struct rs_error *err)
+int vx_layer_walls(struct build *b, size_t (*count)(const struct build *b, int k),
+		   void (*fill)(const struct build *b, int k, struct vox_wall *w), const char *what,
+		   struct rs_error *err)
 {
-	s->n = n;
-	s->list = calloc((size_t)n, sizeof(*s->list));
-	s->count = calloc((size_t)n, sizeof(*s->count));
-	s->cap = calloc((size_t)n, sizeof(*s->cap));
-	if (s->list && s->count && s->cap)
-		return 0;
-	free(s->list);
-	free(s->count);
-	free(s->cap);
-	return rs_fail(err, RS_ENOMEM, "out of memory for the walls");
-}
+	const int n = b->wk1 - b->wk0 + 1;
+	size_t *at = calloc((size_t)n + 1, sizeof(*at));
 
-/* A place for one more wall in slab k, or NULL when out of memory. */
-struct vox_wall *vx_slab_next(struct slabs *s, int k)
-{
-	if (s->count[k] == s->cap[k]) {
-		const size_t cap = s->cap[k] ? 2 * s->cap[k] : 1024;
-		struct vox_wall *grown = realloc(s->list[k], cap * sizeof(*grown));
+	if (!at)
+		return rs_fail(err, RS_ENOMEM, "out of memory for the %s", what);
+#pragma omp parallel for schedule(dynamic, 1)
+	for (int k = 0; k < n; k++)
+		at[k + 1] = count(b, b->wk0 + k);
+	for (int k = 0; k < n; k++)
+		at[k + 1] += at[k];
+	if (!(b->g->walls = malloc((at[n] + 1) * sizeof(*b->g->walls)))) {
+		const size_t total = at[n];
 
-		if (!grown)
-			return NULL;
-		s->list[k] = grown;
-		s->cap[k] = cap;
+		free(at);
+		return rs_fail(err, RS_ENOMEM, "out of memory for %zu %s", total, what);
 	}
-	return &s->list[k][s->count[k]++];
+#pragma omp parallel for schedule(dynamic, 1)
+	for (int k = 0; k < n; k++)
+		fill(b, b->wk0 + k, b->g->walls + at[k]);
+	b->g->nwalls = at[n];
+	free(at);
+	return 0;
 }
 
-/* Join the slabs into g->walls (unless failed) and free them; `what` names the walls. */
-int vx_slabs_join(struct slabs *s, struct vox_grid *g, int failed, const char *what,
-		  struct rs_error *err)
+/* Eight cells of room row (j, k) from i0 on: the air ones with a solid neighbour, one bit a
+ * byte. Past the room's end the bytes are the halo's, never air; the halo also keeps every
+ * neighbour inside the array. */
+static uint64_t walled8(const struct build *b, int i0, int j, int k)
 {
-	size_t total = 0;
+	const ptrdiff_t sy = b->g->plan.n[0], sz = (ptrdiff_t)b->g->plan.n[0] * b->g->plan.n[1];
+	const uint8_t *c8 = cell(b, i0, j, k);
 
-	for (int k = 0; k < s->n; k++)
-		total += s->count[k];
-	if (!failed && (g->walls = malloc((total + 1) * sizeof(*g->walls)))) {
-		for (int k = 0; k < s->n; k++) {
-			if (s->count[k])	/* an empty slab's list may be NULL */
-				memcpy(g->walls + g->nwalls, s->list[k],
-				       s->count[k] * sizeof(*s->list[k]));
-			g->nwalls += s->count[k];
-		}
-	} else {
-		failed = 1;
-	}
-	for (int k = 0; k < s->n; k++)
-		free(s->list[k]);
-	free(s->list);
-	free(s->count);
-	free(s->cap);
-	return failed ? rs_fail(err, RS_ENOMEM, "out of memory for %zu %s", total, what) : 0;
+	return air8(c8) & ~(air8(c8 - 1) & air8(c8 + 1) & air8(c8 - sy) & air8(c8 + sy) &
+			    air8(c8 - sz) & air8(c8 + sz));
 }
 
-/* The walls of every air cell with a solid neighbour, in cell order: a list per z-slab, joined. */
+static size_t count_walls(const struct build *b, int k)
+{
+	size_t n = 0;
+
+	for (int j = 0; j < b->whole.room[1]; j++)
+		for (int i0 = 0; i0 < b->whole.room[0]; i0 += 8)
+			n += (size_t)__builtin_popcountll(walled8(b, i0, j, k));
+	return n;
+}
+
+static void fill_walls(const struct build *b, int k, struct vox_wall *w)
+{
+	const struct tri *hint = NULL;
+
+	for (int j = 0; j < b->whole.room[1]; j++)
+		for (int i0 = 0; i0 < b->whole.room[0]; i0 += 8)
+			for (uint64_t m = walled8(b, i0, j, k); m; m &= m - 1) {
+				const int c[3] = { i0 + __builtin_ctzll(m) / 8, j, k };
+
+				vx_cell_walls(b, c, &hint, w++);
+			}
+}
+
+/* The walls of every air cell with a solid neighbour, in cell order, layer by layer. */
 int vx_make_walls(struct build *b, struct rs_error *err)
 {
-	const struct vox_plan *p = &b->g->plan;
-	const int *n = p->room;
-	const ptrdiff_t sy = p->n[0], sz = (ptrdiff_t)p->n[0] * p->n[1];
-	struct slabs sl;
-	int failed = 0;
-
-	if (vx_slabs_open(&sl, n[2], err))
-		return err ? err->code : RS_ENOMEM;
-#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
-	for (int k = 0; k < n[2]; k++) {
-		const struct tri *hint = NULL;
-
-		for (int j = 0; j < n[1]; j++)
-			for (int i0 = 0; i0 < n[0]; i0 += 8) {
-				/* eight cells at once: the air ones with a solid neighbour. Past the
-				 * room's end the bytes are the halo's, never air; the halo also keeps
-				 * every neighbour inside the array. */
-				const uint8_t *c8 = cell(b, i0, j, k);
-				uint64_t m = air8(c8) & ~(air8(c8 - 1) & air8(c8 + 1) & air8(c8 - sy) &
-							  air8(c8 + sy) & air8(c8 - sz) & air8(c8 + sz));
-
-				for (; m && !failed; m &= m - 1) {
-					const int c[3] = { i0 + __builtin_ctzll(m) / 8, j, k };
-					struct vox_wall *w = vx_slab_next(&sl, k);
-
-					if (!w) {
-						failed = 1;
-						break;
-					}
-					vx_cell_walls(b, c, &hint, w);
-				}
-			}
-	}
-	return vx_slabs_join(&sl, b->g, failed, "boundary cells", err);
+	return vx_layer_walls(b, count_walls, fill_walls, "boundary cells", err);
 }

@@ -314,6 +314,128 @@ void part_send0(const struct part *pt, int from, const void *send, void *recv, s
 #endif
 }
 
+#ifdef ROOMSIM_MPI
+/* MPI's reductions in pieces of at most 2^30 values, so that counts stay ints. */
+static void allreduce(void *v, size_t n, MPI_Datatype type, size_t size, MPI_Op op)
+{
+	for (size_t at = 0; at < n; at += 1u << 30) {
+		const size_t c = n - at < (1u << 30) ? n - at : (1u << 30);
+
+		MPI_Allreduce(MPI_IN_PLACE, (char *)v + at * size, (int)c, type, op, MPI_COMM_WORLD);
+	}
+}
+#endif
+
+void part_max_bytes(const struct part *pt, unsigned char *v, size_t n)
+{
+#ifdef ROOMSIM_MPI
+	if (pt->size > 1)
+		allreduce(v, n, MPI_UNSIGNED_CHAR, 1, MPI_MAX);
+#else
+	(void)pt, (void)v, (void)n;
+#endif
+}
+
+void part_min_ints(const struct part *pt, int *v, size_t n)
+{
+#ifdef ROOMSIM_MPI
+	if (pt->size > 1)
+		allreduce(v, n, MPI_INT, sizeof(int), MPI_MIN);
+#else
+	(void)pt, (void)v, (void)n;
+#endif
+}
+
+void part_sum_doubles(const struct part *pt, double *v, size_t n)
+{
+#ifdef ROOMSIM_MPI
+	if (pt->size > 1)
+		allreduce(v, n, MPI_DOUBLE, sizeof(double), MPI_SUM);
+#else
+	(void)pt, (void)v, (void)n;
+#endif
+}
+
+int part_agree(const struct part *pt, int rc, struct rs_error *err)
+{
+#ifdef ROOMSIM_MPI
+	int first = rc ? pt->rank : pt->size;
+
+	if (pt->size == 1)
+		return rc;
+	MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (first == pt->size)
+		return 0;
+	MPI_Bcast(err, (int)sizeof(*err), MPI_BYTE, first, MPI_COMM_WORLD);
+	return err->code ? err->code : RS_EINTERNAL;
+#else
+	(void)pt, (void)err;
+	return rc;
+#endif
+}
+
+void part_fold(const struct part *pt, double *v, size_t n, void (*add)(void *ctx, double *v),
+	       void *ctx)
+{
+#ifdef ROOMSIM_MPI
+	if (pt->size > 1 && pt->rank > 0)
+		MPI_Recv(v, (int)n, MPI_DOUBLE, pt->rank - 1, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	add(ctx, v);
+	if (pt->size > 1) {
+		const int next = pt->rank < pt->size - 1 ? pt->rank + 1 : 0;
+
+		MPI_Send(v, (int)n, MPI_DOUBLE, next, 13, MPI_COMM_WORLD);
+		if (pt->rank == 0)
+			MPI_Recv(v, (int)n, MPI_DOUBLE, pt->size - 1, 13, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+	}
+#else
+	(void)pt, (void)n;
+	add(ctx, v);
+#endif
+}
+
+#ifdef ROOMSIM_MPI
+static void vc_reduce(void *ctx, double *v, int n, int max)
+{
+	(void)ctx;
+	MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, max ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
+}
+
+static void vc_gather(void *ctx, const void *mine, size_t bytes, void *all)
+{
+	(void)ctx;
+	MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+}
+
+static void vc_swap(void *ctx, const void *below, const void *above, void *from_below,
+		    void *from_above, size_t bytes)
+{
+	const struct part *pt = ctx;
+	const int lo = pt->rank > 0 ? pt->rank - 1 : MPI_PROC_NULL;
+	const int hi = pt->rank < pt->size - 1 ? pt->rank + 1 : MPI_PROC_NULL;
+
+	/* downwards, then upwards: every rank's send meets its neighbour's receive */
+	MPI_Sendrecv(below, (int)bytes, MPI_BYTE, lo, 11, from_above, (int)bytes, MPI_BYTE, hi, 11,
+		     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	MPI_Sendrecv(above, (int)bytes, MPI_BYTE, hi, 12, from_below, (int)bytes, MPI_BYTE, lo, 12,
+		     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+#endif
+
+void part_vox_comm(struct part *pt, struct vox_comm *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->rank = pt->rank;
+	c->size = pt->size;
+	c->ctx = pt;
+#ifdef ROOMSIM_MPI
+	c->reduce = vc_reduce;
+	c->gather = vc_gather;
+	c->swap = vc_swap;
+#endif
+}
+
 void part_slab(const struct part *pt, const struct vox_plan *p, int r, int *first, int *last)
 {
 	*first = slab_start(p, pt->size, r);

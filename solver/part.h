@@ -83,6 +83,32 @@ void part_bcast(const struct part *pt, void *v, size_t bytes);	/* rank 0's v to 
  * is 0) */
 void part_send0(const struct part *pt, int from, const void *send, void *recv, size_t bytes);
 
+/* Every rank's largest value of each of v[0 .. n) (bytes), in place. */
+void part_max_bytes(const struct part *pt, unsigned char *v, size_t n);
+
+/* Every rank's least value of each of v[0 .. n), in place. */
+void part_min_ints(const struct part *pt, int *v, size_t n);
+
+/* Every rank's sum of each of v[0 .. n), in place. */
+void part_sum_doubles(const struct part *pt, double *v, size_t n);
+
+/*
+ * The same failure on every rank: when rc is set on any rank, the lowest such rank's code
+ * and message into err on all (returned); 0 when none failed.
+ */
+int part_agree(const struct part *pt, int rc, struct rs_error *err);
+
+/*
+ * A sum in rank order: v[0 .. n) from rank - 1 (on rank 0 as given), add(ctx, v) on this
+ * rank, then on to rank + 1; rank 0 ends with the last rank's v (the others with their own
+ * partial ones). Added this way, window after window, a sum has the bits of one pass.
+ */
+void part_fold(const struct part *pt, double *v, size_t n, void (*add)(void *ctx, double *v),
+	       void *ctx);
+
+/* The collectives of a decomposed voxelisation (geometry/voxel.h, vox_build_window). */
+void part_vox_comm(struct part *pt, struct vox_comm *c);
+
 /* The z layers first..last of rank r's slab. */
 void part_slab(const struct part *pt, const struct vox_plan *p, int r, int *first, int *last);
 

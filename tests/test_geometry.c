@@ -2,11 +2,13 @@
  * test_geometry - rooms that are not boxes (docs/physics.md, "Voxelisation"): mesh import in
  * every listed format, air volume and wall area of a cube, a sphere and the hall against their
  * exact values, robustness to holes, duplicated and flipped triangles, the leak report, shapes
- * added and removed, and voxel files read back.
+ * added and removed, voxel files read back, and windows built alone by ranks (threads here)
+ * the same as the whole grid's.
  */
 #include "helper.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +21,13 @@
 static char dir[64];	/* a temporary folder for the files the tests write */
 
 /* A triangle mesh being built: vertices and triangles (outward, counter-clockwise). */
-struct tm {
+struct tmesh {
 	double v[20000][3];
 	int t[40000][3];
 	int nv, nt;
 };
 
-static int vertex(struct tm *m, double x, double y, double z)
+static int vertex(struct tmesh *m, double x, double y, double z)
 {
 	m->v[m->nv][0] = x;
 	m->v[m->nv][1] = y;
@@ -33,7 +35,7 @@ static int vertex(struct tm *m, double x, double y, double z)
 	return m->nv++;
 }
 
-static void tri(struct tm *m, int a, int b, int c)
+static void tri(struct tmesh *m, int a, int b, int c)
 {
 	m->t[m->nt][0] = a;
 	m->t[m->nt][1] = b;
@@ -42,7 +44,7 @@ static void tri(struct tm *m, int a, int b, int c)
 }
 
 /* The box [0, L] with each face cut into n x n quads, two triangles each, facing out. */
-static void box_mesh(struct tm *m, const double L[3], int n)
+static void box_mesh(struct tmesh *m, const double L[3], int n)
 {
 	m->nv = m->nt = 0;
 	for (int a = 0; a < 3; a++)
@@ -77,7 +79,7 @@ static void box_mesh(struct tm *m, const double L[3], int n)
 }
 
 /* An icosphere of radius r about c: an icosahedron subdivided `levels` times. */
-static void sphere_mesh(struct tm *m, double r, const double c[3], int levels)
+static void sphere_mesh(struct tmesh *m, double r, const double c[3], int levels)
 {
 	const double g = (1 + sqrt(5.0)) / 2;
 	static const int faces[20][3] = {
@@ -90,7 +92,7 @@ static void sphere_mesh(struct tm *m, double r, const double c[3], int levels)
 		{ -1, g, 0 }, { 1, g, 0 }, { -1, -g, 0 }, { 1, -g, 0 }, { 0, -1, g }, { 0, 1, g },
 		{ 0, -1, -g }, { 0, 1, -g }, { g, 0, -1 }, { g, 0, 1 }, { -g, 0, -1 }, { -g, 0, 1 },
 	};
-	static struct tm tmp;
+	static struct tmesh tmp;
 
 	m->nv = m->nt = 0;
 	for (int i = 0; i < 12; i++)
@@ -134,7 +136,7 @@ static void sphere_mesh(struct tm *m, double r, const double c[3], int levels)
 			m->v[i][d] = c[d] + r * m->v[i][d] / sqrt(g * g + 1);
 }
 
-static void write_obj(const struct tm *m, const char *path)
+static void write_obj(const struct tmesh *m, const char *path)
 {
 	FILE *f = fopen(path, "w");
 
@@ -150,7 +152,7 @@ static void write_obj(const struct tm *m, const char *path)
 	fclose(f);
 }
 
-static void write_stl_ascii(const struct tm *m, const char *path)
+static void write_stl_ascii(const struct tmesh *m, const char *path)
 {
 	FILE *f = fopen(path, "w");
 
@@ -167,7 +169,7 @@ static void write_stl_ascii(const struct tm *m, const char *path)
 	fclose(f);
 }
 
-static void write_stl_binary(const struct tm *m, const char *path)
+static void write_stl_binary(const struct tmesh *m, const char *path)
 {
 	FILE *f = fopen(path, "wb");
 	char header[80] = "binary STL written by test_geometry";
@@ -189,7 +191,7 @@ static void write_stl_binary(const struct tm *m, const char *path)
 	fclose(f);
 }
 
-static void write_ply(const struct tm *m, const char *path)
+static void write_ply(const struct tmesh *m, const char *path)
 {
 	FILE *f = fopen(path, "w");
 
@@ -220,7 +222,7 @@ static void base64(FILE *f, const unsigned char *s, size_t n)
 }
 
 /* glTF 2.0 with its buffer embedded as a data URI: float32 positions, uint32 indices. */
-static void write_gltf(const struct tm *m, const char *path)
+static void write_gltf(const struct tmesh *m, const char *path)
 {
 	const size_t pos = (size_t)m->nv * 12, idx = (size_t)m->nt * 12;
 	unsigned char *buf = malloc(pos + idx);
@@ -261,7 +263,7 @@ static void write_gltf(const struct tm *m, const char *path)
 }
 
 /* COLLADA 1.4, z up as SketchUp writes it. */
-static void write_dae(const struct tm *m, const char *path)
+static void write_dae(const struct tmesh *m, const char *path)
 {
 	FILE *f = fopen(path, "w");
 
@@ -293,7 +295,7 @@ static void chunk(FILE *f, uint16_t id, uint32_t len)
 }
 
 /* 3DS: main > editor > object "room" > triangle mesh > vertices, faces. */
-static void write_3ds(const struct tm *m, const char *path)
+static void write_3ds(const struct tmesh *m, const char *path)
 {
 	const uint32_t verts = 6 + 2 + 12 * (uint32_t)m->nv, faces = 6 + 2 + 8 * (uint32_t)m->nt;
 	const uint32_t mesh = 6 + verts + faces, obj = 6 + 5 + mesh, edit = 6 + obj, main = 6 + edit;
@@ -363,10 +365,10 @@ static void measured(struct room *room, double *volume, double *area)
 /* Every listed format: a 2 x 1.5 x 1 m box, aligned with the grid, so volume 3 and area 13. */
 static void formats(void **state)
 {
-	static struct tm m;
+	static struct tmesh m;
 	static const struct {
 		const char *ext;
-		void (*write)(const struct tm *, const char *);
+		void (*write)(const struct tmesh *, const char *);
 	} fmt[] = {
 		{ "obj", write_obj }, { "stl", write_stl_ascii }, { "b.stl", write_stl_binary },
 		{ "ply", write_ply }, { "gltf", write_gltf }, { "dae", write_dae }, { "3ds", write_3ds },
@@ -397,7 +399,7 @@ static void formats(void **state)
  */
 static void unit_cube(void **state)
 {
-	static struct tm m;
+	static struct tmesh m;
 	const double L[3] = { 1, 1, 1 };
 	struct rs_error err = { 0 };
 	char path[128];
@@ -424,7 +426,7 @@ static void unit_cube(void **state)
  */
 static void fcc_lattice(void **state)
 {
-	static struct tm m;
+	static struct tmesh m;
 	const double L[3] = { 1, 1, 1 }, B[3] = { 1.5, 1, 2 };
 	struct rs_error err = { 0 };
 	struct room *r;
@@ -463,7 +465,7 @@ static void fcc_lattice(void **state)
 /* OBJ groups name surfaces; a name the mesh lacks is refused with the names it has. */
 static void surface_names(void **state)
 {
-	static struct tm m;
+	static struct tmesh m;
 	const double L[3] = { 2, 1.5, 1 };
 	struct rs_error err = { 0 };
 	struct room *r;
@@ -495,7 +497,7 @@ static void surface_names(void **state)
 /* A sphere of radius 1.5 m at h = 5 cm (ppw 10.5 up to 650 Hz): within 2 % of 4/3 pi r^3. */
 static void sphere(void **state)
 {
-	static struct tm m;
+	static struct tmesh m;
 	const double r = 1.5, c[3] = { 1.6, 1.6, 1.6 };
 	struct rs_error err = { 0 };
 	char path[128];
@@ -616,7 +618,7 @@ static void mesh_volume_any_facing(void **state)
  */
 static void holes_and_leaks(void **state)
 {
-	static struct tm m;
+	static struct tmesh m;
 	const double L[3] = { 2, 2, 2 };
 	struct rs_error err = { 0 };
 	char path[128];
@@ -750,7 +752,7 @@ static void box_with_shapes(void **state)
 /* A grid written by voxf_write and read back through geometry.voxels is the same grid. */
 static void voxel_file(void **state)
 {
-	static struct tm m;
+	static struct tmesh m;
 	const double L[3] = { 2, 1.5, 1 };
 	struct rs_error err = { 0 };
 	struct room *r, *back;
@@ -799,6 +801,319 @@ static void voxel_file(void **state)
 	room_free(r);
 }
 
+/* ---- windows built alone: ranks as threads, their collectives through shared memory ---- */
+
+#define RANKS_MAX 4
+
+struct shared {
+	int size;
+	pthread_barrier_t bar;
+	const void *slot[RANKS_MAX][2];
+};
+
+struct rank {
+	struct shared *sh;
+	struct vox_comm comm;
+	const struct room *room;
+	int w0, w1, own0, own1;
+	struct vox_grid *g;
+	struct rs_error err;
+};
+
+static void t_reduce(void *ctx, double *v, int n, int max)
+{
+	struct rank *r = ctx;
+	double out[16];
+
+	assert_true(n <= 16);
+	r->sh->slot[r->comm.rank][0] = v;
+	pthread_barrier_wait(&r->sh->bar);
+	for (int e = 0; e < n; e++) {
+		out[e] = max ? -INFINITY : 0;
+		for (int q = 0; q < r->sh->size; q++) {
+			const double x = ((const double *)r->sh->slot[q][0])[e];
+
+			out[e] = max ? fmax(out[e], x) : out[e] + x;
+		}
+	}
+	pthread_barrier_wait(&r->sh->bar);
+	memcpy(v, out, (size_t)n * sizeof(double));
+}
+
+static void t_gather(void *ctx, const void *mine, size_t bytes, void *all)
+{
+	struct rank *r = ctx;
+
+	r->sh->slot[r->comm.rank][0] = mine;
+	pthread_barrier_wait(&r->sh->bar);
+	for (int q = 0; q < r->sh->size; q++)
+		memcpy((char *)all + q * bytes, r->sh->slot[q][0], bytes);
+	pthread_barrier_wait(&r->sh->bar);
+}
+
+static void t_swap(void *ctx, const void *below, const void *above, void *from_below,
+		   void *from_above, size_t bytes)
+{
+	struct rank *r = ctx;
+	const int q = r->comm.rank;
+
+	r->sh->slot[q][0] = below;
+	r->sh->slot[q][1] = above;
+	pthread_barrier_wait(&r->sh->bar);
+	if (q > 0)
+		memcpy(from_below, r->sh->slot[q - 1][1], bytes);
+	if (q < r->sh->size - 1)
+		memcpy(from_above, r->sh->slot[q + 1][0], bytes);
+	pthread_barrier_wait(&r->sh->bar);
+}
+
+static void *rank_main(void *arg)
+{
+	struct rank *r = arg;
+
+	r->g = vox_build_window(r->room, r->w0, r->w1, r->own0, r->own1, &r->comm, &r->err);
+	return NULL;
+}
+
+/* Window a of the whole grid is window b, field by field. */
+static void same_grid(const struct vox_grid *a, const struct vox_grid *b)
+{
+	const struct vox_plan *p = &a->plan, *q = &b->plan;
+	const size_t columns = (size_t)p->n[0] * p->n[1];
+
+	for (int d = 0; d < 3; d++) {
+		assert_int_equal(p->n[d], q->n[d]);
+		assert_int_equal(p->room[d], q->room[d]);
+		assert_true(p->size[d] == q->size[d]);
+		assert_true(a->origin[d] == b->origin[d]);
+	}
+	assert_int_equal(p->halo, q->halo);
+	assert_int_equal(p->cells, q->cells);
+	assert_int_equal(p->air, q->air);
+	assert_int_equal(p->boundary, q->boundary);
+	assert_int_equal(p->padding, q->padding);
+	assert_int_equal(a->zbase, b->zbase);
+	assert_int_equal(a->carved, b->carved);
+	assert_int_equal(a->nkinds, b->nkinds);
+	assert_int_equal(a->first_diff, b->first_diff);
+	assert_true(a->kind_error == b->kind_error);
+	for (int t = 0; t < a->nkinds; t++) {
+		assert_int_equal(a->kinds[t].K, b->kinds[t].K);
+		assert_true(a->kinds[t].beta_sum == b->kinds[t].beta_sum);
+		assert_int_equal(a->kinds[t].diff, b->kinds[t].diff);
+	}
+	assert_int_equal(memcmp(a->cls, b->cls, p->cells), 0);
+	assert_int_equal(memcmp(a->kstart, b->kstart, columns * sizeof(*a->kstart)), 0);
+	assert_int_equal(memcmp(a->kstop, b->kstop, columns * sizeof(*a->kstop)), 0);
+	assert_int_equal(a->nwalls, b->nwalls);
+	for (size_t w = 0; w < a->nwalls; w++) {
+		assert_int_equal(a->walls[w].cell, b->walls[w].cell);
+		assert_int_equal(memcmp(a->walls[w].material, b->walls[w].material, 6), 0);
+		assert_int_equal(a->walls[w].links, b->walls[w].links);
+		assert_int_equal(memcmp(a->walls[w].area, b->walls[w].area, sizeof(a->walls[w].area)),
+				 0);
+	}
+}
+
+/*
+ * Build room's grid as n ranks would, each its window alone (its slab, and `beside` layers of
+ * each neighbour's), and compare each with the same window of the whole grid. Returns 0, or
+ * the first rank's error code with its message in *err when the ranks failed (all must).
+ */
+static int windows_of(const struct room *room, int n, int beside, struct rs_error *err)
+{
+	struct shared sh = { .size = n };
+	struct rank rk[RANKS_MAX];
+	pthread_t th[RANKS_MAX];
+	struct vox_plan p;
+	struct vox_grid *whole = NULL;
+	int failed = 0;
+
+	vox_plan(room, &p);
+	pthread_barrier_init(&sh.bar, NULL, (unsigned)n);
+	for (int r = 0; r < n; r++) {
+		const int L = p.room[2], h = p.halo;
+
+		rk[r] = (struct rank){ .sh = &sh, .room = room };
+		rk[r].comm = (struct vox_comm){ r, n, &rk[r], t_reduce, t_gather, t_swap };
+		rk[r].own0 = h + L * r / n;
+		rk[r].own1 = h + L * (r + 1) / n - 1;
+		rk[r].w0 = rk[r].own0 - beside < h ? h : rk[r].own0 - beside;
+		rk[r].w1 = rk[r].own1 + beside > h + L - 1 ? h + L - 1 : rk[r].own1 + beside;
+		if (p.fcc && (rk[r].w0 - h) % 2)	/* a node keeps its parity */
+			rk[r].w0--;
+		pthread_create(&th[r], NULL, rank_main, &rk[r]);
+	}
+	for (int r = 0; r < n; r++)
+		pthread_join(th[r], NULL);
+	pthread_barrier_destroy(&sh.bar);
+	for (int r = 0; r < n; r++)
+		failed += rk[r].g == NULL;
+	if (failed) {
+		assert_int_equal(failed, n);
+		for (int r = 1; r < n; r++) {
+			assert_int_equal(rk[r].err.code, rk[0].err.code);
+			assert_string_equal(rk[r].err.msg, rk[0].err.msg);
+		}
+		*err = rk[0].err;
+		return err->code;
+	}
+	whole = vox_build(room, err);
+	assert_non_null(whole);
+	for (int r = 0; r < n; r++) {
+		struct vox_grid *w = vox_window(whole, rk[r].w0, rk[r].w1, err);
+
+		assert_non_null(w);
+		same_grid(rk[r].g, w);
+		vox_free(w);
+		vox_free(rk[r].g);
+	}
+	print_message("# %d ranks, %d layers beside each slab: %zu boundary cells, %d kinds, the "
+		      "same in every window\n", n, beside, whole->nwalls, whole->nkinds);
+	vox_free(whole);
+	return 0;
+}
+
+/* Probes of a few layers, and of all, have the room nodes of the whole grid's windows. */
+static void probes_of(const struct room *room)
+{
+	struct rs_error err = { 0 };
+	struct vox_grid *whole = vox_build(room, &err);
+	const struct vox_plan *p = &whole->plan;
+	const int h = p->halo, top = h + p->room[2] - 1;
+	const int range[3][2] = { { h, h + 2 }, { h + p->room[2] / 2, h + p->room[2] / 2 + 3 },
+				  { h, top } };
+
+	for (int q = 0; q < 3; q++) {
+		const int w0 = p->fcc && (range[q][0] - h) % 2 ? range[q][0] - 1 : range[q][0];
+		struct vox_grid *a = vox_build_window(room, w0, range[q][1], 0, 0, NULL, &err);
+		struct vox_grid *b = vox_window(whole, w0, range[q][1], &err);
+
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_int_equal(a->plan.cells, b->plan.cells);
+		assert_int_equal(a->zbase, b->zbase);
+		for (size_t c = 0; c < a->plan.cells; c++)
+			if ((a->cls[c] != VOX_PAD) != (b->cls[c] != VOX_PAD))
+				fail_msg("probe of layers %d..%d: cell %zu is %s", w0, range[q][1], c,
+					 a->cls[c] != VOX_PAD ? "a room node, not in the grid"
+							      : "padding, a room node in the grid");
+		vox_free(a);
+		vox_free(b);
+	}
+	vox_free(whole);
+}
+
+/* The room of yaml, its windows on 2 and 3 ranks (and 1, and 4 thin ones) as the whole grid's,
+ * and probes of its layers with the grid's room nodes. */
+static void windows_of_yaml(const char *yaml)
+{
+	struct rs_error err = { 0 };
+	struct room *r = cfg_load_string(yaml, "windows.yaml", &err);
+
+	if (!r)
+		fail_msg("%s", err.msg);
+	probes_of(r);
+	assert_int_equal(windows_of(r, 1, 0, &err), 0);
+	assert_int_equal(windows_of(r, 2, 3, &err), 0);
+	assert_int_equal(windows_of(r, 3, 1, &err), 0);
+	assert_int_equal(windows_of(r, 4, 2, &err), 0);
+	room_free(r);
+}
+
+#define BOX(scheme) \
+	"grid: {spacing: 0.1}\nduration: 0.01\n" scheme \
+	"materials: {a: {absorption: 0.1}, b: {absorption: 0.3}, c: {absorption: 0.5}}\n" \
+	"surfaces: {default: a, floor: b, ceiling: c, x0: c}\n" \
+	"geometry: {box: [2.2, 1.7, 1.9]}\n" \
+	"sources: [{name: S, position: [0.5, 0.5, 0.5]}]\n" \
+	"receivers: [{name: R, position: [0.6, 0.6, 0.6]}]\n"
+#define SHAPED(scheme) \
+	"grid: {spacing: 0.1}\nduration: 0.01\n" scheme \
+	"materials: {wall: {absorption: 0.1}, stone: {absorption: 0.02}}\n" \
+	"surfaces: {default: wall}\n" \
+	"geometry:\n  shapes:\n" \
+	"    - {add: box, min: [0, 0, 0], max: [3, 1.5, 1.5]}\n" \
+	"    - {add: box, min: [0, 1.5, 0], max: [1.5, 3, 1.5]}\n" \
+	"    - {remove: cylinder, center: [2.2, 0.7, 0], radius: 0.3, height: 1.5, " \
+	"material: stone}\n" \
+	"    - {remove: sphere, center: [0.7, 2.2, 1.5], radius: 0.5}\n" \
+	"sources: [{name: S, position: [0.5, 0.5, 0.5]}]\n" \
+	"receivers: [{name: R, position: [0.6, 0.6, 0.6]}]\n"
+
+static void windows_built_alone(void **state)
+{
+	static struct tmesh m;
+	const double c[3] = { 1.2, 1.1, 1.0 }, L[3] = { 2, 2, 2 };
+	struct rs_error err = { 0 };
+	char path[128], grid[128], yaml[2048];
+	struct room *r;
+	struct vox_grid *g;
+	(void)state;
+	/* boxes: the 7-point scheme, leggy order 4 (2 layers of padding), fcc */
+	windows_of_yaml(BOX(""));
+	windows_of_yaml(BOX("scheme: {stencil: leggy, order: 4}\n"));
+	windows_of_yaml(BOX("scheme: {stencil: fcc}\n"));
+	/* shapes, on the cubic grid and the fcc lattice */
+	windows_of_yaml(SHAPED(""));
+	windows_of_yaml(SHAPED("scheme: {stencil: fcc}\n"));
+	/* a mesh whose walls face every way (many kinds), and its grid as a voxel file */
+	m.nv = m.nt = 0;
+	sphere_mesh(&m, 1.0, c, 3);
+	snprintf(path, sizeof(path), "%s/ball.obj", dir);
+	write_obj(&m, path);
+	snprintf(yaml, sizeof(yaml), "grid: {spacing: 0.06}\nduration: 0.01\n"
+		 "geometry: {mesh: %s, shapes: [{remove: box, min: [0.9, 0.9, 0.2], max: [1.4, 1.3, "
+		 "0.6], material: f}]}\nmaterials: {m: {absorption: 0.1}, f: {absorption: 0.3}}\n"
+		 "surfaces: {default: m}\nsources: [{name: S, position: [1.2, 1.1, 1.0]}]\n"
+		 "receivers: [{name: R, position: [1.3, 1.1, 1.0]}]\n", path);
+	windows_of_yaml(yaml);
+	if (!(r = cfg_load_string(yaml, "ball.yaml", &err)) || !(g = vox_build(r, &err)))
+		fail_msg("%s", err.msg);
+	snprintf(grid, sizeof(grid), "%s/ball.h5", dir);
+	assert_int_equal(voxf_write(grid, g, r, &err), 0);
+	vox_free(g);
+	room_free(r);
+	snprintf(yaml, sizeof(yaml), "grid: {spacing: 0.06}\nduration: 0.01\ngeometry: {voxels: %s}\n"
+		 "materials: {m: {absorption: 0.1}, f: {absorption: 0.3}}\n"
+		 "sources: [{name: S, position: [1.2, 1.1, 1.0]}]\n"
+		 "receivers: [{name: R, position: [1.3, 1.1, 1.0]}]\n", grid);
+	windows_of_yaml(yaml);
+	/* a cube without its x = 0 face: every rank refuses it with the whole grid's message */
+	m.nv = m.nt = 0;
+	box_mesh(&m, L, 20);
+	memmove(m.t, m.t + 800, (size_t)(m.nt - 800) * sizeof(m.t[0]));
+	m.nt -= 800;
+	snprintf(path, sizeof(path), "%s/open.obj", dir);
+	write_obj(&m, path);
+	if (!(r = mesh_room(path, 0.15, "", &err)))
+		fail_msg("%s", err.msg);
+	assert_null(vox_build(r, &err));
+	snprintf(yaml, sizeof(yaml), "%s", err.msg);
+	for (int n = 2; n <= 3; n++) {
+		assert_int_equal(windows_of(r, n, 1, &err), RS_EINPUT);
+		print_message("# %d ranks: %s\n", n, err.msg);
+		assert_string_equal(err.msg, yaml);
+	}
+	room_free(r);
+	/* without its top face: the flood reaches the inside in the top slab only, and the ranks
+	 * below find it through the slabs' ends */
+	box_mesh(&m, L, 20);
+	m.nt -= 800;
+	write_obj(&m, path);
+	if (!(r = mesh_room(path, 0.15, "", &err)))
+		fail_msg("%s", err.msg);
+	assert_null(vox_build(r, &err));
+	snprintf(yaml, sizeof(yaml), "%s", err.msg);
+	print_message("# one process: %s\n", err.msg);
+	assert_non_null(strstr(yaml, "z 1.88..1.88"));
+	for (int n = 2; n <= 4; n++) {
+		assert_int_equal(windows_of(r, n, 1, &err), RS_EINPUT);
+		assert_string_equal(err.msg, yaml);
+	}
+	room_free(r);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -826,6 +1141,7 @@ int main(void)
 		cmocka_unit_test(mesh_volume_any_facing),
 		cmocka_unit_test(box_with_shapes),
 		cmocka_unit_test(voxel_file),
+		cmocka_unit_test(windows_built_alone),
 	};
 
 	return cmocka_run_group_tests_name("geometry", tests, setup, teardown);
