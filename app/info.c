@@ -310,8 +310,9 @@ static void print_ranks(const struct room *room, const struct app_plan *p, int n
 	printf(" (%s on its GPU)", app_bytes((double)cuda_memory(&w, room->precision,
 		room->kernel, room->nreceivers, p->nsamples, (size_t)p->steps), mem));
 #endif
-	printf(", and %s of the whole grid's class bytes while it voxelises\n",
-	       app_bytes((double)g->cells, host));
+	printf(", and in host memory %s of class bytes for the window it voxelises, with %zu "
+	       "bytes a boundary cell for its walls\n", app_bytes((double)w.cells, host),
+	       sizeof(struct vox_wall));
 	printf("           halos: %s each way between neighbours per step, %s per step in all\n",
 	       app_bytes((double)pt.layer * pt.depth, halo),
 	       app_bytes(2.0 * (n - 1) * pt.layer * pt.depth, mem));
