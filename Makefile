@@ -56,7 +56,7 @@ CUDA_HOME ?= $(abspath $(dir $(shell command -v $(NVCC)))..)
 CPPFLAGS += -DROOMSIM_CUDA=1
 # -fmad=false: no FMA contraction, so kernels round exactly as the CPU engine does.
 NVFLAGS  ?= -O3 -arch=$(CUDA_ARCH) -lineinfo
-NVFLAGS  += -std=c++17 -fmad=false -Xptxas -v -Xcompiler -Wall
+NVFLAGS  += -std=c++17 -fmad=false -Xptxas -v -Xcompiler -Wall -Xcompiler -fopenmp
 # Each host thread its own default stream, which the step loop's CUDA graphs capture.
 NVFLAGS  += --default-stream per-thread
 # cudart is linked statically: the binary needs only the driver on the GPU machine, and

@@ -136,13 +136,31 @@ int run_checkpoint(struct run *r, int s, struct snapper *w, struct rs_error *err
 	return 0;
 }
 
-/* What a checkpoint must match besides its sizes: the whole grid's classes and the update's
- * constants; the sources' positions and signals and the receivers' positions. */
+/* The class bytes of g, a hash of each layer's (on the threads) hashed in order. */
+static uint64_t grid_hash(const struct vox_grid *g)
+{
+	const size_t layer = (size_t)g->plan.n[0] * g->plan.n[1];
+	const int n = g->plan.n[2];
+	uint64_t *each = malloc((size_t)n * sizeof(*each)), h;
+
+	if (!each)	/* one pass instead */
+		return rs_hash(RS_HASH_START, g->cls, g->plan.cells);
+#pragma omp parallel for schedule(static)
+	for (int k = 0; k < n; k++)
+		each[k] = rs_hash(RS_HASH_START, g->cls + (size_t)k * layer, layer);
+	h = rs_hash(RS_HASH_START, each, (size_t)n * sizeof(*each));
+	free(each);
+	return h;
+}
+
+/* What a checkpoint must match besides its sizes: the grid's classes (this rank's window in
+ * a decomposed run) and the update's constants; the sources' positions and signals and the
+ * receivers' positions. */
 void run_fingerprint(struct run *r)
 {
 	const struct room *room = r->room;
 	double *sig = malloc((size_t)r->plan.steps * sizeof(double));
-	uint64_t h = rs_hash(RS_HASH_START, r->grid->cls, r->plan.grid.cells);
+	uint64_t h = grid_hash(r->window ? r->window : r->grid);
 
 	r->grid_hash = fdtd_fingerprint(r->engine, h);
 	h = RS_HASH_START;
@@ -252,6 +270,11 @@ int run_resume_open(struct run *r, struct rs_error *err)
 	}
 	m.source = r->resumed.source;
 	m.step = r->resumed.step;
+	/* an earlier build's checkpoint of one process: its hash took the class bytes in one pass */
+	if (r->resumed.grid_hash != m.grid_hash && !r->window &&
+	    fdtd_fingerprint(r->engine, rs_hash(RS_HASH_START, r->grid->cls, r->plan.grid.cells)) ==
+		    r->resumed.grid_hash)
+		m.grid_hash = r->resumed.grid_hash;
 	if (ckpt_mismatch(&r->resumed, &m, why, sizeof(why)))
 		return rs_fail(err, RS_EINPUT, "--resume: %s does not fit this run: %s (valid: the "
 			       "same room file and settings, or leave --resume out to start "

@@ -30,7 +30,7 @@ static void pass_signal(int sig)
  */
 int run_start_ranks(int gpus, int argc, char **argv, struct rs_error *err)
 {
-	char **av = calloc((size_t)argc + 12, sizeof(char *)), np[16], self[4096];
+	char **av = calloc((size_t)argc + 14, sizeof(char *)), np[16], self[4096], omp[48];
 	const ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	int n = 0;
 
@@ -52,6 +52,13 @@ int run_start_ranks(int gpus, int argc, char **argv, struct rs_error *err)
 	av[n++] = "none";
 	av[n++] = "--stdin";	/* from a background process group it would stop on a read */
 	av[n++] = "none";
+	if (!getenv("OMP_NUM_THREADS")) {	/* the node's cores shared out, not each all */
+		const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+		snprintf(omp, sizeof(omp), "OMP_NUM_THREADS=%ld", cores / gpus > 1 ? cores / gpus : 1);
+		av[n++] = "-x";
+		av[n++] = omp;
+	}
 	av[n++] = self;
 	av[n++] = "run";
 	for (int i = 1; i < argc; i++) {

@@ -95,46 +95,61 @@ static int box_walls(struct vox_grid *g, const struct vox_plan *wp, const struct
 		     int inner, struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
-	size_t cap = 0;
+	const int n = p->room[2];
+	size_t *at = calloc((size_t)n + 1, sizeof(*at));
 
 	free(g->walls);
 	g->walls = NULL;
 	g->nwalls = 0;
-	for (int k = p->halo; k < p->halo + p->room[2]; k++)
-		for (int j = 0; j < p->n[1]; j++)
-			for (int i = 0; i < p->n[0]; i++) {
-				const size_t n = vox_index(p, i, j, k);
-				struct vox_wall w = { .cell = n };
-				int walls = 0;
+	if (!at)
+		return rs_fail(err, RS_ENOMEM, "out of memory for the boundary cells");
+	/* each layer's walls counted, then written at their place in cell order */
+	for (int pass = 0; pass < 2; pass++) {
+#pragma omp parallel for schedule(dynamic, 1)
+		for (int q = 0; q < n; q++) {
+			const int k = p->halo + q;
+			size_t count = 0;
 
-				if (g->cls[n] == VOX_PAD)
-					continue;
-				for (int f = 0; f < 6; f++) {
-					const int a = f / 2, o = f % 2 ? 1 : -1;
-					const int at[3] = { i + o * (a == 0), j + o * (a == 1),
-							    k + o * (a == 2) };
+			for (int j = 0; j < p->n[1]; j++)
+				for (int i = 0; i < p->n[0]; i++) {
+					const size_t c = vox_index(p, i, j, k);
+					struct vox_wall w = { .cell = c };
+					int walls = 0;
 
-					w.material[f] = VOX_NO_WALL;
-					if (g->cls[vox_index(p, at[0], at[1], at[2])] != VOX_PAD)
+					if (g->cls[c] == VOX_PAD)
 						continue;
-					w.material[f] = (uint8_t)(is_room(wp, at[0], at[1], at[2] + g->zbase)
-						? inner : room->face_material[face_of(a, f % 2)]);
-					w.area[f] = 1;
-					walls++;
-				}
-				if (!walls)
-					continue;
-				if (g->nwalls == cap) {
-					struct vox_wall *grown;
+					for (int f = 0; f < 6; f++) {
+						const int a = f / 2, o = f % 2 ? 1 : -1;
+						const int e[3] = { i + o * (a == 0), j + o * (a == 1),
+								   k + o * (a == 2) };
 
-					cap = cap ? 2 * cap : 4096;
-					if (!(grown = realloc(g->walls, cap * sizeof(*grown))))
-						return rs_fail(err, RS_ENOMEM, "out of memory for %zu "
-							       "boundary cells", cap);
-					g->walls = grown;
+						w.material[f] = VOX_NO_WALL;
+						if (g->cls[vox_index(p, e[0], e[1], e[2])] != VOX_PAD)
+							continue;
+						w.material[f] = (uint8_t)(is_room(wp, e[0], e[1],
+									 e[2] + g->zbase)
+							? inner : room->face_material[face_of(a, f % 2)]);
+						w.area[f] = 1;
+						walls++;
+					}
+					if (walls && pass)
+						g->walls[at[q] + count] = w;
+					count += walls > 0;
 				}
-				g->walls[g->nwalls++] = w;
-			}
+			if (!pass)
+				at[q + 1] = count;
+		}
+		if (pass)
+			break;
+		for (int q = 0; q < n; q++)
+			at[q + 1] += at[q];
+		if (!(g->walls = malloc((at[n] + 1) * sizeof(*g->walls)))) {
+			free(at);
+			return rs_fail(err, RS_ENOMEM, "out of memory for the boundary cells");
+		}
+	}
+	g->nwalls = at[n];
+	free(at);
 	return 0;
 }
 
@@ -468,6 +483,7 @@ static void fill_box(struct vox_grid *g, const struct vox_plan *wp, int beside)
 {
 	const struct vox_plan *p = &g->plan;
 
+#pragma omp parallel for schedule(static)
 	for (int k = 0; k < p->n[2]; k++) {
 		const int own = k >= p->halo - beside && k < p->halo + p->room[2] + beside;
 
@@ -492,36 +508,47 @@ void vox_pad_beside(struct vox_grid *g)
 void vox_count_cells(struct vox_grid *g)
 {
 	struct vox_plan *p = &g->plan;
+	const long long cells = (long long)p->cells;
+	size_t air = 0, boundary = 0, padding = 0;
 
-	p->air = p->boundary = p->padding = 0;
-	for (size_t n = 0; n < p->cells; n++) {
+#pragma omp parallel for schedule(static) reduction(+ : air, boundary, padding)
+	for (long long n = 0; n < cells; n++) {
 		if (g->cls[n] == VOX_PAD)
-			p->padding++;
+			padding++;
 		else if (g->cls[n] == VOX_AIR)
-			p->air++;
+			air++;
 		else
-			p->boundary++;
+			boundary++;
 	}
+	p->air = air;
+	p->boundary = boundary;
+	p->padding = padding;
 }
 
-/* Per-column first and last non-padding k (seed 003 section 4.3.3). */
+/* Per-column first and last non-padding k (seed 003 section 4.3.3); rows on the threads,
+ * each layer's row read in memory order. */
 void vox_column_heights(struct vox_grid *g)
 {
 	const struct vox_plan *p = &g->plan;
 
-	for (int j = 0; j < p->n[1]; j++)
-		for (int i = 0; i < p->n[0]; i++) {
-			int32_t lo = p->n[2], hi = -1;
+#pragma omp parallel for schedule(static)
+	for (int j = 0; j < p->n[1]; j++) {
+		int32_t *lo = &g->kstart[(size_t)p->n[0] * j], *hi = &g->kstop[(size_t)p->n[0] * j];
 
-			for (int k = 0; k < p->n[2]; k++)
-				if (g->cls[vox_index(p, i, j, k)] != VOX_PAD) {
-					if (k < lo)
-						lo = k;
-					hi = k;
-				}
-			g->kstart[i + p->n[0] * j] = lo;
-			g->kstop[i + p->n[0] * j] = hi;
+		for (int i = 0; i < p->n[0]; i++) {
+			lo[i] = p->n[2];
+			hi[i] = -1;
 		}
+		for (int k = 0; k < p->n[2]; k++) {
+			const uint8_t *row = &g->cls[vox_index(p, 0, j, k)];
+
+			for (int i = 0; i < p->n[0]; i++)
+				if (row[i] != VOX_PAD) {
+					lo[i] = lo[i] < k ? lo[i] : k;
+					hi[i] = k;
+				}
+		}
+	}
 }
 
 /* One process's collectives: its own values are every rank's. */

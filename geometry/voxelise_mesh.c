@@ -230,66 +230,125 @@ static void flip(uint64_t *w, int i)
 }
 
 /*
+ * The rays along z of the layers built, shared by the threads: their parity at layer b->k0
+ * (the crossings passed there or below) and validity per column, as rows of W words, and the
+ * columns whose ray is passed at each later layer k <= b->k1 (its events), in ev[at[m] ..
+ * at[m + 1]) for m = k - b->k0 - 1, in no set order (they are flips).
+ */
+struct zrays {
+	uint64_t *par, *ok;
+	size_t *at, *ev;
+};
+
+static void zrays_free(struct zrays *z)
+{
+	free(z->par);
+	free(z->ok);
+	free(z->at);
+	free(z->ev);
+}
+
+static int zrays_make(struct build *b, const struct rays *ry, struct zrays *z)
+{
+	const int *n = b->whole.room, W = (n[0] + WORD - 1) / WORD, L = b->k1 - b->k0;
+	const size_t cols = (size_t)n[1] * W;
+	size_t *fill = malloc(((size_t)L + 1) * sizeof(*fill));
+
+	z->par = calloc(cols, 8);
+	z->ok = calloc(cols, 8);
+	z->at = calloc((size_t)L + 2, sizeof(*z->at));
+	z->ev = NULL;
+	if (!z->par || !z->ok || !z->at || !fill) {
+		free(fill);
+		return -1;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+#pragma omp parallel for schedule(dynamic, 16)
+		for (int j = 0; j < n[1]; j++)	/* a row's words are its own */
+			for (int i = 0; i < n[0]; i++) {
+				const size_t r = (size_t)i + (size_t)n[0] * j;
+
+				if (!pass && (ry[2].at[r + 1] - ry[2].at[r]) % 2 == 0)
+					flip(z->ok + (size_t)j * W, i);
+				for (size_t q = ry[2].at[r]; q < ry[2].at[r + 1]; q++) {
+					const int k = passed_at(b, 2, ry[2].cross[q]);
+					size_t e;
+
+					if (k <= b->k0 && !pass)
+						flip(z->par + (size_t)j * W, i);
+					if (k <= b->k0 || k > b->k1)
+						continue;
+					if (!pass) {
+#pragma omp atomic
+						z->at[k - b->k0]++;
+						continue;
+					}
+#pragma omp atomic capture
+					e = fill[k - b->k0 - 1]++;
+					z->ev[e] = r;
+				}
+			}
+		if (pass)
+			break;
+		for (int m = 0; m < L; m++) {	/* counted at m + 1: at[m] starts bucket m */
+			z->at[m + 1] += z->at[m];
+			fill[m] = z->at[m];
+		}
+		if (!(z->ev = malloc((z->at[L] + 1) * sizeof(*z->ev)))) {
+			free(fill);
+			return -1;
+		}
+	}
+	free(fill);
+	return 0;
+}
+
+/* Flip the parities zpar of the columns whose z-ray is passed at layer k (b->k0 < k). */
+static void z_flips(const struct build *b, const struct zrays *z, uint64_t *zpar, int k)
+{
+	const int *n = b->whole.room, W = (n[0] + WORD - 1) / WORD;
+	const int m = k - b->k0 - 1;
+
+	for (size_t e = z->at[m]; e < z->at[m + 1]; e++)
+		flip(zpar + z->ev[e] / (size_t)n[0] * W, (int)(z->ev[e] % (size_t)n[0]));
+}
+
+/*
  * The votes of the three rays through the nodes of z-slabs [k0, k1), as bitsets: a ray's
  * parity changes only where it crosses the surface, so each ray's bits are flipped at its
  * crossings (events) and carried from node to node, and the majority of three is bitwise.
  * A ray with an odd number of crossings in all (it passed a hole) does not vote. A node thus
  * costs a few bit operations; the crossings cost the rest.
  */
-static int inside_slabs(struct build *b, const struct rays *ry, int k0, int k1)
+static int inside_slabs(struct build *b, const struct rays *ry, const struct zrays *z, int k0,
+			int k1)
 {
 	const int *n = b->whole.room, W = (n[0] + WORD - 1) / WORD;
 	const size_t cols = (size_t)n[1] * W;
-	/* z: parity and validity per column, rows of W words; y: per slab, one row of W words */
-	uint64_t *zpar = calloc(cols, 8), *zok = calloc(cols, 8), *ypar = calloc((size_t)W, 8);
+	/* z: parity per column, rows of W words; y: per slab, one row of W words */
+	uint64_t *zpar = malloc(cols * 8), *ypar = calloc((size_t)W, 8);
+	const uint64_t *zok = z->ok;
 	uint64_t *yok = calloc((size_t)W, 8), *x = calloc((size_t)W + 1, 8);
 	size_t *yat = calloc((size_t)n[1] + 2, sizeof(size_t)), ycap = 0;
-	size_t *zat = calloc((size_t)(k1 - k0) + 1, sizeof(size_t)), *zev = NULL;
 	int *yev = NULL, rc = 0;
 	uint64_t bytes[256] = { 0 };	/* 8 bits to 8 class bytes of B_BASE or 0 */
 
-	if (!zpar || !zok || !ypar || !yok || !x || !yat || !zat) {
+	if (!zpar || !ypar || !yok || !x || !yat) {
 		rc = -1;
 		goto out;
 	}
 	for (int v = 0; v < 256; v++)
 		for (int q = 0; q < 8; q++)
 			bytes[v] |= (uint64_t)(v >> q & 1 ? B_BASE : 0) << (8 * q);
-	/* z-rays: validity, the crossings passed up to slab k0, the later ones by slab */
-	for (int pass = 0; pass < 2; pass++) {
-		for (int j = 0; j < n[1]; j++)
-			for (int i = 0; i < n[0]; i++) {
-				const size_t r = (size_t)i + (size_t)n[0] * j;
-
-				if (!pass && (ry[2].at[r + 1] - ry[2].at[r]) % 2 == 0)
-					flip(zok + (size_t)j * W, i);
-				for (size_t q = ry[2].at[r]; q < ry[2].at[r + 1]; q++) {
-					const int k = passed_at(b, 2, ry[2].cross[q]);
-
-					if (k <= k0 && !pass)
-						flip(zpar + (size_t)j * W, i);
-					else if (k > k0 && k < k1 && pass)
-						zev[zat[k - k0]++] = r;
-					else if (k > k0 && k < k1)
-						zat[k - k0 + 1]++;
-				}
-			}
-		if (pass)
-			break;
-		/* counted at m + 1, so zat[m] starts slab k0 + m's events; filled, it ends them */
-		for (int k = 0; k < k1 - k0; k++)
-			zat[k + 1] += zat[k];
-		if (!(zev = malloc((zat[k1 - k0] + 1) * sizeof(*zev)))) {
-			rc = -1;
-			goto out;
-		}
-	}
+	/* z-rays: the parity at slab k0, from b->k0's */
+	memcpy(zpar, z->par, cols * 8);
+	for (int k = b->k0 + 1; k <= k0; k++)
+		z_flips(b, z, zpar, k);
 	for (int k = k0; k < k1; k++) {
 		size_t nev = 0;
 
-		/* the z-crossings passed at this slab */
-		for (size_t e = k > k0 ? zat[k - k0 - 1] : 0; k > k0 && e < zat[k - k0]; e++)
-			flip(zpar + zev[e] / (size_t)n[0] * W, (int)(zev[e] % (size_t)n[0]));
+		if (k > k0)	/* the z-crossings passed at this slab */
+			z_flips(b, z, zpar, k);
 		/* the y-rays of this slab: their crossings bucketed by the row j they flip at */
 		memset(ypar, 0, (size_t)W * 8);
 		memset(yok, 0, (size_t)W * 8);
@@ -368,14 +427,11 @@ static int inside_slabs(struct build *b, const struct rays *ry, int k0, int k1)
 	}
 out:
 	free(zpar);
-	free(zok);
 	free(ypar);
 	free(yok);
 	free(x);
 	free(yat);
 	free(yev);
-	free(zat);
-	free(zev);
 	return rc;
 }
 
@@ -384,10 +440,13 @@ int vx_mesh_inside(struct build *b, struct rs_error *err)
 {
 	const long layers = b->k1 - b->k0 + 1;
 	struct rays ry[3] = { { 0 } };
+	struct zrays z = { 0 };
 	int rc = 0;
 
 	for (int a = 0; a < 3 && !rc; a++)
 		rc = axis_rays(b, a, &ry[a], err);
+	if (!rc && zrays_make(b, ry, &z))
+		rc = rs_fail(err, RS_ENOMEM, "out of memory for the rays' votes");
 	if (!rc) {
 #pragma omp parallel reduction(| : rc)
 		{
@@ -395,12 +454,13 @@ int vx_mesh_inside(struct build *b, struct rs_error *err)
 			const int k0 = b->k0 + (int)(layers * t / nt);
 			const int k1 = b->k0 + (int)(layers * (t + 1) / nt);
 
-			if (k0 < k1 && inside_slabs(b, ry, k0, k1))
+			if (k0 < k1 && inside_slabs(b, ry, &z, k0, k1))
 				rc = 1;
 		}
 		if (rc)
 			rc = rs_fail(err, RS_ENOMEM, "out of memory for the rays' votes");
 	}
+	zrays_free(&z);
 	for (int a = 0; a < 3; a++) {
 		free(ry[a].at);
 		free(ry[a].cross);

@@ -32,8 +32,9 @@ struct ckpt_meta {
 	int nsources, nreceivers;	/* the room's */
 	int nrec;		/* receivers this rank reads */
 	int rank, ranks;
-	uint64_t grid_hash;	/* the whole grid's classes and the engine's wall constants
-				 * (common/hash.h, fdtd_fingerprint) */
+	uint64_t grid_hash;	/* the grid's classes (a rank's: its window's), layer by layer,
+				 * and the engine's wall constants (common/hash.h,
+				 * fdtd_fingerprint) */
 	uint64_t points_hash;	/* the sources' positions and signals, the receivers' positions */
 	int source;		/* the source in progress */
 	long long step;		/* its steps done */

@@ -1057,6 +1057,7 @@ static void windows_built_alone(void **state)
 	/* shapes, on the cubic grid and the fcc lattice */
 	windows_of_yaml(SHAPED(""));
 	windows_of_yaml(SHAPED("scheme: {stencil: fcc}\n"));
+	windows_of_yaml(SHAPED("scheme: {stencil: leggy, order: 4}\n"));
 	/* a mesh whose walls face every way (many kinds), and its grid as a voxel file */
 	m.nv = m.nt = 0;
 	sphere_mesh(&m, 1.0, c, 3);

@@ -112,7 +112,12 @@ static int upload_grid(struct cuda_engine *e, const struct vox_grid *g, struct r
 
 	if (!mask || !colk)
 		goto out;
-	for (size_t n = 0; n < p->cells; n++)
+#pragma omp parallel for schedule(static)
+	for (long long w = 0; w < (long long)(p->cells / 32); w++)	/* word by word */
+		for (size_t n = 32 * (size_t)w; n < 32 * (size_t)w + 32; n++)
+			if (g->cls[n] == VOX_AIR)
+				mask[n >> 5] |= 1u << (n & 31);
+	for (size_t n = p->cells / 32 * 32; n < p->cells; n++)
 		if (g->cls[n] == VOX_AIR)
 			mask[n >> 5] |= 1u << (n & 31);
 	for (size_t c = 0; c < cols; c++)
@@ -142,6 +147,7 @@ static int upload_folded(struct cuda_engine *e, const struct vox_grid *g, struct
 
 	if (!f)
 		return rs_fail(err, RS_ENOMEM, "out of host memory preparing the grid");
+#pragma omp parallel for schedule(static)
 	for (int k = 0; k < p->n[2]; k++)
 		for (int j = 0; j < p->n[1]; j++)
 			for (int i = (j + k) & 1; i < p->n[0]; i += 2)
