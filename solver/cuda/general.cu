@@ -118,6 +118,10 @@ int general_special(struct cuda_engine *e, struct rs_error *err)
 
 	if (!e->nspecial)
 		return 0;
+	/* the shell kernels call it: this file's constant memory, not theirs, must hold the
+	 * engine's dims and stencil */
+	if (kconst_sync(e, err))
+		return RS_EDEVICE;
 	if (e->precision == 4)
 		k_general_list<float><<<blocks, 256>>>((const float *)e->u[e->cur],
 						       (float *)e->u[1 - e->cur], e->mask, e->cls,
