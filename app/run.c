@@ -947,16 +947,21 @@ static void setup_summary(struct run *r, double seconds)
 {
 	const struct vox_grid *g = r->window ? r->window : r->grid;
 	const size_t layer = (size_t)g->plan.n[0] * g->plan.n[1];
-	const int own = r->window ? r->part.own[1] - r->part.own[0] + 1 : g->plan.n[2];
+	/* this rank's layers of g: its slab, or all */
+	const int k0 = r->window ? r->part.own[0] - g->zbase : 0;
+	const int k1 = r->window ? r->part.own[1] - g->zbase : g->plan.n[2] - 1;
+	size_t walls = 0;
 	struct rusage ru;
 	int peak[3];
 	char a[32], b[32], c[32];
 
+	for (size_t w = 0; w < g->nwalls; w++)
+		walls += g->walls[w].cell / layer >= (size_t)k0 && g->walls[w].cell / layer <= (size_t)k1;
 	getrusage(RUSAGE_SELF, &ru);
 	peak[0] = -(int)ru.ru_maxrss;	/* KiB, the largest as the least */
 	peak[1] = -(int)r->vox_peak;
-	peak[2] = -(int)(((double)layer * own +
-			  (double)g->nwalls * own / g->plan.n[2] * sizeof(struct vox_wall)) / 1024);
+	peak[2] = -(int)(((double)layer * (k1 - k0 + 1) + (double)walls * sizeof(struct vox_wall)) /
+			 1024);
 	part_min_ints(&r->part, peak, 3);
 	if (!r->quiet)
 		fprintf(stderr, "roomsim: set up in %.1f s, the voxel grid in %.1f s; host memory at "
