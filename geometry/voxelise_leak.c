@@ -179,22 +179,17 @@ static void leak_place(const struct build *b, double lo[3], double hi[3])
 
 /*
  * One round of a decomposed flood: each rank's cells of its slab's end layers to its
- * neighbours, their B_SEEN into the layers beside the slab, and a seed at every open cell of
- * an end layer that the flood reached beside it. Returns the seeds pushed (-1: out of memory).
+ * neighbours (received into below and above, a layer of g each), their B_SEEN into the layers
+ * beside the slab, and a seed at every open cell of an end layer that the flood reached beside
+ * it. Returns the seeds pushed (-1: out of memory, after the swap that every rank makes).
  */
-static long swap_seen(struct build *b, struct seeds *st)
+static long swap_seen(struct build *b, struct seeds *st, uint8_t *below, uint8_t *above)
 {
 	const struct vox_plan *p = &b->g->plan;
 	const size_t layer = (size_t)p->n[0] * p->n[1];
 	const int *n = b->whole.room;
-	uint8_t *below = calloc(layer, 1), *above = calloc(layer, 1);
 	long pushed = 0;
 
-	if (!below || !above) {
-		free(below);
-		free(above);
-		return -1;
-	}
 	/* whole layers of g, from their first byte: cell (i, j) at the same offset in each */
 	b->comm->swap(b->comm->ctx, cell(b, -p->halo, -p->halo, b->ok0),
 		      cell(b, -p->halo, -p->halo, b->ok1), below, above, layer);
@@ -214,17 +209,12 @@ static long swap_seen(struct build *b, struct seeds *st)
 				to[i] |= B_SEEN;
 				if (!open_cell(row[i]))
 					continue;
-				if (push(st, i, j, k)) {
-					pushed = -1;
-					goto out;
-				}
+				if (push(st, i, j, k))
+					return -1;
 				pushed++;
 			}
 		}
 	}
-out:
-	free(below);
-	free(above);
 	return pushed;
 }
 
@@ -237,12 +227,23 @@ int vx_leak_check(struct build *b, struct rs_error *err)
 {
 	const struct vox_plan *p = &b->whole;
 	const int *n = p->room;
+	const int ranks = b->comm && b->comm->size > 1;
+	const size_t layer = (size_t)b->g->plan.n[0] * b->g->plan.n[1];
 	struct seeds st = { 0 };
 	double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
-	double sum[2];
+	double sum[2] = { 0, 0 };
+	uint8_t *swap = ranks ? calloc(2 * layer, 1) : NULL;	/* the neighbours' end layers */
 	size_t leaked = 0;
 	int rc = 0;
 
+	if (ranks) {	/* every rank has its buffer, or none goes on */
+		sum[1] = swap == NULL;
+		b->comm->reduce(b->comm->ctx, &sum[1], 1, 1);
+		if (sum[1] > 0) {
+			free(swap);
+			return rs_fail(err, RS_ENOMEM, "out of memory for the leak check");
+		}
+	}
 	touch_cells(b);
 	for (int k = b->ok0; k <= b->ok1 && !rc; k++)	/* seeds: every open run of the outer layer */
 		for (int j = 0; j < n[1] && !rc; j++)
@@ -259,9 +260,10 @@ int vx_leak_check(struct build *b, struct rs_error *err)
 			st.n--;
 			rc = flood_run(b, &st, st.s[st.n][0], st.s[st.n][1], st.s[st.n][2], &leaked);
 		}
-		if (!b->comm || b->comm->size == 1)
+		if (!ranks)
 			break;
-		pushed = rc ? -1 : swap_seen(b, &st);
+		pushed = swap_seen(b, &st, swap, swap + layer);
+		pushed = rc ? -1 : pushed;
 		sum[0] = pushed > 0 ? (double)pushed : 0;
 		sum[1] = pushed < 0;
 		b->comm->reduce(b->comm->ctx, sum, 2, 0);
@@ -273,9 +275,10 @@ int vx_leak_check(struct build *b, struct rs_error *err)
 			break;
 	}
 	free(st.s);
+	free(swap);
 	if (rc)
 		return rs_fail(err, RS_ENOMEM, "out of memory for the leak check");
-	if (b->comm && b->comm->size > 1) {
+	if (ranks) {
 		double v = (double)leaked;
 
 		b->comm->reduce(b->comm->ctx, &v, 1, 0);
@@ -284,7 +287,7 @@ int vx_leak_check(struct build *b, struct rs_error *err)
 	if (!leaked)
 		return 0;
 	leak_place(b, lo, hi);
-	if (b->comm && b->comm->size > 1) {
+	if (ranks) {
 		double box[6] = { -lo[0], -lo[1], -lo[2], hi[0], hi[1], hi[2] };
 
 		b->comm->reduce(b->comm->ctx, box, 6, 1);
