@@ -122,8 +122,12 @@ static int plane_rooms(struct run *r, struct rs_error *err)
 		free(index);
 		return 0;
 	}
-	if (!index || !(pl = run_make_planes(r, index)) ||	/* from the window, then: */
-	    !(r->plane_room = calloc((size_t)room->nplanes, sizeof(*r->plane_room)))) {
+	if (!index || !(pl = run_make_planes(r, index))) {	/* from the window, then: */
+		free(index);
+		return rs_fail(err, RS_ENOMEM, "out of memory for the snapshot planes");
+	}
+	if (!(r->plane_room = calloc((size_t)room->nplanes, sizeof(*r->plane_room)))) {
+		run_free_planes(pl, room->nplanes);
 		free(index);
 		return rs_fail(err, RS_ENOMEM, "out of memory for the snapshot planes");
 	}
