@@ -40,7 +40,9 @@ static int measure(struct run *r, struct rs_error *err)
 
 	if (!v)
 		return rs_fail(err, RS_ENOMEM, "out of memory");
-	nodes = (double)vox_count_nodes(g, k0, k1);
+	/* the whole grid's plan counts its nodes; a window's counts its cells (vox_window) */
+	nodes = r->window ? (double)vox_count_nodes(g, k0, k1)
+			  : (double)(g->plan.air + g->plan.boundary);
 	part_sum_doubles(&r->part, &nodes, 1);	/* whole numbers: exact */
 	v[0] = nodes * (g->plan.h * g->plan.h * g->plan.h);
 	if (g->plan.fcc)	/* a node holds 2 h^3 */
