@@ -27,6 +27,8 @@ static const struct {
 #define IMAG_WEIGHT 0.2		/* weight of the reactance against the resistance in the fit */
 #define BAND_POINTS 9		/* log-spaced points of a band's average */
 #define FIT_OUTER 40		/* corrections of the band absorptions */
+#define RIPPLE 0.03		/* the absorption between band centres (smooth) */
+#define RIPPLE_REL 0.1
 
 double complex wall_admittance(const struct wall_model *w, double f)
 {
@@ -132,9 +134,18 @@ static void gauss(int n, double a[][WALL_MAX_BRANCHES], double *y, double *x)
 struct bank {
 	int n;
 	double fj[WALL_MAX_BRANCHES];	/* resonance or corner, Hz */
-	int kind[WALL_MAX_BRANCHES];	/* 0 resonant, 1 mass only (low end), 2 stiffness only */
-	double q;
+	int kind[WALL_MAX_BRANCHES];	/* BR_RES, BR_MASS, BR_STIFF or BR_FLAT */
+	double q[WALL_MAX_BRANCHES];	/* a resonant branch's quality */
 };
+
+enum { BR_RES, BR_MASS, BR_STIFF, BR_FLAT };	/* mass only: flat below fj; stiffness: above */
+
+static void bank_add(struct bank *k, double fj, int kind, double q)
+{
+	k->fj[k->n] = fj;
+	k->kind[k->n] = kind;
+	k->q[k->n++] = q;
+}
 
 static void bank_of(const struct wall_bands *bd, int used, double spread, double qper,
 		    struct bank *k)
@@ -142,18 +153,38 @@ static void bank_of(const struct wall_bands *bd, int used, double spread, double
 	const double step = (bd->third ? 1.0 / 3 : 1.0) / spread;	/* octaves apart */
 	const int every = spread < 1 ? (int)lround(1 / spread) : 1;
 	const int per = spread < 1 ? 1 : (int)lround(spread);
+	const double q = (bd->third ? 3 : 1) * qper * spread;
 
-	k->q = (bd->third ? 3 : 1) * qper * spread;
 	k->n = 0;
-	k->fj[k->n] = bd->f[0];
-	k->kind[k->n++] = 1;
+	bank_add(k, bd->f[0], BR_MASS, 0);
 	for (int b = (used - 1) % every / 2; b < used; b += every)
-		for (int s = 0; s < per; s++) {
-			k->fj[k->n] = bd->f[b] * exp2((s - 0.5 * (per - 1)) * step);
-			k->kind[k->n++] = 0;
-		}
-	k->fj[k->n] = bd->f[used - 1];
-	k->kind[k->n++] = 2;
+		for (int s = 0; s < per; s++)
+			bank_add(k, bd->f[b] * exp2((s - 0.5 * (per - 1)) * step), BR_RES, q);
+	bank_add(k, bd->f[used - 1], BR_STIFF, 0);
+}
+
+/*
+ * The free bank for third-octave data that no regular bank fits within MAX_SPARSE branches
+ * (wall_fit): at every third from a band below the lowest to a band above the highest,
+ * resonant branches of two qualities, a mass and a stiffness branch; and one flat branch.
+ * The least-squares fit over it picks a few, and prune takes the rest out.
+ */
+#define MAX_SPARSE 12
+#define DICT_Q0 0.7
+#define DICT_Q1 2.5
+
+static void dict_of(const struct wall_bands *bd, int used, struct bank *k)
+{
+	k->n = 0;
+	bank_add(k, 0, BR_FLAT, 0);
+	for (int b = -1; b <= used && k->n + 4 <= WALL_MAX_BRANCHES; b++) {
+		const double f = bd->f[0] * exp2(b / 3.0);
+
+		bank_add(k, f, BR_RES, DICT_Q0);
+		bank_add(k, f, BR_RES, DICT_Q1);
+		bank_add(k, f, BR_MASS, 0);
+		bank_add(k, f, BR_STIFF, 0);
+	}
 }
 
 /* The wall of conductances g over the bank (branches of g = 0 left out). */
@@ -166,8 +197,8 @@ static void model_of(const struct bank *k, const double *g, struct wall_model *w
 		if (!(g[j] > 0))
 			continue;
 		w->r[w->n] = r;
-		w->m[w->n] = k->kind[j] == 2 ? 0 : k->kind[j] == 1 ? r / om : k->q * r / om;
-		w->k[w->n] = k->kind[j] == 1 ? 0 : k->kind[j] == 2 ? r * om : k->q * r * om;
+		w->m[w->n] = k->kind[j] == BR_RES ? k->q[j] * r / om : k->kind[j] == BR_MASS ? r / om : 0;
+		w->k[w->n] = k->kind[j] == BR_RES ? k->q[j] * r * om : k->kind[j] == BR_STIFF ? r * om : 0;
 		w->n++;
 	}
 }
@@ -176,8 +207,16 @@ static double complex shape(const struct bank *k, int j, double f)
 {
 	const double x = f / k->fj[j];
 
-	return k->kind[j] == 1 ? 1 / (1 + I * x) : k->kind[j] == 2 ? 1 / (1 - I / x)
-									: 1 / (1 + I * k->q * (x - 1 / x));
+	switch (k->kind[j]) {
+	case BR_MASS:
+		return 1 / (1 + I * x);
+	case BR_STIFF:
+		return 1 / (1 - I / x);
+	case BR_FLAT:
+		return 1;
+	default:
+		return 1 / (1 + I * k->q[j] * (x - 1 / x));
+	}
 }
 
 /*
@@ -314,16 +353,14 @@ static double peak(double a, double bpeak)
 	return 0.5 * (lo + hi);
 }
 
-/* The fit of bands 0 .. used - 1 over the bank of ladder step l. */
-static int fit_bank(const struct wall_bands *bd, int used, int l, struct wall_fit *fit)
+/* The fit of bands 0 .. used - 1 over bank k; k keeps only the branches the fit uses. */
+static int fit_over(const struct wall_bands *bd, int used, struct bank *k, struct wall_fit *fit)
 {
 	const double amax = room_absorption_max();
 	const double bpeak = room_beta_of_absorption(amax);
 	double g[WALL_MAX_BRANCHES], want[WALL_MAX_BANDS];
-	struct bank bank;
 
 	fit->used = used;
-	bank_of(bd, used, ladder[l].spread, ladder[l].qper, &bank);
 	for (int b = 0; b < bd->n; b++) {
 		fit->target[b] = fmin(bd->alpha[b], amax);
 		want[b] = peak(fit->target[b], bpeak);
@@ -336,9 +373,9 @@ static int fit_bank(const struct wall_bands *bd, int used, int l, struct wall_fi
 	for (int outer = 0; outer < FIT_OUTER; outer++) {
 		int done = 1;
 
-		if (solve_bank(bd, used, &bank, want, g))
+		if (solve_bank(bd, used, k, want, g))
 			return -1;
-		model_of(&bank, g, &fit->model);
+		model_of(k, g, &fit->model);
 		for (int b = 0; b < used; b++) {
 			const double a = fmin(wall_alpha_band(&fit->model, bd->f[b], bd->third),
 					      amax * (1 - 1e-9));
@@ -358,7 +395,40 @@ static int fit_bank(const struct wall_bands *bd, int used, int l, struct wall_fi
 		if (b < used && wall_band_missed(fit->fitted[b], bd->alpha[b]))
 			fit->misses++;
 	}
+	int n = 0;
+
+	for (int j = 0; j < k->n; j++)
+		if (g[j] > 0) {
+			k->fj[n] = k->fj[j];
+			k->kind[n] = k->kind[j];
+			k->q[n++] = k->q[j];
+		}
+	k->n = n;
 	return 0;
+}
+
+/* The fit of bands 0 .. used - 1 over the bank of ladder step l (k: its branches in use). */
+static int fit_bank(const struct wall_bands *bd, int used, int l, struct bank *k,
+		    struct wall_fit *fit)
+{
+	bank_of(bd, used, ladder[l].spread, ladder[l].qper, k);
+	return fit_over(bd, used, k, fit);
+}
+
+/* The target between the centres at log2 f = x. */
+static double target_at(const struct wall_bands *bd, const struct wall_fit *fit, double x)
+{
+	double t = fit->target[0];
+
+	for (int b = 0; b + 1 < fit->used; b++) {
+		const double x0 = log2(bd->f[b]), x1 = log2(bd->f[b + 1]);
+
+		if (x >= x0 && x <= x1)
+			t = fit->target[b] + (fit->target[b + 1] - fit->target[b]) * (x - x0) / (x1 - x0);
+		else if (x > x1)
+			t = fit->target[b + 1];
+	}
+	return t;
 }
 
 /*
@@ -367,8 +437,6 @@ static int fit_bank(const struct wall_bands *bd, int used, int l, struct wall_fi
  * from two octaves below the lowest band (its value) to half a band above the highest. A sparse
  * bank can meet every band average and still swing between them.
  */
-#define RIPPLE 0.03
-#define RIPPLE_REL 0.1
 
 static int smooth(const struct wall_bands *bd, const struct wall_fit *fit)
 {
@@ -376,26 +444,249 @@ static int smooth(const struct wall_bands *bd, const struct wall_fit *fit)
 	const int n = fit->used;
 
 	for (double x = log2(bd->f[0]) - 2; x <= log2(bd->f[n - 1]) + half; x += half / 4) {
-		double t = fit->target[0];
+		const double t = target_at(bd, fit, x);
 
-		for (int b = 0; b + 1 < n; b++) {
-			const double x0 = log2(bd->f[b]), x1 = log2(bd->f[b + 1]);
-
-			if (x >= x0 && x <= x1)
-				t = fit->target[b] + (fit->target[b + 1] - fit->target[b]) *
-							 (x - x0) / (x1 - x0);
-			else if (x > x1)
-				t = fit->target[b + 1];
-		}
 		if (fabs(wall_alpha(&fit->model, exp2(x)) - t) > fmax(RIPPLE, RIPPLE_REL * t))
 			return 0;
 	}
 	return 1;
 }
 
+/*
+ * Refinement of a fit by Levenberg-Marquardt on its branches themselves: each branch's
+ * conductance, corner or resonance, and quality, in logarithms (so that the wall stays passive),
+ * to bring the band averages of the absorption within their tolerances (residuals of 1 at
+ * REFINE_MARGIN of it) and the absorption between the centres near the targets' line (smooth,
+ * weighed by REFINE_SMOOTH). A sparse bank that no linear fit over fixed shapes can make meet
+ * every band often does once its branches move.
+ */
+#define REFINE_ITER 40
+#define REFINE_MARGIN 0.8
+#define REFINE_SMOOTH 0.3
+#define REFINE_MOST (2 * MAX_SPARSE)	/* branches refined at most */
+#define REFINE_MAXP (3 * REFINE_MOST)
+#define REFINE_MAXR (WALL_MAX_BANDS + 256)
+
+static int params_of(const struct bank *k, const double *g, double *p)
+{
+	int n = 0;
+
+	for (int j = 0; j < k->n; j++) {
+		p[n++] = log(g[j]);
+		if (k->kind[j] != BR_FLAT)
+			p[n++] = log(k->fj[j]);
+		if (k->kind[j] == BR_RES)
+			p[n++] = log(k->q[j]);
+	}
+	return n;
+}
+
+static void bank_of_params(struct bank *k, double *g, const double *p)
+{
+	int n = 0;
+
+	for (int j = 0; j < k->n; j++) {
+		g[j] = exp(p[n++]);
+		if (k->kind[j] != BR_FLAT)
+			k->fj[j] = exp(p[n++]);
+		if (k->kind[j] == BR_RES)
+			k->q[j] = exp(p[n++]);
+	}
+}
+
+static int residuals(const struct wall_bands *bd, const struct wall_fit *fit,
+		     const struct wall_model *w, double *res)
+{
+	const double half = bd->third ? 1.0 / 6 : 0.5;
+	const int used = fit->used;
+	int n = 0;
+
+	for (int b = 0; b < used; b++)
+		res[n++] = (wall_alpha_band(w, bd->f[b], bd->third) - fit->target[b]) /
+			   (REFINE_MARGIN * fmax(0.02, 0.05 * bd->alpha[b]));
+	for (double x = log2(bd->f[0]) - 2; x <= log2(bd->f[used - 1]) + half && n < REFINE_MAXR;
+	     x += half / 4) {
+		const double t = target_at(bd, fit, x);
+		const double e = (wall_alpha(w, exp2(x)) - t) / fmax(RIPPLE, RIPPLE_REL * t);
+
+		res[n++] = REFINE_SMOOTH * e + copysign(fmax(0, fabs(e) - REFINE_MARGIN), e);
+	}
+	return n;
+}
+
+/* The model's branches by conductance, least first. */
+static void by_conductance(const struct wall_model *w, int *order)
+{
+	for (int j = 0; j < w->n; j++) {
+		int i = j;
+
+		for (; i > 0 && w->r[order[i - 1]] < w->r[j]; i--)
+			order[i] = order[i - 1];
+		order[i] = j;
+	}
+}
+
+/* fit over bank k refined in place (k and fit->model alike); its misses counted again. */
+static void refine(const struct wall_bands *bd, struct bank *k, struct wall_fit *fit)
+{
+	double g[WALL_MAX_BRANCHES], p[REFINE_MAXP], r[REFINE_MAXR], jac[REFINE_MAXP][REFINE_MAXR];
+	double lambda = 1e-2, cost = 0;
+	struct bank kt = *k;
+	struct wall_model w;
+	int np, nr;
+
+	if (k->n > REFINE_MOST)
+		return;
+	for (int j = 0; j < k->n; j++)
+		g[j] = 1 / fit->model.r[j];
+	np = params_of(k, g, p);
+	model_of(k, g, &w);
+	nr = residuals(bd, fit, &w, r);
+	for (int i = 0; i < nr; i++)
+		cost += r[i] * r[i];
+	for (int it = 0; it < REFINE_ITER; it++) {
+		double a[WALL_MAX_BRANCHES][WALL_MAX_BRANCHES], y[WALL_MAX_BRANCHES];
+		double d[WALL_MAX_BRANCHES], pt[REFINE_MAXP], rt[REFINE_MAXR], gt[WALL_MAX_BRANCHES];
+		int better = 0;
+
+		for (int c = 0; c < np; c++) {	/* the Jacobian by forward differences */
+			for (int i = 0; i < np; i++)
+				pt[i] = p[i];
+			pt[c] += 1e-6;
+			bank_of_params(&kt, gt, pt);
+			model_of(&kt, gt, &w);
+			residuals(bd, fit, &w, rt);
+			for (int i = 0; i < nr; i++)
+				jac[c][i] = (rt[i] - r[i]) / 1e-6;
+		}
+		for (int tries = 0; tries < 8 && !better; tries++) {
+			double ct = 0;
+
+			for (int a0 = 0; a0 < np; a0++) {
+				y[a0] = 0;
+				for (int i = 0; i < nr; i++)
+					y[a0] -= jac[a0][i] * r[i];
+				for (int a1 = 0; a1 < np; a1++) {
+					a[a0][a1] = 0;
+					for (int i = 0; i < nr; i++)
+						a[a0][a1] += jac[a0][i] * jac[a1][i];
+				}
+				a[a0][a0] *= 1 + lambda;
+				a[a0][a0] += 1e-12;
+			}
+			gauss(np, a, y, d);
+			for (int i = 0; i < np; i++)
+				pt[i] = p[i] + fmax(-1, fmin(1, d[i]));
+			bank_of_params(&kt, gt, pt);
+			model_of(&kt, gt, &w);
+			residuals(bd, fit, &w, rt);
+			for (int i = 0; i < nr; i++)
+				ct += rt[i] * rt[i];
+			if (ct < cost) {
+				better = 1;
+				cost = ct;
+				for (int i = 0; i < np; i++)
+					p[i] = pt[i];
+				for (int i = 0; i < nr; i++)
+					r[i] = rt[i];
+				lambda = fmax(lambda / 4, 1e-6);
+			} else
+				lambda *= 8;
+		}
+		if (!better)
+			break;
+	}
+	bank_of_params(k, g, p);
+	model_of(k, g, &fit->model);
+	fit->misses = 0;
+	for (int b = 0; b < bd->n; b++) {
+		fit->fitted[b] = wall_alpha_band(&fit->model, bd->f[b], bd->third);
+		if (b < fit->used && wall_band_missed(fit->fitted[b], bd->alpha[b]))
+			fit->misses++;
+	}
+}
+
+/*
+ * Branches taken out of bank k (fit's, which meets every band) one at a time, the least
+ * conductance first, while the fit without one still meets every band and stays smooth if
+ * it was: where the absorption is level, a regular bank holds more branches than it needs.
+ */
+static int prune(const struct wall_bands *bd, int used, struct bank *k, struct wall_fit *fit)
+{
+	const int was_smooth = smooth(bd, fit);
+
+	for (int cut = 1; cut && k->n > 1;) {
+		int order[WALL_MAX_BRANCHES];
+
+		cut = 0;
+		by_conductance(&fit->model, order);
+		for (int c = 0; c < k->n && !cut; c++) {
+			struct bank less = *k;
+			struct wall_fit f;
+
+			less.n = 0;
+			for (int j = 0; j < k->n; j++)
+				if (j != order[c])
+					bank_add(&less, k->fj[j], k->kind[j], k->q[j]);
+			if (fit_over(bd, used, &less, &f))
+				return -1;
+			if (!f.misses && (!was_smooth || smooth(bd, &f))) {
+				*k = less;
+				*fit = f;
+				cut = 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Third-octave fits still over MAX_SPARSE branches, or missing bands: refined (refine), then
+ * a branch taken out at a time, the first by least conductance whose removal the refinement
+ * makes good (no more misses; smooth if it was), down to MAX_SPARSE.
+ */
+static void reduce(const struct wall_bands *bd, struct bank *k, struct wall_fit *fit)
+{
+	const int was_smooth = smooth(bd, fit);
+	struct wall_fit f = *fit;
+	struct bank kt = *k;
+
+	refine(bd, &kt, &f);
+	if (f.misses < fit->misses || (f.misses == fit->misses && (smooth(bd, &f) || !was_smooth))) {
+		*k = kt;
+		*fit = f;
+	}
+	while (fit->model.n > MAX_SPARSE) {
+		int order[WALL_MAX_BRANCHES], cut = 0;
+
+		by_conductance(&fit->model, order);
+		for (int c = 0; c < k->n && !cut; c++) {
+			double g[WALL_MAX_BRANCHES];
+
+			kt.n = 0;
+			for (int j = 0; j < k->n; j++)
+				if (j != order[c]) {
+					g[kt.n] = 1 / fit->model.r[j];
+					bank_add(&kt, k->fj[j], k->kind[j], k->q[j]);
+				}
+			f = *fit;
+			model_of(&kt, g, &f.model);
+			refine(bd, &kt, &f);
+			if (f.misses <= fit->misses && (!was_smooth || smooth(bd, &f))) {
+				*k = kt;
+				*fit = f;
+				cut = 1;
+			}
+		}
+		if (!cut)
+			break;
+	}
+}
+
 int wall_fit(const struct wall_bands *bd, double fmax, struct wall_fit *fit)
 {
 	struct wall_fit next;
+	struct bank bank, nbank;
 	int used = 0;
 
 	if (bd->n < 1 || bd->n > WALL_MAX_BANDS)
@@ -413,21 +704,43 @@ int wall_fit(const struct wall_bands *bd, double fmax, struct wall_fit *fit)
 
 	while (ladder[l].third_only && !bd->third)
 		l++;
-	if (fit_bank(bd, used, (int)l, fit))
+	if (fit_bank(bd, used, (int)l, &bank, fit))
 		return -1;
 	for (l++; (fit->misses || !smooth(bd, fit)) && l < sizeof(ladder) / sizeof(ladder[0]);
 	     l++) {
 		if (ladder[l].third_only && !bd->third)
 			continue;
-		if (fit_bank(bd, used, (int)l, &next))
+		if (fit_bank(bd, used, (int)l, &nbank, &next))
 			return -1;
 		/* octave data: the richer of two that miss alike; third-octave data, whose
 		 * banks grow fast, the sparser unless the richer is smooth and it is not */
 		if (bd->third ? next.misses < fit->misses ||
 				(next.misses == fit->misses && !smooth(bd, fit) && smooth(bd, &next))
-			      : next.misses <= fit->misses)
+			      : next.misses <= fit->misses) {
 			*fit = next;
+			bank = nbank;
+		}
 	}
+	if (!fit->misses && prune(bd, used, &bank, fit))
+		return -1;
+	/* third-octave data a regular bank fits only with many branches, or not at all: the
+	 * free bank, when it does better */
+	if (bd->third && (fit->misses || fit->model.n > MAX_SPARSE)) {
+		dict_of(bd, used, &nbank);
+		if (fit_over(bd, used, &nbank, &next))
+			return -1;
+		if ((!next.misses && prune(bd, used, &nbank, &next)))
+			return -1;
+		refine(bd, &nbank, &next);
+		if (next.misses < fit->misses ||
+		    (next.misses == fit->misses && next.model.n < fit->model.n &&
+		     (smooth(bd, &next) || !smooth(bd, fit)))) {
+			*fit = next;
+			bank = nbank;
+		}
+	}
+	if (bd->third && (fit->misses || fit->model.n > MAX_SPARSE))
+		reduce(bd, &bank, fit);
 	return 0;
 }
 

@@ -68,8 +68,10 @@ int wall_band_missed(double fitted, double target);
  * to the one whose Paris absorption is the band's, corrected until the band averages of the
  * absorption meet the targets; branches of conductance 0 are dropped. Each branch costs the
  * engines state and traffic, so the sparsest bank wins that meets every band and stays near
- * the bands between their centres (0.03, or 10 %); else the richest that misses fewest.
- * Passive by construction. Returns 0, or -1 when the bands are not usable (none, unsorted,
+ * the bands between their centres (0.03, or 10 %); else the richest that misses fewest. Its
+ * branches are then pruned while the rest still meet every band. Third-octave data that still
+ * take more than 12 branches, or miss a band, try a free bank, and the branches themselves are
+ * refined (Levenberg-Marquardt) and pruned further (docs/physics.md). Passive by construction. Returns 0, or -1 when the bands are not usable (none, unsorted,
  * alpha outside 0..1) or memory runs out.
  */
 int wall_fit(const struct wall_bands *b, double fmax, struct wall_fit *fit);
