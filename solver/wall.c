@@ -514,6 +514,21 @@ static int residuals(const struct wall_bands *bd, const struct wall_fit *fit,
 	return n;
 }
 
+/* The model's conductance at 0 Hz: its branches without stiffness. It damps the room's
+ * uniform mode, which rounding feeds in float32 (docs/physics.md, "What remains in float32"),
+ * so pruning and refinement keep at least DC_KEEP of it. */
+#define DC_KEEP 0.5
+
+static double dc_conductance(const struct wall_model *w)
+{
+	double g = 0;
+
+	for (int j = 0; j < w->n; j++)
+		if (w->k[j] == 0)
+			g += 1 / w->r[j];
+	return g;
+}
+
 /* The model's branches by conductance, least first. */
 static void by_conductance(const struct wall_model *w, int *order)
 {
@@ -611,7 +626,8 @@ static void refine(const struct wall_bands *bd, struct bank *k, struct wall_fit 
  * conductance first, while the fit without one still meets every band and stays smooth if
  * it was: where the absorption is level, a regular bank holds more branches than it needs.
  */
-static int prune(const struct wall_bands *bd, int used, struct bank *k, struct wall_fit *fit)
+static int prune(const struct wall_bands *bd, int used, double dc, struct bank *k,
+		 struct wall_fit *fit)
 {
 	const int was_smooth = smooth(bd, fit);
 
@@ -630,7 +646,7 @@ static int prune(const struct wall_bands *bd, int used, struct bank *k, struct w
 					bank_add(&less, k->fj[j], k->kind[j], k->q[j]);
 			if (fit_over(bd, used, &less, &f))
 				return -1;
-			if (!f.misses && (!was_smooth || smooth(bd, &f))) {
+			if (!f.misses && dc_conductance(&f.model) >= dc && (!was_smooth || smooth(bd, &f))) {
 				*k = less;
 				*fit = f;
 				cut = 1;
@@ -645,14 +661,15 @@ static int prune(const struct wall_bands *bd, int used, struct bank *k, struct w
  * a branch taken out at a time, the first by least conductance whose removal the refinement
  * makes good (no more misses; smooth if it was), down to MAX_SPARSE.
  */
-static void reduce(const struct wall_bands *bd, struct bank *k, struct wall_fit *fit)
+static void reduce(const struct wall_bands *bd, double dc, struct bank *k, struct wall_fit *fit)
 {
 	const int was_smooth = smooth(bd, fit);
 	struct wall_fit f = *fit;
 	struct bank kt = *k;
 
 	refine(bd, &kt, &f);
-	if (f.misses < fit->misses || (f.misses == fit->misses && (smooth(bd, &f) || !was_smooth))) {
+	if (dc_conductance(&f.model) >= dc &&
+	    (f.misses < fit->misses || (f.misses == fit->misses && (smooth(bd, &f) || !was_smooth)))) {
 		*k = kt;
 		*fit = f;
 	}
@@ -672,7 +689,8 @@ static void reduce(const struct wall_bands *bd, struct bank *k, struct wall_fit 
 			f = *fit;
 			model_of(&kt, g, &f.model);
 			refine(bd, &kt, &f);
-			if (f.misses <= fit->misses && (!was_smooth || smooth(bd, &f))) {
+			if (f.misses <= fit->misses && dc_conductance(&f.model) >= dc &&
+			    (!was_smooth || smooth(bd, &f))) {
 				*k = kt;
 				*fit = f;
 				cut = 1;
@@ -721,7 +739,10 @@ int wall_fit(const struct wall_bands *bd, double fmax, struct wall_fit *fit)
 			bank = nbank;
 		}
 	}
-	if (!fit->misses && prune(bd, used, &bank, fit))
+	/* the conductance at 0 Hz that pruning and refinement keep */
+	const double dc = DC_KEEP * dc_conductance(&fit->model);
+
+	if (!fit->misses && prune(bd, used, dc, &bank, fit))
 		return -1;
 	/* third-octave data a regular bank fits only with many branches, or not at all: the
 	 * free bank, when it does better */
@@ -729,18 +750,19 @@ int wall_fit(const struct wall_bands *bd, double fmax, struct wall_fit *fit)
 		dict_of(bd, used, &nbank);
 		if (fit_over(bd, used, &nbank, &next))
 			return -1;
-		if ((!next.misses && prune(bd, used, &nbank, &next)))
+		if ((!next.misses && prune(bd, used, dc, &nbank, &next)))
 			return -1;
 		refine(bd, &nbank, &next);
-		if (next.misses < fit->misses ||
-		    (next.misses == fit->misses && next.model.n < fit->model.n &&
-		     (smooth(bd, &next) || !smooth(bd, fit)))) {
+		if (dc_conductance(&next.model) >= dc &&
+		    (next.misses < fit->misses ||
+		     (next.misses == fit->misses && next.model.n < fit->model.n &&
+		      (smooth(bd, &next) || !smooth(bd, fit))))) {
 			*fit = next;
 			bank = nbank;
 		}
 	}
 	if (bd->third && (fit->misses || fit->model.n > MAX_SPARSE))
-		reduce(bd, &bank, fit);
+		reduce(bd, dc, &bank, fit);
 	return 0;
 }
 
