@@ -1,6 +1,7 @@
 #!/bin/bash
-# parallel.sh - on a machine with two GPUs (bundle of `make gpu-bundle` in .gpu/): a run on two
-# GPUs against one, byte for byte (docs/parallel.md; RANKS=4: four ranks, two a GPU), then
+# parallel.sh - on a machine with two GPUs or more (bundle of `make gpu-bundle` in .gpu/; GPUS=N
+# uses N of them, default 2): a run on N GPUs against one, byte for byte (docs/parallel.md;
+# RANKS=M: M ranks through mpirun, several a GPU where M > N), then
 # strong and weak scaling and the capacity run of docs/performance.md (PART=exact, scale or
 # capacity for one of them). Logs to $OUT. NVLink multicast stays off.
 set -u
@@ -10,10 +11,11 @@ mkdir -p "$out"
 R=$PWD/.gpu/bin/roomsim
 w=/tmp/par; mkdir -p $w
 part=${PART:-all}
-ranks=${RANKS:-2}
-# the decomposed run of the exactness cases: --gpus 2, or more ranks than GPUs through mpirun
+gpus=${GPUS:-2}
+ranks=${RANKS:-$gpus}
+# the decomposed run of the exactness cases: --gpus N, or more ranks than GPUs through mpirun
 many() {
-	if [ "$ranks" = 2 ]; then "$R" run "$@" --gpus 2
+	if [ "$ranks" = "$gpus" ]; then "$R" run "$@" --gpus "$gpus"
 	else mpirun --allow-run-as-root --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH \
 		-np "$ranks" "$R" run "$@" --backend cuda; fi
 }
@@ -107,33 +109,34 @@ surfaces: {default: w}
 sources: [{name: S, position: [10.3, 12.1, 5.2]}]
 receivers: [{name: R, position: [40.2, 30.3, 11.1]}]
 Y
-"$R" info $w/bench.yaml --ranks 2 | grep -E "^(grid|steps|ranks|  )"
-for n in 1 2; do
-	g=""; [ $n = 2 ] && g="--gpus 2"
+"$R" info $w/bench.yaml --ranks $gpus | grep -E "^(grid|steps|ranks|  )"
+for n in $(seq 1 $gpus); do
+	[ $n = 1 ] || [ $n = 2 ] || [ $n = $gpus ] || continue
+	g=""; [ $n -gt 1 ] && g="--gpus $n"
 	"$R" run $w/bench.yaml --backend cuda --kernel slice-vec $g --out $w/b$n 2>&1 | grep -E "took|ranks|source|overlap" | tee $out/bench-$n.txt
 done
 "$R" run $w/bench.yaml --backend cuda --kernel slice-vec --out $w/bg 2>&1 | grep took
 ROOMSIM_NO_GRAPHS=1 "$R" run $w/bench.yaml --backend cuda --kernel slice-vec --out $w/bng 2>&1 | grep took | sed 's/^/no graphs: /'
-ROOMSIM_OVERLAP=0 "$R" run $w/bench.yaml --gpus 2 --kernel slice-vec --out $w/bno 2>&1 | grep -E "took|overlap" | sed 's/^/no overlap: /' | tee $out/bench-2-no-overlap.txt
-same "bench box slice-vec" $w/b1 $w/b2
-same "bench box slice-vec, no overlap" $w/b1 $w/bno
-echo "== weak scaling: twice the cells (880 layers) on 2 GPUs"
-sed 's/21.9\]/43.9]/' $w/bench.yaml > $w/bench2.yaml
-"$R" run $w/bench2.yaml --gpus 2 --kernel slice-vec --out $w/bw 2>&1 | grep -E "took|ranks" | tee $out/weak-2.txt
+ROOMSIM_OVERLAP=0 "$R" run $w/bench.yaml --gpus $gpus --kernel slice-vec --out $w/bno 2>&1 | grep -E "took|overlap" | sed 's/^/no overlap: /' | tee $out/bench-2-no-overlap.txt
+same "bench box slice-vec" $w/b1 $w/b$gpus $gpus
+same "bench box slice-vec, no overlap" $w/b1 $w/bno $gpus
+echo "== weak scaling: $gpus times the cells on $gpus GPUs"
+sed "s/21.9\]/$(awk -v g=$gpus 'BEGIN { print 22 * g - 0.1 }')]/" $w/bench.yaml > $w/bench2.yaml
+"$R" run $w/bench2.yaml --gpus $gpus --kernel slice-vec --out $w/bw 2>&1 | grep -E "took|ranks" | tee $out/weak-$gpus.txt
 echo "== the concert hall at 1.2 kHz (band walls), default kernel, 0.1 s"
 sed -e 's/fmax: 250/fmax: 1200/' -e 's/duration: 2.0/duration: 0.1/' -e "s#mesh: hall.obj#mesh: $PWD/rooms/concert-hall/hall.obj#" \
 	-e "s#dir: out/concert-hall#dir: $w/hall#" rooms/concert-hall/concert-hall.yaml > $w/hall.yaml
-for n in 1 2; do
-	g=""; [ $n = 2 ] && g="--gpus 2"
+for n in 1 $gpus; do
+	g=""; [ $n -gt 1 ] && g="--gpus $n"
 	/usr/bin/time -f "end to end %e s" "$R" run $w/hall.yaml --backend cuda --kernel slice-vec $g --out $w/h$n 2>&1 | grep -E "took|ranks|source|set up|end to end" | tee $out/hall-$n.txt
 done
-same "hall 1.2 kHz slice-vec" $w/h1 $w/h2
+same "hall 1.2 kHz slice-vec" $w/h1 $w/h$gpus $gpus
 fi
 if [ "$part" = all ] || [ "$part" = capacity ]; then
 F=${FMAX:-4000}	# 4 kHz does not fit two H100s: FMAX=3200 there
-echo "== capacity: the concert hall at $F Hz, float32, on 2 GPUs, 20 steps"
+echo "== capacity: the concert hall at $F Hz, float32, on $gpus GPUs, 20 steps"
 sed -e "s/fmax: 250/fmax: $F/" -e 's/duration: 2.0/duration: 0.00095/' -e "s#mesh: hall.obj#mesh: $PWD/rooms/concert-hall/hall.obj#" \
 	rooms/concert-hall/concert-hall.yaml > $w/hall4k.yaml
-"$R" info $w/hall4k.yaml --ranks 2 | grep -E "^(grid|steps|memory|gpu|ranks|  )"
-/usr/bin/time -v "$R" run $w/hall4k.yaml --gpus 2 --kernel slice-vec --out $w/h4k 2>&1 | grep -E "took|ranks|source|set up|Maximum resident|Elapsed|roomsim:" | tee $out/hall4k.txt
+"$R" info $w/hall4k.yaml --ranks $gpus | grep -E "^(grid|steps|memory|gpu|ranks|  )"
+/usr/bin/time -v "$R" run $w/hall4k.yaml --gpus $gpus --kernel slice-vec --out $w/h4k 2>&1 | grep -E "took|ranks|source|set up|Maximum resident|Elapsed|roomsim:" | tee $out/hall4k.txt
 fi
