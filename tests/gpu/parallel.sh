@@ -117,7 +117,7 @@ for n in $(seq 1 $gpus); do
 done
 "$R" run $w/bench.yaml --backend cuda --kernel slice-vec --out $w/bg 2>&1 | grep took
 ROOMSIM_NO_GRAPHS=1 "$R" run $w/bench.yaml --backend cuda --kernel slice-vec --out $w/bng 2>&1 | grep took | sed 's/^/no graphs: /'
-ROOMSIM_OVERLAP=0 "$R" run $w/bench.yaml --gpus $gpus --kernel slice-vec --out $w/bno 2>&1 | grep -E "took|overlap" | sed 's/^/no overlap: /' | tee $out/bench-2-no-overlap.txt
+ROOMSIM_OVERLAP=0 "$R" run $w/bench.yaml --gpus $gpus --kernel slice-vec --out $w/bno 2>&1 | grep -E "took|overlap" | sed 's/^/no overlap: /' | tee $out/bench-$gpus-no-overlap.txt
 same "bench box slice-vec" $w/b1 $w/b$gpus $gpus
 same "bench box slice-vec, no overlap" $w/b1 $w/bno $gpus
 echo "== weak scaling: $gpus times the cells on $gpus GPUs"
