@@ -142,16 +142,13 @@ void vx_cell_walls(const struct build *b, const int c[3], const struct tri **hin
 		   struct vox_wall *wall);
 
 /*
- * The walls of g's own layers (wk0..wk1) into g->walls, in cell order: the number in each
- * block of VX_WALL_ROWS rows of a layer (rows j0 .. j1 - 1 of layer k) from count, an array of
- * them all, then each block's walls from fill at their place; the blocks on the threads, so
- * that a floor or a ceiling, one layer full of walls, is shared out too. `what` names the
- * walls in an error.
+ * The walls of g's own layers (wk0..wk1) into g->walls, in cell order: each layer's number
+ * from count, an array of them all, then each layer's walls from fill at their place; the
+ * layers on the threads. `what` names the walls in an error.
  */
-#define VX_WALL_ROWS 16
-int vx_layer_walls(struct build *b, size_t (*count)(const struct build *b, int k, int j0, int j1),
-		   void (*fill)(const struct build *b, int k, int j0, int j1, struct vox_wall *w),
-		   const char *what, struct rs_error *err);
+int vx_layer_walls(struct build *b, size_t (*count)(const struct build *b, int k),
+		   void (*fill)(const struct build *b, int k, struct vox_wall *w), const char *what,
+		   struct rs_error *err);
 
 /* The walls of every air cell with a solid neighbour, in cell order, layer by layer. */
 int vx_make_walls(struct build *b, struct rs_error *err);

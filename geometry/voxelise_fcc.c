@@ -164,11 +164,11 @@ static int row_first(const struct build *b, int j, int k)
 }
 
 /* The boundary nodes of layer k: air, with links to air and links to solid. */
-static size_t count_nodes(const struct build *b, int k, int j0, int j1)
+static size_t count_nodes(const struct build *b, int k)
 {
 	size_t n = 0;
 
-	for (int j = j0; j < j1; j++)
+	for (int j = 0; j < b->whole.room[1]; j++)
 		for (int i = row_first(b, j, k); i < b->whole.room[0]; i += 2)
 			if (is_air(*cell(b, i, j, k))) {
 				const int K = air_links(b, i, j, k);
@@ -179,11 +179,11 @@ static size_t count_nodes(const struct build *b, int k, int j0, int j1)
 }
 
 /* Their walls; an air node without a link to the air is no node (no air node reads it). */
-static void fill_nodes(const struct build *b, int k, int j0, int j1, struct vox_wall *w)
+static void fill_nodes(const struct build *b, int k, struct vox_wall *w)
 {
 	const struct tri *hint = NULL;
 
-	for (int j = j0; j < j1; j++)
+	for (int j = 0; j < b->whole.room[1]; j++)
 		for (int i = row_first(b, j, k); i < b->whole.room[0]; i += 2) {
 			const int c[3] = { i, j, k };
 			struct vox_wall wl;

@@ -314,46 +314,29 @@ void vx_cell_walls(const struct build *b, const int c[3], const struct tri **hin
 	}
 }
 
-/* Rows j0 .. *j1 - 1 of block u, per blocks a layer (vx_layer_walls); returns its layer. */
-static int block_of(const struct build *b, long u, int per, int *j0, int *j1)
+int vx_layer_walls(struct build *b, size_t (*count)(const struct build *b, int k),
+		   void (*fill)(const struct build *b, int k, struct vox_wall *w), const char *what,
+		   struct rs_error *err)
 {
-	*j0 = (int)(u % per) * VX_WALL_ROWS;
-	*j1 = *j0 + VX_WALL_ROWS < b->whole.room[1] ? *j0 + VX_WALL_ROWS : b->whole.room[1];
-	return b->wk0 + (int)(u / per);
-}
-
-int vx_layer_walls(struct build *b, size_t (*count)(const struct build *b, int k, int j0, int j1),
-		   void (*fill)(const struct build *b, int k, int j0, int j1, struct vox_wall *w),
-		   const char *what, struct rs_error *err)
-{
-	const int ny = b->whole.room[1], per = (ny + VX_WALL_ROWS - 1) / VX_WALL_ROWS;
-	const long n = (long)(b->wk1 - b->wk0 + 1) * per;	/* blocks */
+	const int n = b->wk1 - b->wk0 + 1;
 	size_t *at = calloc((size_t)n + 1, sizeof(*at));
 
 	if (!at)
 		return rs_fail(err, RS_ENOMEM, "out of memory for the %s", what);
-#pragma omp parallel for schedule(dynamic, 4)
-	for (long u = 0; u < n; u++) {
-		int j0, j1;
-		const int k = block_of(b, u, per, &j0, &j1);
-
-		at[u + 1] = count(b, k, j0, j1);
-	}
-	for (long u = 0; u < n; u++)
-		at[u + 1] += at[u];
+#pragma omp parallel for schedule(dynamic, 1)
+	for (int k = 0; k < n; k++)
+		at[k + 1] = count(b, b->wk0 + k);
+	for (int k = 0; k < n; k++)
+		at[k + 1] += at[k];
 	if (!(b->g->walls = malloc((at[n] + 1) * sizeof(*b->g->walls)))) {
 		const size_t total = at[n];
 
 		free(at);
 		return rs_fail(err, RS_ENOMEM, "out of memory for %zu %s", total, what);
 	}
-#pragma omp parallel for schedule(dynamic, 4)
-	for (long u = 0; u < n; u++) {
-		int j0, j1;
-		const int k = block_of(b, u, per, &j0, &j1);
-
-		fill(b, k, j0, j1, b->g->walls + at[u]);
-	}
+#pragma omp parallel for schedule(dynamic, 1)
+	for (int k = 0; k < n; k++)
+		fill(b, b->wk0 + k, b->g->walls + at[k]);
 	b->g->nwalls = at[n];
 	free(at);
 	return 0;
@@ -371,21 +354,21 @@ static uint64_t walled8(const struct build *b, int i0, int j, int k)
 			    air8(c8 - sz) & air8(c8 + sz));
 }
 
-static size_t count_walls(const struct build *b, int k, int j0, int j1)
+static size_t count_walls(const struct build *b, int k)
 {
 	size_t n = 0;
 
-	for (int j = j0; j < j1; j++)
+	for (int j = 0; j < b->whole.room[1]; j++)
 		for (int i0 = 0; i0 < b->whole.room[0]; i0 += 8)
 			n += (size_t)__builtin_popcountll(walled8(b, i0, j, k));
 	return n;
 }
 
-static void fill_walls(const struct build *b, int k, int j0, int j1, struct vox_wall *w)
+static void fill_walls(const struct build *b, int k, struct vox_wall *w)
 {
 	const struct tri *hint = NULL;
 
-	for (int j = j0; j < j1; j++)
+	for (int j = 0; j < b->whole.room[1]; j++)
 		for (int i0 = 0; i0 < b->whole.room[0]; i0 += 8)
 			for (uint64_t m = walled8(b, i0, j, k); m; m &= m - 1) {
 				const int c[3] = { i0 + __builtin_ctzll(m) / 8, j, k };
