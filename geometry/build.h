@@ -9,7 +9,8 @@
 
 /*
  * A grid of layers w0..w1 of room's grid (as vox_window makes it; the whole grid when they
- * are all its room's), with cls, kstart and kstop allocated but not filled.
+ * are all its room's), with cls allocated and all VOX_PAD (0), kstart and kstop allocated but
+ * not filled.
  */
 struct vox_grid *vox_alloc(const struct room *room, int w0, int w1, struct rs_error *err);
 

@@ -604,7 +604,10 @@ struct vox_grid *vox_alloc(const struct room *room, int w0, int w1, struct rs_er
 		g->zbase = w0 - p->halo;
 	}
 	columns = (size_t)p->n[0] * (size_t)p->n[1];
-	g->cls = malloc(p->cells);
+	_Static_assert(VOX_PAD == 0, "a zeroed grid is padding");
+	/* zeroed (VOX_PAD) by the kernel's fresh pages: no pass of one thread over the grid,
+	 * and each page is first touched by the thread that builds its cells */
+	g->cls = calloc(p->cells, 1);
 	g->kstart = malloc(columns * sizeof(*g->kstart));
 	g->kstop = malloc(columns * sizeof(*g->kstop));
 	if (!g->cls || !g->kstart || !g->kstop)

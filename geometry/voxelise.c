@@ -128,7 +128,6 @@ static int make_base(struct build *b, int probe, struct rs_error *err)
 {
 	const struct vox_plan *p = &b->g->plan;
 
-	memset(b->g->cls, VOX_PAD, p->cells);
 	if (b->room->geo.has_box) {	/* the box [0, L]: nodes strictly inside it */
 		const double *L = b->room->geo.box;
 
