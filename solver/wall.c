@@ -529,6 +529,19 @@ static double dc_conductance(const struct wall_model *w)
 	return g;
 }
 
+/* Bank k less its branch c into out, and with g, the others' conductances in model w (k's). */
+static void bank_without(const struct bank *k, int c, const struct wall_model *w,
+			 struct bank *out, double *g)
+{
+	out->n = 0;
+	for (int j = 0; j < k->n; j++)
+		if (j != c) {
+			if (g)
+				g[out->n] = 1 / w->r[j];
+			bank_add(out, k->fj[j], k->kind[j], k->q[j]);
+		}
+}
+
 /* The model's branches by conductance, least first. */
 static void by_conductance(const struct wall_model *w, int *order)
 {
@@ -637,13 +650,10 @@ static int prune(const struct wall_bands *bd, int used, double dc, struct bank *
 		cut = 0;
 		by_conductance(&fit->model, order);
 		for (int c = 0; c < k->n && !cut; c++) {
-			struct bank less = *k;
+			struct bank less;
 			struct wall_fit f;
 
-			less.n = 0;
-			for (int j = 0; j < k->n; j++)
-				if (j != order[c])
-					bank_add(&less, k->fj[j], k->kind[j], k->q[j]);
+			bank_without(k, order[c], &fit->model, &less, NULL);
 			if (fit_over(bd, used, &less, &f))
 				return -1;
 			if (!f.misses && dc_conductance(&f.model) >= dc && (!was_smooth || smooth(bd, &f))) {
@@ -680,12 +690,7 @@ static void reduce(const struct wall_bands *bd, double dc, struct bank *k, struc
 		for (int c = 0; c < k->n && !cut; c++) {
 			double g[WALL_MAX_BRANCHES];
 
-			kt.n = 0;
-			for (int j = 0; j < k->n; j++)
-				if (j != order[c]) {
-					g[kt.n] = 1 / fit->model.r[j];
-					bank_add(&kt, k->fj[j], k->kind[j], k->q[j]);
-				}
+			bank_without(k, order[c], &fit->model, &kt, g);
 			f = *fit;
 			model_of(&kt, g, &f.model);
 			refine(bd, &kt, &f);
