@@ -168,14 +168,17 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 
 		if (banks->bank[i] && banks->bank[i]->n > p->branches)
 			p->branches = banks->bank[i]->n;
-		if (!banks->bank[i] || !p->stencil.fcc || room->precision != 4)
+		if (!banks->bank[i] || !p->stencil.fcc || room->precision != 4 ||
+		    wall_dc_conductance(banks->bank[i]) > 0)
 			continue;
 		free(banks);
 		snprintf(key, sizeof(key), "materials.%s", room->materials[i].name);
-		return room_at(err, room, room->materials[i].at, key, "the fcc scheme runs "
-			       "materials given by band or branches in float64 only: in float32 its "
-			       "uniform drift grows (docs/physics.md, \"Branch walls\"; valid: "
-			       "scheme.precision: float64, or a cubic stencil)");
+		return room_at(err, room, room->materials[i].at, key, "the fcc scheme in float32 "
+			       "needs every material given by branches to conduct at 0 Hz, and every "
+			       "branch of this one has stiffness: the room's uniform drift would grow "
+			       "(docs/physics.md, \"The uniform mode in float32\"; valid: a branch "
+			       "without m and k, such as {r: 100}, scheme.precision: float64, or a "
+			       "cubic stencil)");
 	}
 	free(banks);
 	p->branch_memory = branch_memory(p->grid.boundary, p->branches, room->precision);

@@ -6,6 +6,7 @@
  */
 #include "fdtd_impl.h"
 #include "../common/hash.h"
+#include "wall.h"
 
 #include <math.h>
 #include <omp.h>
@@ -201,12 +202,16 @@ static int set_branches(struct fdtd *f, const struct fdtd_setup *s, struct rs_er
 	struct rs_error e = { 0 };
 	int any = 0;
 
-	for (int m = 0; m < s->nbanks; m++)
+	for (int m = 0; m < s->nbanks; m++) {
 		any |= s->banks[m] != NULL;
+		/* physics.md, "The uniform mode in float32" */
+		if (s->banks[m] && s->grid->plan.fcc && s->precision == 4 &&
+		    !(wall_dc_conductance(s->banks[m]) > 0))
+			return rs_fail(err, RS_EINPUT, "the fcc scheme in float32 needs branch walls "
+				       "that conduct at 0 Hz (material %d has none)", m);
+	}
 	if (!any)
 		return 0;
-	if (s->grid->plan.fcc && s->precision == 4)
-		return rs_fail(err, RS_EINPUT, "the fcc scheme runs branch walls in float64 only");
 	if (!(s->dt > 0))
 		return rs_fail(err, RS_EINTERNAL, "branch walls need the time step");
 	f->branch = branch_create(s->grid, s->banks, s->nbanks, s->lambda, s->dt, s->precision,

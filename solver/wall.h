@@ -48,6 +48,13 @@ struct wall_fit {
 /* The model's admittance at frequency f (Hz). */
 double complex wall_admittance(const struct wall_model *w, double f);
 
+/*
+ * The model's conductance at 0 Hz: its branches without stiffness. It damps the room's
+ * uniform mode, which float32 rounding feeds (docs/physics.md, "The uniform mode in
+ * float32"); every fit keeps some (wall_fit).
+ */
+double wall_dc_conductance(const struct wall_model *w);
+
 /* Paris' random-incidence absorption of a locally reacting wall of admittance beta. */
 double wall_alpha_of_beta(double complex beta);
 
@@ -71,7 +78,9 @@ int wall_band_missed(double fitted, double target);
  * the bands between their centres (0.03, or 10 %); else the richest that misses fewest. Its
  * branches are then pruned while the rest still meet every band. Third-octave data that still
  * take more than 12 branches, or miss a band, try a free bank, and the branches themselves are
- * refined (Levenberg-Marquardt) and pruned further (docs/physics.md). Passive by construction. Returns 0, or -1 when the bands are not usable (none, unsorted,
+ * refined (Levenberg-Marquardt) and pruned further (docs/physics.md). A fit ends with a
+ * conductance at 0 Hz of at least a tenth of its conductance at the lowest band's centre.
+ * Passive by construction. Returns 0, or -1 when the bands are not usable (none, unsorted,
  * alpha outside 0..1) or memory runs out.
  */
 int wall_fit(const struct wall_bands *b, double fmax, struct wall_fit *fit);

@@ -62,6 +62,14 @@ static void assert_passive(const struct wall_model *w)
 		assert_true(creal(wall_admittance(w, f)) >= 0);
 }
 
+/* A conductance at 0 Hz of at least 0.05 of Re beta at the lowest band's centre f0: the
+ * floor that holds the room's uniform mode (physics.md, "The uniform mode in float32"). */
+static void assert_holds_dc(const struct wall_model *w, double f0)
+{
+	assert_true(wall_dc_conductance(w) >= 0.05 * creal(wall_admittance(w, f0)) * (1 - 1e-9));
+	assert_true(wall_dc_conductance(w) > 0);
+}
+
 static void library_fits(void **state)
 {
 	struct library lib;
@@ -90,6 +98,7 @@ static void library_fits(void **state)
 		assert_true(m->bands.n >= 6 && m->bands.f[0] == 125);
 		assert_int_equal(wall_fit(&m->bands, 1e9, &fit), 0);
 		assert_passive(&fit.model);
+		assert_holds_dc(&fit.model, m->bands.f[0]);
 		fitted += !fit.misses;
 		branches += fit.model.n;
 		most = fit.model.n > most ? fit.model.n : most;
@@ -153,6 +162,7 @@ static void third_octave_fits(void **state)
 			continue;
 		assert_int_equal(rc[i], 0);
 		assert_passive(&fit[i].model);
+		assert_holds_dc(&fit[i].model, 125 * exp2(-1.0));	/* the first band's centre */
 		n++;
 		met += !fit[i].misses;
 		within12 += fit[i].model.n <= 12;

@@ -268,8 +268,8 @@ CASE(shapes_f64, 3, 8)
  * Materials given by band (solver/branch.h): every kernel with branch walls, in a box
  * (a different material on three faces, so edges and corners carry two and three), in the
  * carved L, in the room of shapes (walls with surface-area corrections) and in the seminar
- * mesh, both precisions; the leggy stencil through its kernels, and the fcc kernels in float64
- * in the box, the room of shapes and the mesh;
+ * mesh, both precisions; the leggy stencil through its kernels, and the fcc kernels in the
+ * box, the room of shapes and the mesh;
  * the fields and receivers against the CPU engine; diamond among them, whose towers update
  * the branches cell by cell.
  */
@@ -317,7 +317,7 @@ static void band_materials(void **state)
 
 	(void)state;
 	for (int r = 0; r < 8; r++)
-		for (int prec = r >= 5 ? 8 : 4; prec <= 8; prec += 4) {	/* fcc: float64 only */
+		for (int prec = 4; prec <= 8; prec += 4) {
 			char yaml[2048];
 			struct sim *s;
 			struct fdtd_setup cpu;
@@ -954,10 +954,9 @@ static void late_stats(struct fdtd *f, int nrec, long steps, double *mean, doubl
  * Every kernel, float32, LONG_STEPS steps of the absorbing box, the source cut after
  * SOURCE_TIME: the late mean stays below MEAN_TOL of the peak and moves less than DRIFT_TOL of
  * it from the second tenth to the last, and the energy never rises above its value at the cut.
- * With band materials (bands != 0), every kernel that runs them in float32 (fcc runs them in
- * float64 only), the energy the branches' included; diamond for the 7-point scheme only (its
- * leggy towers with band walls take over 8 minutes for this run; band_materials compares
- * them with the CPU bitwise).
+ * With band materials (bands != 0), every kernel, fcc's included, the energy the branches'
+ * included; diamond for the 7-point scheme only (its leggy towers with band walls take over
+ * 8 minutes for this run; band_materials compares them with the CPU bitwise).
  */
 static void long_runs(int bands)
 {
@@ -970,9 +969,8 @@ static void long_runs(int bands)
 
 		if ((only_kernels && strncmp(kernel_names[each_kernel[e].k], only_kernels,
 					     strlen(only_kernels))) ||
-		    (bands && (each_kernel[e].k == KERNEL_FCC || each_kernel[e].k == KERNEL_FCC_VEC ||
-			       (each_kernel[e].k == KERNEL_DIAMOND &&
-				strstr(each_kernel[e].scheme, "order: 4")))))
+		    (bands && each_kernel[e].k == KERNEL_DIAMOND &&
+		     strstr(each_kernel[e].scheme, "order: 4")))
 			continue;
 		s = bands ? dc_room_of(each_kernel[e].scheme, 4,
 				       "{w: {library: plywood_thin}, "
