@@ -869,7 +869,6 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		r->ckpt_seconds = room->ckpt_seconds;
 		r->ckpt_steps = room->ckpt_steps;
 	}
-	run_fingerprint(r);
 	/* the output directory, the checkpoint to go on from, the space kept for the WAVs and
 	 * rirs.h5: every rank goes on only when all have them */
 	rc = r->part.rank == 0 ? app_mkdirs(r->out, err) : 0;

@@ -60,6 +60,7 @@ struct run {
 	double ckpt_last;
 	long ckpt_last_step;
 	uint64_t grid_hash, points_hash;	/* what a checkpoint must match (ckpt_meta) */
+	int fingerprinted;	/* grid_hash and points_hash made (run_ckpt.c) */
 	long hold;		/* ROOMSIM_HOLD_AT: the step to hold at (-1: none) */
 	char hold_source[ROOM_NAME_MAX];	/* ... of this source (SOURCE:STEP); "": the first */
 	int *frame_p;		/* per plane: its index among the engine's frames, or -1 */
@@ -257,9 +258,6 @@ int run_checkpoint(struct run *r, int s, struct snapper *w, struct rs_error *err
 
 /* 1 when a checkpoint is due at this chunk's end (rank 0's clock decides for all). */
 int run_checkpoint_due(struct run *r);
-
-/* What a checkpoint must match besides its sizes (r->grid_hash, r->points_hash). */
-void run_fingerprint(struct run *r);
 
 /* --resume: find and check this rank's checkpoint, load the finished sources (rank 0). */
 int run_resume_open(struct run *r, struct rs_error *err);

@@ -78,7 +78,9 @@ static int by_first(const void *a, const void *b)
 
 /*
  * The sketch's layers: each source's and receiver's, a balloon's block, a spatial receiver's
- * ball (run.c check_points, run_spatial_open), built once where they overlap or nearly.
+ * ball (run.c check_points, run_spatial_open), built once where they overlap or nearly. The
+ * groups of layers are shared out: rank g % size builds group g, and each group's bytes then
+ * go to every rank (the others hold padding, 0, there: the largest byte is the built one).
  */
 static int sketch_points(struct run *r, struct rs_error *err)
 {
@@ -87,7 +89,7 @@ static int sketch_points(struct run *r, struct rs_error *err)
 	int (*k)[2] = malloc((size_t)n * sizeof(*k) + 1), rc = 0;
 
 	if (!k)
-		return rs_fail(err, RS_ENOMEM, "out of memory");
+		return part_agree(&r->part, rs_fail(err, RS_ENOMEM, "out of memory"), err);
 	for (int i = 0; i < room->nsources; i++) {
 		double c[3];
 
@@ -102,12 +104,30 @@ static int sketch_points(struct run *r, struct rs_error *err)
 		point_layers(r, room->receivers[q].pos, cells + 2, k[2 * room->nsources + q]);
 	}
 	qsort(k, (size_t)n, sizeof(*k), by_first);
-	for (int i = 0, j; i < n && !rc; i = j) {
+	int groups = 0;
+
+	for (int i = 0, j; i < n; i = j) {	/* the groups, into k[0 .. groups) */
 		int hi = k[i][1];
 
 		for (j = i + 1; j < n && k[j][0] <= hi + SKETCH_GAP; j++)
 			hi = k[j][1] > hi ? k[j][1] : hi;
-		rc = run_sketch(r, k[i][0], hi, err);
+		k[groups][0] = k[i][0];
+		k[groups++][1] = hi;
+	}
+	for (int g = 0; g < groups && !rc; g++)
+		if (g % r->part.size == r->part.rank)
+			rc = run_sketch(r, k[g][0], k[g][1], err);
+	rc = part_agree(&r->part, rc, err);
+	for (int g = 0; g < groups && !rc && r->window && r->part.size > 1; g++) {
+		const struct vox_plan *p = &r->grid->plan;
+		const size_t layer = (size_t)p->n[0] * p->n[1];
+		/* what vox_sketch_fill may write: the fcc lattice moves k0 down a layer */
+		const int k0 = k[g][0] - 1 > 0 ? k[g][0] - 1 : 0;
+		const int k1 = k[g][1] < p->n[2] - 1 ? k[g][1] : p->n[2] - 1;
+
+		if (k0 <= k1)
+			part_max_bytes(&r->part, r->grid->cls + (size_t)k0 * layer,
+				       (size_t)(k1 - k0 + 1) * layer);
 	}
 	free(k);
 	return rc;
@@ -207,9 +227,11 @@ int run_build_grid(struct run *r, struct rs_error *err)
 	}
 	if (part_agree(&r->part, r->window ? 0 : err->code, err))
 		return err->code;
-	if (!(r->grid = vox_sketch(room, err)) || sketch_points(r, err))
-		return part_agree(&r->part, err->code ? err->code : RS_ENOMEM, err);
-	rc = part_agree(&r->part, 0, err) || measure(r, err) || plane_rooms(r, err);
+	r->grid = vox_sketch(room, err);
+	if (part_agree(&r->part, r->grid ? 0 : err->code ? err->code : RS_ENOMEM, err) ||
+	    sketch_points(r, err))	/* which agrees on its failures itself */
+		return err->code;
+	rc = measure(r, err) || plane_rooms(r, err);
 	done(r, t0);
 	return rc ? err->code : 0;
 }

@@ -5,6 +5,7 @@
 #include "voxelise.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,7 +87,7 @@ struct seeds {
 static int push(struct seeds *st, int i, int j, int k)
 {
 	if (st->n == st->cap) {
-		size_t cap = st->cap ? 2 * st->cap : 1 << 16;
+		size_t cap = st->cap ? 2 * st->cap : 1 << 12;
 		int (*grown)[3] = realloc(st->s, cap * sizeof(*grown));
 
 		if (!grown)
@@ -109,10 +110,11 @@ static int open_cell(uint8_t c)
 
 /*
  * Flood one x-run from seed (i, j, k): extend it both ways through open cells, mark them, and
- * push a seed for every open run beside it in the four rows j +- 1, k +- 1 within the rank's
- * slab (a scanline fill, which walks rows in memory order rather than cell by cell).
+ * push a seed for every open run beside it in the four rows j +- 1, k +- 1 within layers
+ * k0..k1 (a scanline fill, which walks rows in memory order rather than cell by cell).
  */
-static int flood_run(struct build *b, struct seeds *st, int i, int j, int k, size_t *leaked)
+static int flood_run(struct build *b, struct seeds *st, int i, int j, int k, int k0, int k1,
+		     size_t *leaked)
 {
 	const int *n = b->whole.room;
 	uint8_t *row = cell(b, 0, j, k);
@@ -132,7 +134,7 @@ static int flood_run(struct build *b, struct seeds *st, int i, int j, int k, siz
 		const int jj = j + (q == 0 ? -1 : q == 1 ? 1 : 0), kk = k + (q == 2 ? -1 : q == 3);
 		const uint8_t *next;
 
-		if (jj < 0 || kk < b->ok0 || jj >= n[1] || kk > b->ok1)
+		if (jj < 0 || kk < k0 || jj >= n[1] || kk > k1)
 			continue;
 		next = cell(b, 0, jj, kk);
 		for (int x = lo; x <= hi; x++)
@@ -141,6 +143,92 @@ static int flood_run(struct build *b, struct seeds *st, int i, int j, int k, siz
 				return -1;
 	}
 	return 0;
+}
+
+/* The first of layers 0..layers - 1 in run t of nt. */
+static int run_start(int t, int layers, int nt)
+{
+	return (int)((long)t * layers / nt);
+}
+
+#define FLOOD_RUNS 8	/* runs of layers per thread: the flood's work lies where the outside is */
+
+/*
+ * The flood of the rank's slab (layers ok0..ok1) from the seeds in st, on the threads: the
+ * slab is cut into runs of layers, and each run is flooded from the seeds in it, within it;
+ * then each run takes a seed at every open run of cells of its end layers beside cells that
+ * the next run's flood reached, and they flood again, until none goes further. The cells
+ * reached are those of one flood, whatever the order. Leaves st empty; adds the B_BASE cells
+ * reached to *leaked. 0, or -1 when out of memory.
+ */
+static int flood_slab(struct build *b, struct seeds *st, size_t *leaked)
+{
+	const int layers = b->ok1 - b->ok0 + 1, *n = b->whole.room;
+	const int most = FLOOD_RUNS * omp_get_max_threads();
+	const int nr = most < layers ? most : layers;
+	struct seeds *rs = calloc((size_t)nr, sizeof(*rs));
+	size_t *got = calloc((size_t)nr, sizeof(*got));
+	int rc = !rs || !got;
+
+	for (size_t s = 0; s < st->n && !rc; s++) {	/* each seed to the run of its layer */
+		const int x = st->s[s][2] - b->ok0;
+		int r = (int)((long)x * nr / layers);
+
+		while (r + 1 < nr && run_start(r + 1, layers, nr) <= x)
+			r++;
+		while (run_start(r, layers, nr) > x)
+			r--;
+		rc = push(&rs[r], st->s[s][0], st->s[s][1], st->s[s][2]);
+	}
+	st->n = 0;
+	for (long pushed = 1; pushed && !rc;) {
+		pushed = 0;
+#pragma omp parallel reduction(| : rc) reduction(+ : pushed)
+		{
+#pragma omp for schedule(dynamic, 1)
+			for (int r = 0; r < nr; r++) {
+				const int k0 = b->ok0 + run_start(r, layers, nr);
+				const int k1 = b->ok0 + run_start(r + 1, layers, nr) - 1;
+				struct seeds *q = &rs[r];
+
+				while (!rc && q->n > 0) {
+					q->n--;
+					rc = flood_run(b, q, q->s[q->n][0], q->s[q->n][1],
+						       q->s[q->n][2], k0, k1, &got[r]);
+				}
+			}
+			/* every run's flood is done: read the layers beside each run's ends */
+#pragma omp for schedule(dynamic, 1)
+			for (int r = 0; r < nr; r++)
+				for (int side = 0; side < 2 && !rc; side++) {
+					const int k = b->ok0 + (side ? run_start(r + 1, layers, nr) - 1
+								     : run_start(r, layers, nr));
+					const int beside = side ? k + 1 : k - 1;
+
+					if (beside < b->ok0 || beside > b->ok1)
+						continue;
+					for (int j = 0; j < n[1] && !rc; j++) {
+						const uint8_t *row = cell(b, 0, j, k);
+						const uint8_t *by = cell(b, 0, j, beside);
+
+						for (int i = 0; i < n[0] && !rc; i++)
+							if (open_cell(row[i]) && (by[i] & B_SEEN) &&
+							    (i == 0 || !open_cell(row[i - 1]) ||
+							     !(by[i - 1] & B_SEEN))) {
+								rc = push(&rs[r], i, j, k);
+								pushed++;
+							}
+					}
+				}
+		}
+	}
+	for (int r = 0; r < nr && got; r++)
+		*leaked += got[r];
+	for (int r = 0; r < nr && rs; r++)
+		free(rs[r].s);
+	free(rs);
+	free(got);
+	return rc ? -1 : 0;
 }
 
 /* Is room cell (i, j, k) on the room's outer layer? */
@@ -250,16 +338,16 @@ int vx_leak_check(struct build *b, struct rs_error *err)
 			for (int i = 0; i < n[0] && !rc; i++) {
 				if (!outer(n, i, j, k) && i == 1)
 					i = n[0] - 1;	/* inside rows: only their two ends */
-				if (outer(n, i, j, k) && open_cell(*cell(b, i, j, k)))
+				/* one seed a run: where the cell before is not a seed too */
+				if (outer(n, i, j, k) && open_cell(*cell(b, i, j, k)) &&
+				    (i == 0 || !outer(n, i - 1, j, k) ||
+				     !open_cell(*cell(b, i - 1, j, k))))
 					rc = push(&st, i, j, k);
 			}
 	for (;;) {
 		long pushed;
 
-		while (!rc && st.n > 0) {
-			st.n--;
-			rc = flood_run(b, &st, st.s[st.n][0], st.s[st.n][1], st.s[st.n][2], &leaked);
-		}
+		rc = rc ? rc : flood_slab(b, &st, &leaked);
 		if (!ranks)
 			break;
 		pushed = swap_seen(b, &st, swap, swap + layer);

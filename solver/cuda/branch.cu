@@ -167,16 +167,15 @@ static int upload_real(void **dst, const double *src, size_t n, struct rs_error 
 		return rs_fail(err, RS_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		h[i] = (R)src[i];
-	rc = CK(cudaMalloc(dst, (n ? n : 1) * sizeof(R))) ||
-	     CK(cudaMemcpy(*dst, h, n * sizeof(R), cudaMemcpyHostToDevice));
+	rc = CK(cudaMalloc(dst, (n ? n : 1) * sizeof(R))) || cuda_upload(*dst, h, n * sizeof(R), err);
 	free(h);
 	return rc ? RS_EDEVICE : 0;
 }
 
 static int upload(void **dst, const void *src, size_t bytes, struct rs_error *err)
 {
-	return CK(cudaMalloc(dst, bytes ? bytes : 1)) ||
-	       CK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice)) ? RS_EDEVICE : 0;
+	return CK(cudaMalloc(dst, bytes ? bytes : 1)) || cuda_upload(*dst, src, bytes, err)
+		       ? RS_EDEVICE : 0;
 }
 
 template <typename R>

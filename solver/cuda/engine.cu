@@ -102,6 +102,59 @@ static int block_heights(const struct vox_grid *g, const int zown[2], int bx, in
 	return rc ? RS_EDEVICE : 0;
 }
 
+/*
+ * A pageable cudaMemcpy goes through the driver's own staging on one thread. Here the
+ * threads copy each piece of 64 MiB into one of two pinned buffers while the other's piece
+ * crosses to the GPU (docs/performance.md, "Four GPUs", has what it saves). Uploads of less
+ * than two pieces take cudaMemcpy. ROOMSIM_UPLOAD_PIECE sets another piece size (at least
+ * 4096 bytes), so that gpu-test can carry small rooms this way too.
+ */
+int cuda_upload(void *dst, const void *src, size_t bytes, struct rs_error *err)
+{
+	const char *env = getenv("ROOMSIM_UPLOAD_PIECE");
+	const size_t piece = env && atol(env) >= 4096 ? (size_t)atol(env) : (size_t)64 << 20;
+	char *stage[2] = { NULL, NULL };
+	cudaEvent_t sent[2] = { NULL, NULL };
+	cudaStream_t st = NULL;
+	int rc;
+
+	if (bytes < 2 * piece)
+		return CK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice)) ? RS_EDEVICE : 0;
+	rc = CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking)) ||
+	     CK(cudaMallocHost((void **)&stage[0], piece)) ||
+	     CK(cudaMallocHost((void **)&stage[1], piece)) ||
+	     CK(cudaEventCreateWithFlags(&sent[0], cudaEventDisableTiming)) ||
+	     CK(cudaEventCreateWithFlags(&sent[1], cudaEventDisableTiming));
+	for (size_t at = 0, b = 0; !rc && at < bytes; at += piece, b ^= 1) {
+		const size_t len = bytes - at < piece ? bytes - at : piece;
+		const char *from = (const char *)src + at;
+		char *to = stage[b];
+
+		/* the buffer's last piece has crossed (an event not yet recorded has too) */
+		if (CK(cudaEventSynchronize(sent[b])))
+			break;
+#pragma omp parallel for schedule(static)
+		for (long long q = 0; q < (long long)((len + (1 << 20) - 1) >> 20); q++) {
+			const size_t o = (size_t)q << 20;
+
+			memcpy(to + o, from + o, len - o < (1 << 20) ? len - o : (1 << 20));
+		}
+		rc = CK(cudaMemcpyAsync((char *)dst + at, to, len, cudaMemcpyHostToDevice, st)) ||
+		     CK(cudaEventRecord(sent[b], st));
+	}
+	if (st && CK(cudaStreamSynchronize(st)))
+		rc = 1;
+	for (int b = 0; b < 2; b++) {
+		if (stage[b])
+			cudaFreeHost(stage[b]);
+		if (sent[b])
+			cudaEventDestroy(sent[b]);
+	}
+	if (st)
+		cudaStreamDestroy(st);
+	return rc ? RS_EDEVICE : 0;
+}
+
 static int upload_grid(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
@@ -125,8 +178,8 @@ static int upload_grid(struct cuda_engine *e, const struct vox_grid *g, struct r
 	rc = RS_EDEVICE;
 	if (CK(cudaMalloc(&e->mask, words * sizeof(unsigned))) ||
 	    CK(cudaMalloc(&e->cls, p->cells)) || CK(cudaMalloc(&e->colk, cols * sizeof(int2))) ||
-	    CK(cudaMemcpy(e->mask, mask, words * sizeof(unsigned), cudaMemcpyHostToDevice)) ||
-	    CK(cudaMemcpy(e->cls, g->cls, p->cells, cudaMemcpyHostToDevice)) ||
+	    cuda_upload(e->mask, mask, words * sizeof(unsigned), err) ||
+	    cuda_upload(e->cls, g->cls, p->cells, err) ||
 	    CK(cudaMemcpy(e->colk, colk, cols * sizeof(int2), cudaMemcpyHostToDevice)))
 		goto out;
 	rc = 0;
@@ -152,8 +205,8 @@ static int upload_folded(struct cuda_engine *e, const struct vox_grid *g, struct
 		for (int j = 0; j < p->n[1]; j++)
 			for (int i = (j + k) & 1; i < p->n[0]; i += 2)
 				f[vox_folded(p, i, j, k)] = g->cls[vox_index(p, i, j, k)];
-	rc = CK(cudaMalloc(&e->cls, e->values)) ||
-	     CK(cudaMemcpy(e->cls, f, e->values, cudaMemcpyHostToDevice)) ? RS_EDEVICE : 0;
+	rc = CK(cudaMalloc(&e->cls, e->values)) || cuda_upload(e->cls, f, e->values, err)
+		     ? RS_EDEVICE : 0;
 	free(f);
 	return rc;
 }

@@ -225,6 +225,10 @@ extern unsigned long long cuda_graph_serial;
 int cuda_check(cudaError_t e, const char *call, const char *file, int line,
 	       struct rs_error *err);
 
+/* bytes from pageable host memory at src to the device at dst, done on return; 0 or
+ * RS_EDEVICE (engine.cu says how). */
+int cuda_upload(void *dst, const void *src, size_t bytes, struct rs_error *err);
+
 /* Kernel auto: time each kernel that runs here on the engine's grid, keep the fastest, reset. */
 int cuda_choose_kernel(struct cuda_engine *e, struct rs_error *err);
 
