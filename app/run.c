@@ -634,13 +634,8 @@ static int decompose(struct run *r, struct rs_error *err)
 		return 0;
 	if (grids_split(&r->grids, &r->part, r->grid, err))
 		return err->code;
-	if (cuda) {
-		char bus[64] = "";
-
-		if (fdtd_select_gpu(r->part.local, bus, sizeof(bus), err) ||
-		    part_connect(&r->part, bus, err))
-			return err->code;
-	}
+	if (cuda && part_connect_wait(&r->part, err))	/* started in run_build_grid */
+		return err->code;
 	if (!r->quiet)
 		fprintf(stderr, "roomsim: %d ranks%s, slabs of about %d layers in z; rank 0 "
 			"updates layers %d to %d of its window %d to %d\n", r->part.size,

@@ -215,8 +215,9 @@ int run_build_grid(struct run *r, struct rs_error *err)
 		done(r, t0);
 		return rc;
 	}
+	/* the GPUs' communicator is made beside the window (run.c decompose waits for it) */
 	if (part_plan(&r->part, &r->plan.grid, room->precision, r->backend == ROOM_BACKEND_CUDA,
-		      err))
+		      err) || part_connect(&r->part, err))
 		return err->code;
 	part_vox_comm(&r->part, &comm);
 	r->window = vox_build_window(room, r->part.win[0], r->part.win[1], r->part.own[0],

@@ -242,16 +242,6 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 #endif
 }
 
-int fdtd_select_gpu(int device, char *bus, size_t len, struct rs_error *err)
-{
-#ifdef ROOMSIM_CUDA
-	return cuda_select(device, bus, len, err);
-#else
-	(void)device, (void)bus, (void)len;
-	return rs_fail(err, RS_ENODEV, "this build has no CUDA engine");
-#endif
-}
-
 int fdtd_cuda_available(char *name, size_t len)
 {
 	return cuda_available(name, len, NULL);

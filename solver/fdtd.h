@@ -103,10 +103,6 @@ void fdtd_destroy(struct fdtd *f);
 /* 1 when this build can run the GPU engine and a CUDA device is usable. */
 int fdtd_cuda_available(char *name, size_t len);
 
-/* Run this process's GPU work on GPU `device` of the node (a decomposed run's rank), modulo
- * the GPUs it sees; bus gets the GPU's PCI bus id (len bytes). */
-int fdtd_select_gpu(int device, char *bus, size_t len, struct rs_error *err);
-
 /* The GPU kernel in use (after auto, the one chosen); KERNEL_AUTO on the CPU. */
 enum kernel_id fdtd_kernel(const struct fdtd *f);
 

@@ -4,6 +4,7 @@
 #include "part.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,9 +69,13 @@ int part_init(struct part *pt, struct rs_error *err)
 	return 0;
 }
 
+static int join_start(struct part *pt, struct rs_error *err);
+
 void part_end(struct part *pt)
 {
-	(void)pt;
+	struct rs_error err = { 0 };
+
+	(void)join_start(pt, &err);	/* a run that failed while its communicator was being made */
 #ifdef ROOMSIM_CUDA
 	cuda_nccl_close(pt->nccl);
 	cuda_pinned_free(pt->stage);
@@ -139,19 +144,45 @@ int part_owner(const struct part *pt, const struct vox_plan *p, int k)
 	return r;
 }
 
-int part_connect(struct part *pt, const char *bus, struct rs_error *err)
+/* A communicator being made: its inputs, and what the thread made. */
+struct nccl_start {
+	pthread_t thread;
+	int device, rank, size;
+	unsigned char id[128];
+	struct cuda_nccl *nccl;
+	struct rs_error err;
+};
+
+#if defined(ROOMSIM_MPI) && defined(ROOMSIM_CUDA)
+static void *nccl_thread(void *arg)
 {
+	struct nccl_start *t = arg;
+	char bus[64];
+
+	if (!cuda_select(t->device, bus, sizeof(bus), &t->err))
+		t->nccl = cuda_nccl_open(t->id, t->rank, t->size, &t->err);
+	return NULL;
+}
+#endif
+
+int part_connect(struct part *pt, struct rs_error *err)
+{
+	const int device = pt->local;
+
 	if (pt->size == 1 || !pt->device)
 		return 0;
 #if defined(ROOMSIM_MPI) && defined(ROOMSIM_CUDA)
 	{	/* the same GPU (host and bus id) under two ranks: NCCL refuses it */
 		char me[128], *all = malloc(128 * (size_t)pt->size);
+		int rc;
 
-		if (!all)
-			return rs_fail(err, RS_ENOMEM, "out of memory");
 		memset(me, 0, sizeof(me));
 		gethostname(me, 63);
-		snprintf(me + 64, 64, "%s", bus);
+		rc = all ? cuda_bus(device, me + 64, 64, err) : rs_fail(err, RS_ENOMEM, "out of memory");
+		if (part_agree(pt, rc, err)) {
+			free(all);
+			return err->code;
+		}
 		MPI_Allgather(me, 128, MPI_BYTE, all, 128, MPI_BYTE, MPI_COMM_WORLD);
 		for (int q = 0; q < pt->size; q++)
 			if (q != pt->rank && !memcmp(all + 128 * (size_t)q, me, 128))
@@ -161,25 +192,76 @@ int part_connect(struct part *pt, const char *bus, struct rs_error *err)
 	if (getenv("ROOMSIM_HALO") && !strcmp(getenv("ROOMSIM_HALO"), "mpi"))
 		pt->staged = 1;
 	if ((pt->staged = part_any(pt, pt->staged))) {	/* all ranks alike */
-		if (!(pt->stage = cuda_pinned(4 * pt->layer * (size_t)pt->depth)))
-			return rs_fail(err, RS_ENOMEM, "out of pinned memory for the halos");
-		return 0;
+		char bus[64];
+		int rc = cuda_select(device, bus, sizeof(bus), err);
+
+		if (!rc && !(pt->stage = cuda_pinned(4 * pt->layer * (size_t)pt->depth)))
+			rc = rs_fail(err, RS_ENOMEM, "out of pinned memory for the halos");
+		return part_agree(pt, rc, err);
 	}
 	{
-		unsigned char id[128];
-		int bad = pt->rank == 0 && cuda_nccl_id(id, sizeof(id), err);
+		struct nccl_start *t = calloc(1, sizeof(*t));
+		int bad = !t ? rs_fail(err, RS_ENOMEM, "out of memory")
+			     : pt->rank == 0 ? cuda_nccl_id(t->id, sizeof(t->id), err) : 0;
 
-		MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
-		if (bad)
-			return pt->rank == 0 ? err->code
-					     : rs_fail(err, RS_ENODEV, "rank 0 has no NCCL");
-		MPI_Bcast(id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
-		if (!(pt->nccl = cuda_nccl_open(id, pt->rank, pt->size, err)))
+		if (part_agree(pt, bad, err)) {
+			free(t);
 			return err->code;
+		}
+		MPI_Bcast(t->id, sizeof(t->id), MPI_BYTE, 0, MPI_COMM_WORLD);
+		t->device = device;
+		t->rank = pt->rank;
+		t->size = pt->size;
+		if (pthread_create(&t->thread, NULL, nccl_thread, t)) {	/* then here */
+			nccl_thread(t);
+			pt->nccl = t->nccl;
+			bad = pt->nccl ? 0 : (*err = t->err).code;
+			free(t);
+			return part_agree(pt, bad, err);
+		}
+		pt->starting = t;
 		return 0;
 	}
 #else
-	(void)bus;
+	(void)device;
+	return rs_fail(err, RS_ENODEV, "this build cannot exchange halos between GPUs");
+#endif
+}
+
+/* The communicator's thread joined: its communicator into pt, or its error into err
+ * (returned). */
+static int join_start(struct part *pt, struct rs_error *err)
+{
+	struct nccl_start *t = pt->starting;
+	int rc = 0;
+
+	if (!t)
+		return 0;
+	pthread_join(t->thread, NULL);
+	pt->starting = NULL;
+	pt->nccl = t->nccl;
+	if (!pt->nccl)
+		rc = (*err = t->err).code ? err->code : rs_fail(err, RS_EDEVICE, "no communicator");
+	free(t);
+	return rc;
+}
+
+int part_connect_wait(struct part *pt, struct rs_error *err)
+{
+	if (pt->size == 1 || !pt->device)
+		return 0;
+#if defined(ROOMSIM_MPI) && defined(ROOMSIM_CUDA)
+	{
+		int rc = join_start(pt, err);
+		char bus[64];
+
+		/* the GPU on this thread too (its context is made by now) */
+		if (!rc && !pt->staged)
+			rc = cuda_select(pt->local, bus, sizeof(bus), err);
+		return part_agree(pt, rc, err);
+	}
+#else
+	(void)err;
 	return rs_fail(err, RS_ENODEV, "this build cannot exchange halos between GPUs");
 #endif
 }

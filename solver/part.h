@@ -35,6 +35,7 @@ struct part {
 	int staged;		/* 1: GPU halos go through host memory and MPI instead: ranks
 				 * share a GPU (NCCL cannot), or ROOMSIM_HALO=mpi */
 	struct cuda_nccl *nccl;
+	struct nccl_start *starting;	/* the communicator being made (part_connect) */
 	unsigned char *stage;	/* staged: pinned host room for 4 halos */
 	long exchanges;		/* steps exchanged so far */
 	double bytes;		/* halo bytes this rank sent so far */
@@ -58,10 +59,16 @@ int part_plan(struct part *pt, const struct vox_plan *p, int precision, int devi
 /* The rank whose slab holds z layer k. */
 int part_owner(const struct part *pt, const struct vox_plan *p, int k);
 
-/* The NCCL communicator of the GPUs, or the host buffers for MPI where two ranks share a GPU
- * (bus: this rank's GPU, cuda_select) or ROOMSIM_HALO=mpi (after part_plan, on every rank at
- * once). */
-int part_connect(struct part *pt, const char *bus, struct rs_error *err);
+/*
+ * The NCCL communicator of the GPUs (each rank on GPU pt->local of its node), or the host
+ * buffers for MPI where two ranks share a GPU or ROOMSIM_HALO=mpi (after part_plan, on every
+ * rank at once). The communicator is made on a thread of its own, which selects the GPU there,
+ * so that its connections and the GPU's context (1.5 s on four H200s) are made while the
+ * window is built; part_connect_wait waits for it and selects the GPU on the calling thread
+ * too. Both agree on failures.
+ */
+int part_connect(struct part *pt, struct rs_error *err);
+int part_connect_wait(struct part *pt, struct rs_error *err);
 
 /* fdtd_setup.exchange: swap the layers of field (the newest level) with the neighbours;
  * through NCCL on stream (NULL: the per-thread default stream) when pt->device and not

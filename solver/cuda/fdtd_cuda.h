@@ -61,9 +61,10 @@ size_t cuda_memory(const struct vox_plan *p, int precision, enum kernel_id k, in
 
 /* ---- several GPUs (halo.cu, solver/part.h) ---- */
 
-/* Run this process's CUDA work on GPU `device` of the node, modulo the GPUs it sees, and
- * name it by its PCI bus id in bus (len bytes). */
+/* Run this thread's CUDA work on GPU `device` of the node, modulo the GPUs it sees, and
+ * name it by its PCI bus id in bus (len bytes); cuda_bus names it alone (no context made). */
 int cuda_select(int device, char *bus, size_t len, struct rs_error *err);
+int cuda_bus(int device, char *bus, size_t len, struct rs_error *err);
 
 /* A blocking copy between the device and (pinned) host memory, in stream order. */
 int cuda_copy(void *to, const void *from, size_t bytes, int to_device, struct rs_error *err);

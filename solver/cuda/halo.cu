@@ -81,6 +81,19 @@ int cuda_select(int device, char *bus, size_t len, struct rs_error *err)
 	return 0;
 }
 
+int cuda_bus(int device, char *bus, size_t len, struct rs_error *err)
+{
+	int n = 0;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
+		cudaGetLastError();
+		return rs_fail(err, RS_ENODEV, "no GPU for this rank");
+	}
+	if (cudaDeviceGetPCIBusId(bus, (int)len, device % n) != cudaSuccess)
+		return rs_fail(err, RS_EDEVICE, "cannot use GPU %d", device % n);
+	return 0;
+}
+
 int cuda_copy(void *to, const void *from, size_t bytes, int to_device, struct rs_error *err)
 {
 	const cudaError_t e = cudaMemcpyAsync(to, from, bytes, to_device ? cudaMemcpyHostToDevice
