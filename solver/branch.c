@@ -41,24 +41,39 @@ static int index_banks(const struct wall_model *const *banks, int nbanks, int *m
 }
 
 /*
- * Count the nodes and entries of g's walls with a branch material, each material's entries
- * into b->stride (when fill is 0) and the state values; with fill, fill the lists: the areas
- * per entry into gam (unscaled), and each entry's first state value (branch.h's layout).
+ * The nodes and entries of g's walls with a branch material, in branch.h's order. Without
+ * fill: count them, each material's entries into b->stride, the state values, and into
+ * b->seg the groups' starts (the nodes with one entry, material by material, then those with
+ * several; seg[nmat + 1] = nodes). With fill (after the count, the lists allocated): write
+ * each node where its group puts it, in the walls' order within the group, its entries
+ * following the nodes alike (a node with one entry has the entry of its own number), the
+ * areas per entry into gam (unscaled, a material's faces of one node summed in face order),
+ * and each entry's first state value: its material's first, then one a entry in that order.
  */
 static void walk(const struct vox_grid *g, const struct wall_model *const *banks,
 		 const int *material_of, struct branch_walls *b, int fill)
 {
-	size_t next[VOX_NO_WALL] = { 0 }, at = 0;	/* per material: its next entry's first */
+	size_t first[VOX_NO_WALL] = { 0 }, at = 0;	/* per material: its state's first */
+	size_t node[VOX_NO_WALL + 1] = { 0 }, multi = 0, in_multi[VOX_NO_WALL] = { 0 };
+	const int nmat = b->nmat;
 
-	for (int x = 0, m = 0; fill && m < VOX_NO_WALL; m++)
+	for (int x = 0, m = 0; m < VOX_NO_WALL; m++)
 		if (material_of[m] >= 0) {
-			next[x] = at;
+			first[x] = at;
 			at += 2 * (size_t)banks[m]->n * b->stride[x++];
 		}
-	b->nodes = b->entries = b->states = 0;
+	for (int x = 0; fill && x <= nmat; x++)	/* each group's next node */
+		node[x] = b->seg[x];
+	multi = fill ? b->seg[nmat] : 0;	/* the next entry of a node with several */
+	if (!fill) {
+		b->nodes = b->entries = b->states = 0;
+		memset(b->seg, 0, ((size_t)nmat + 2) * sizeof(*b->seg));
+	}
 	for (size_t w = 0; g->walls && w < g->nwalls; w++) {
 		const struct vox_wall *wl = &g->walls[w];
-		int seen[6], ns = 0;
+		int mats[6], ns = 0;
+		double area[6];
+		size_t n, e0;
 
 		for (int f = 0; f < 6; f++) {
 			const int m = wl->material[f];
@@ -66,111 +81,68 @@ static void walk(const struct vox_grid *g, const struct wall_model *const *banks
 
 			if (m == VOX_NO_WALL || material_of[m] < 0)
 				continue;
-			for (e = 0; e < ns && seen[e] != m; e++)
+			for (e = 0; e < ns && mats[e] != m; e++)
 				;
 			if (e < ns) {	/* a second face of the same material: one entry */
-				if (fill)
-					b->gam[b->entries - ns + e] += wl->area[f];
+				area[e] += wl->area[f];
 				continue;
 			}
-			seen[ns++] = m;
-			if (fill) {
-				b->gam[b->entries] = wl->area[f];
-				b->mat[b->entries] = (uint32_t)material_of[m];
-				b->so[b->entries] = next[material_of[m]]++;
-			} else {
-				b->stride[material_of[m]]++;
-			}
-			b->entries++;
-			b->states += 2 * (size_t)banks[m]->n;
+			mats[ns] = m;
+			area[ns++] = wl->area[f];
 		}
 		if (!ns)
 			continue;
-		if (fill) {
+		if (!fill) {
+			b->nodes++;
+			b->entries += (size_t)ns;
+			b->seg[(ns == 1 ? material_of[mats[0]] : nmat) + 1]++;
+			for (int e = 0; e < ns; e++) {
+				b->stride[material_of[mats[e]]]++;
+				b->states += 2 * (size_t)banks[mats[e]]->n;
+			}
+			continue;
+		}
+		if (ns == 1) {
+			const int x = material_of[mats[0]];
+
+			n = e0 = node[x]++;
+			b->so[e0] = first[x] + (n - b->seg[x]);
+		} else {
+			n = node[nmat]++;
+			e0 = multi;
+			multi += (size_t)ns;
+			for (int e = 0; e < ns; e++) {
+				const int x = material_of[mats[e]];
+				const size_t singles = b->seg[x + 1] - b->seg[x];
+
+				b->so[e0 + (size_t)e] = first[x] + singles + in_multi[x]++;
+			}
+		}
+		for (int e = 0; e < ns; e++) {
+			b->gam[e0 + (size_t)e] = area[e];
+			b->mat[e0 + (size_t)e] = (uint32_t)material_of[mats[e]];
+		}
+		{
 			const struct vox_plan *p = &g->plan;
 			const size_t c = wl->cell, nx = (size_t)p->n[0], ny = (size_t)p->n[1];
 
-			b->at[b->nodes] = c;
-			b->ew[b->nodes] = 1;
+			b->at[n] = c;
+			b->ew[n] = 1;
 			for (int f = 0; f < 6 && p->on_nodes; f++)
 				if (wl->material[f] != VOX_NO_WALL)
-					b->ew[b->nodes] *= 0.5;
-			b->cell[b->nodes] = p->fcc ? vox_folded(p, (int)(c % nx), (int)(c / nx % ny),
-							       (int)(c / nx / ny))
-						   : c;
-			b->first[b->nodes] = (uint32_t)(b->entries - ns);
+					b->ew[n] *= 0.5;
+			b->cell[n] = p->fcc ? vox_folded(p, (int)(c % nx), (int)(c / nx % ny),
+							 (int)(c / nx / ny))
+					    : c;
+			b->first[n] = (uint32_t)e0;
 		}
-		b->nodes++;
 	}
-	if (fill)
+	if (fill) {
 		b->first[b->nodes] = (uint32_t)b->entries;
-}
-
-/*
- * Put the nodes in the order of branch.h: those with one entry, material by material, then
- * those with several, each group in the order walk() found them (cell order); the entries
- * follow their nodes, and each material's state is renumbered in the new entry order.
- */
-static int order_nodes(struct branch_walls *b)
-{
-	const size_t nn = b->nodes, ne = b->entries;
-	size_t *perm = malloc(nn * sizeof(*perm)), *cell = malloc(nn * sizeof(*cell));
-	size_t *at = malloc(nn * sizeof(*at)), *so = malloc(ne * sizeof(*so));
-	double *ew = malloc(nn * sizeof(*ew)), *gam = malloc(ne * sizeof(*gam));
-	uint32_t *first = malloc((nn + 1) * sizeof(*first)), *mat = malloc(ne * sizeof(*mat));
-	size_t base[VOX_NO_WALL], e = 0;
-	int ok = perm && cell && at && so && ew && gam && first && mat;
-
-	for (size_t n = 0; ok && n < nn; n++) {	/* group counts, then their starts */
-		const int single = b->first[n + 1] - b->first[n] == 1;
-
-		b->seg[(single ? (int)b->mat[b->first[n]] : b->nmat) + 1]++;
+		return;
 	}
-	for (int x = 0; ok && x <= b->nmat; x++)
+	for (int x = 0; x <= nmat; x++)	/* the counts into the groups' starts */
 		b->seg[x + 1] += b->seg[x];
-	for (size_t n = 0; ok && n < nn; n++) {
-		const int single = b->first[n + 1] - b->first[n] == 1;
-
-		perm[b->seg[single ? (int)b->mat[b->first[n]] : b->nmat]++] = n;
-	}
-	for (int x = b->nmat; ok && x > 0; x--)	/* the counters back to the starts */
-		b->seg[x] = b->seg[x - 1];
-	if (ok)
-		b->seg[0] = 0;
-	for (int x = 0; ok && x < b->nmat; x++)	/* base[x]: the material's next value */
-		base[x] = x ? base[x - 1] + 2 * (size_t)b->nb[x - 1] * b->stride[x - 1] : 0;
-	for (size_t i = 0; ok && i < nn; i++) {
-		const size_t n = perm[i];
-
-		cell[i] = b->cell[n];
-		at[i] = b->at[n];
-		ew[i] = b->ew[n];
-		first[i] = (uint32_t)e;
-		for (uint32_t en = b->first[n]; en < b->first[n + 1]; en++, e++) {
-			gam[e] = b->gam[en];
-			mat[e] = b->mat[en];
-			so[e] = base[mat[e]]++;
-		}
-	}
-	if (ok) {
-		first[nn] = (uint32_t)e;
-		free(b->cell), b->cell = cell, cell = NULL;
-		free(b->at), b->at = at, at = NULL;
-		free(b->ew), b->ew = ew, ew = NULL;
-		free(b->first), b->first = first, first = NULL;
-		free(b->gam), b->gam = gam, gam = NULL;
-		free(b->mat), b->mat = mat, mat = NULL;
-		free(b->so), b->so = so, so = NULL;
-	}
-	free(perm);
-	free(cell);
-	free(at);
-	free(so);
-	free(ew);
-	free(gam);
-	free(first);
-	free(mat);
-	return ok ? 0 : -1;
 }
 
 static size_t bytes_of(const struct branch_walls *b, int precision)
@@ -203,7 +175,8 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 		goto nomem;
 	b->precision = precision;
 	b->nmat = index_banks(banks, nbanks, b->material_of, &b->nbranch);
-	if (b->nmat && !(b->stride = calloc((size_t)b->nmat, sizeof(*b->stride))))
+	if (b->nmat && (!(b->stride = calloc((size_t)b->nmat, sizeof(*b->stride))) ||
+			!(b->seg = calloc((size_t)b->nmat + 2, sizeof(*b->seg)))))
 		goto nomem;
 	if (b->nmat)
 		walk(g, banks, b->material_of, b, 0);
@@ -253,8 +226,6 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 		b->bh[x] = 0.5 * sum;
 	}
 	walk(g, banks, b->material_of, b, 1);
-	if (!(b->seg = calloc((size_t)b->nmat + 2, sizeof(*b->seg))) || order_nodes(b))
-		goto nomem;
 	for (size_t n = 0; n < b->nodes; n++) {
 		/* the kind's scalar walls, as fdtd_coefficients() has them: g = (lambda / 2) beta
 		 * on the cubic grid, lambda beta on the fcc grid */
