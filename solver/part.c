@@ -75,7 +75,8 @@ void part_end(struct part *pt)
 {
 	struct rs_error err = { 0 };
 
-	(void)join_start(pt, &err);	/* a run that failed while its communicator was being made */
+	/* a run that failed while its communicator was being made */
+	(void)join_start(pt, &err);
 #ifdef ROOMSIM_CUDA
 	cuda_nccl_close(pt->nccl);
 	cuda_pinned_free(pt->stage);
@@ -178,7 +179,8 @@ int part_connect(struct part *pt, struct rs_error *err)
 
 		memset(me, 0, sizeof(me));
 		gethostname(me, 63);
-		rc = all ? cuda_bus(device, me + 64, 64, err) : rs_fail(err, RS_ENOMEM, "out of memory");
+		rc = all ? cuda_bus(device, me + 64, 64, err)
+			 : rs_fail(err, RS_ENOMEM, "out of memory");
 		if (part_agree(pt, rc, err)) {
 			free(all);
 			return err->code;

@@ -663,7 +663,8 @@ static int prune(const struct wall_bands *bd, int used, double dc, struct bank *
 			bank_without(k, order[c], &fit->model, &less, NULL);
 			if (fit_over(bd, used, &less, &f))
 				return -1;
-			if (!f.misses && wall_dc_conductance(&f.model) >= dc && (!was_smooth || smooth(bd, &f))) {
+			if (!f.misses && wall_dc_conductance(&f.model) >= dc &&
+			    (!was_smooth || smooth(bd, &f))) {
 				*k = less;
 				*fit = f;
 				cut = 1;
