@@ -167,7 +167,8 @@ static int upload_real(void **dst, const double *src, size_t n, struct rs_error 
 		return rs_fail(err, RS_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		h[i] = (R)src[i];
-	rc = CK(cudaMalloc(dst, (n ? n : 1) * sizeof(R))) || cuda_upload(*dst, h, n * sizeof(R), err);
+	rc = CK(cudaMalloc(dst, (n ? n : 1) * sizeof(R))) ||
+	     cuda_upload(*dst, h, n * sizeof(R), err);
 	free(h);
 	return rc ? RS_EDEVICE : 0;
 }

@@ -131,7 +131,7 @@ int cuda_upload(void *dst, const void *src, size_t bytes, struct rs_error *err)
 		char *to = stage[b];
 
 		/* the buffer's last piece has crossed (an event not yet recorded has too) */
-		if (CK(cudaEventSynchronize(sent[b])))
+		if ((rc = CK(cudaEventSynchronize(sent[b]))))
 			break;
 #pragma omp parallel for schedule(static)
 		for (long long q = 0; q < (long long)((len + (1 << 20) - 1) >> 20); q++) {
