@@ -166,9 +166,15 @@ static int flood_slab(struct build *b, struct seeds *st, size_t *leaked)
 	const int layers = b->ok1 - b->ok0 + 1, *n = b->whole.room;
 	const int most = FLOOD_RUNS * omp_get_max_threads();
 	const int nr = most < layers ? most : layers;
-	struct seeds *rs = calloc((size_t)nr, sizeof(*rs));
-	size_t *got = calloc((size_t)nr, sizeof(*got));
-	int rc = !rs || !got;
+	struct seeds *rs;
+	size_t *got;
+	int rc;
+
+	if (!st->n)	/* a later round of the ranks' with nothing new here */
+		return 0;
+	rs = calloc((size_t)nr, sizeof(*rs));
+	got = calloc((size_t)nr, sizeof(*got));
+	rc = !rs || !got;
 
 	for (size_t s = 0; s < st->n && !rc; s++) {	/* each seed to the run of its layer */
 		const int x = st->s[s][2] - b->ok0;
