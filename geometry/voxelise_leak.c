@@ -176,14 +176,10 @@ static int flood_slab(struct build *b, struct seeds *st, size_t *leaked)
 	got = calloc((size_t)nr, sizeof(*got));
 	rc = !rs || !got;
 
-	for (size_t s = 0; s < st->n && !rc; s++) {	/* each seed to the run of its layer */
-		const int x = st->s[s][2] - b->ok0;
-		int r = (int)((long)x * nr / layers);
+	for (size_t s = 0; s < st->n && !rc; s++) {	/* each seed to the run of its layer: */
+		const long x = st->s[s][2] - b->ok0;	/* the last r with run_start(r) <= x */
+		const int r = (int)(((x + 1) * nr + layers - 1) / layers) - 1;
 
-		while (r + 1 < nr && run_start(r + 1, layers, nr) <= x)
-			r++;
-		while (run_start(r, layers, nr) > x)
-			r--;
 		rc = push(&rs[r], st->s[s][0], st->s[s][1], st->s[s][2]);
 	}
 	st->n = 0;

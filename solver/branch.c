@@ -57,7 +57,7 @@ static void walk(const struct vox_grid *g, const struct wall_model *const *banks
 	size_t node[VOX_NO_WALL + 1] = { 0 }, multi = 0, in_multi[VOX_NO_WALL] = { 0 };
 	const int nmat = b->nmat;
 
-	for (int x = 0, m = 0; m < VOX_NO_WALL; m++)
+	for (int x = 0, m = 0; fill && m < VOX_NO_WALL; m++)
 		if (material_of[m] >= 0) {
 			first[x] = at;
 			at += 2 * (size_t)banks[m]->n * b->stride[x++];
