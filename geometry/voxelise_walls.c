@@ -33,10 +33,14 @@ int vx_make_bins(struct build *b, struct rs_error *err)
 
 			for (int d = 0; d < 3; d++) {
 				const struct tri *tr = &b->tri[t];
+				/* a triangle on the bounds' far side (the mesh's own walls lie
+				 * there) goes into the last bin, as a point there finds it */
+				const double last = (d == 2 ? b->all_k : b->nbin[d]) - 1;
 
-				m0[d] = (int)fmax(0, floor((tr->lo[d] - b->room->origin[d]) / side));
-				m1[d] = (int)fmin((d == 2 ? b->all_k : b->nbin[d]) - 1,
-						  floor((tr->hi[d] - b->room->origin[d]) / side));
+				m0[d] = (int)fmin(last, fmax(0, floor((tr->lo[d] - b->room->origin[d]) /
+								      side)));
+				m1[d] = (int)fmax(0, fmin(last, floor((tr->hi[d] - b->room->origin[d]) /
+								     side)));
 			}
 			m0[2] = (m0[2] > b->bin_k0 ? m0[2] : b->bin_k0) - b->bin_k0;	/* held */
 			m1[2] = (m1[2] < b->bin_k0 + b->nbin[2] - 1 ? m1[2]
