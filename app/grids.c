@@ -6,19 +6,46 @@
 #include <string.h>
 
 /*
- * A decomposed run's floor heights: each column's first room layer in the whole grid, the
- * least over the ranks' windows (INT32_MAX: none).
+ * The floor of a decomposed run, or of a grid whose slab axis is not z (geometry/receivers.h,
+ * vox_floor_line): each line's first room cell along the room's z in the whole grid of
+ * `layers` z layers, the least over the ranks' windows (INT32_MAX: none).
  */
-static int32_t *floors(const struct vox_grid *w, const struct part *pt)
+static int32_t *floors(const struct vox_grid *w, int layers, const struct part *pt)
 {
-	const size_t columns = (size_t)w->plan.n[0] * w->plan.n[1];
-	int32_t *f = malloc(columns * sizeof(*f));
+	const struct vox_plan *p = &w->plan;
+	const int gz = room_grid_axis(p->slab, 2);
+	const size_t lines = vox_floor_lines(p, layers);
+	int32_t *f = malloc(lines * sizeof(*f));
 
 	if (!f)
 		return NULL;
-	for (size_t c = 0; c < columns; c++)
-		f[c] = w->kstop[c] < w->kstart[c] ? INT32_MAX : w->kstart[c] + w->zbase;
-	part_min_ints(pt, f, columns);
+	for (size_t c = 0; c < lines; c++)
+		f[c] = INT32_MAX;
+	if (gz == 2)	/* the columns' */
+		for (size_t c = 0; c < lines; c++)
+			f[c] = w->kstop[c] < w->kstart[c] ? INT32_MAX : w->kstart[c] + w->zbase;
+	for (int k = 0; gz != 2 && k < p->n[2]; k++) {	/* the window's layers, across */
+		const int o = gz == 1 ? 0 : 1;
+
+		if (k + w->zbase < 0 || k + w->zbase >= layers)
+			continue;
+		for (int i = 0; i < p->n[o]; i++) {
+			int c[3] = { 0, 0, k };
+
+			c[o] = i;
+			for (c[gz] = 0; c[gz] < p->n[gz]; c[gz]++)
+				if (w->cls[vox_index(p, c[0], c[1], k)] != VOX_PAD)
+					break;
+			if (c[gz] < p->n[gz]) {
+				const int first = c[gz];
+
+				c[2] = k + w->zbase;
+				f[vox_floor_line(p, c)] = first;
+			}
+		}
+	}
+	if (pt && pt->size > 1)
+		part_min_ints(pt, f, lines);
 	return f;
 }
 
@@ -68,9 +95,9 @@ static int gather_points(struct grid_points *p, const struct part *pt, struct rs
 }
 
 int grids_make(struct run_grids *g, const struct room *room, const struct vox_grid *vg,
-	       const struct part *pt, struct rs_error *err)
+	       int layers, const struct part *pt, struct rs_error *err)
 {
-	const int split = pt && pt->size > 1;
+	const int split = pt && pt->size > 1, turned = vg->plan.slab != 2;
 	int32_t *floor = NULL;
 	size_t at = 0;
 
@@ -80,13 +107,15 @@ int grids_make(struct run_grids *g, const struct room *room, const struct vox_gr
 	g->pts = calloc((size_t)room->ngrids, sizeof(*g->pts));
 	g->desc = calloc((size_t)room->ngrids, sizeof(*g->desc));
 	g->kind = calloc((size_t)room->ngrids, sizeof(*g->kind));
-	if (!g->pts || !g->desc || !g->kind || (split && !(floor = floors(vg, pt))))
+	if (!g->pts || !g->desc || !g->kind ||
+	    ((split || turned) && !(floor = floors(vg, layers, pt))))
 		return rs_fail(err, RS_ENOMEM, "out of memory for the receiver grids");
 	for (int i = 0; i < room->ngrids; i++) {
 		const struct room_grid *rg = &room->grids[i];
-		int rc = grid_points_make(room, rg, vg, floor, &g->pts[i], err);
+		int rc = grid_points_make(room, rg, vg, floor, layers, &g->pts[i], err);
 
-		if (!rc && split && !(rc = gather_points(&g->pts[i], pt, err)) && !g->pts[i].n)
+		if (!rc && (!split || !(rc = gather_points(&g->pts[i], pt, err))) && floor &&
+		    !g->pts[i].n)
 			rc = grid_points_none(room, rg, (size_t)g->pts[i].dims[0] *
 						      g->pts[i].dims[1], err);
 		if (rc) {

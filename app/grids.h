@@ -45,11 +45,11 @@ struct run_grids {
 	float *lbuf;
 };
 
-/* The points of every grid of room over vg; RS_EINPUT naming an empty grid. In a decomposed
- * run (pt's size above 1; every rank together) vg is the rank's window, and the points are
- * those of the whole grid. */
+/* The points of every grid of room over vg (the whole grid has `layers` z layers); RS_EINPUT
+ * naming an empty grid. In a decomposed run (pt's size above 1; every rank together) vg is
+ * the rank's window, and the points are those of the whole grid. */
 int grids_make(struct run_grids *g, const struct room *room, const struct vox_grid *vg,
-	       const struct part *pt, struct rs_error *err);
+	       int layers, const struct part *pt, struct rs_error *err);
 
 /* A decomposed run: each point read by the rank whose slab holds its lowest node of vg (the
  * whole grid); rank 0 gathers them and writes the files. */

@@ -117,6 +117,10 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	printf("grid       %d x %d x %d cells = %.3f M (room %d x %d x %d, a halo of %d each side, "
 	       "rows padded to 8)\n", g->n[0], g->n[1], g->n[2], mega(g->cells), g->room[0], g->room[1],
 	       g->room[2], g->halo);
+	printf("layers     across %c%s: the grid's x, y, z are the room's %c, %c, %c\n",
+	       'x' + g->slab, room->slab_axis ? " (grid.slab_axis)" : " (the smallest cut)",
+	       'x' + room_axis_of(g->slab, 0), 'x' + room_axis_of(g->slab, 1),
+	       'x' + room_axis_of(g->slab, 2));
 	if (g->fcc)
 		printf("lattice    fcc: %.3f M nodes, the cells with i + j + k even, stored folded\n",
 		       mega(vox_nodes(g)));
@@ -301,9 +305,9 @@ static void print_ranks(const struct room *room, const struct app_plan *p, int n
 	w.room[2] = most;
 	w.n[2] = most + 2 * g->halo;
 	w.cells = (size_t)w.n[0] * w.n[1] * w.n[2];
-	printf("ranks      %d, slabs of %d or %d of the %d layers in z, each in a window of at "
-	       "most %d (%d exchanged each side)\n", n, g->room[2] / n, (g->room[2] + n - 1) / n,
-	       g->room[2], most, pt.depth);
+	printf("ranks      %d, slabs of %d or %d of the %d layers across %c, each in a window of "
+	       "at most %d (%d exchanged each side)\n", n, g->room[2] / n,
+	       (g->room[2] + n - 1) / n, g->room[2], 'x' + g->slab, most, pt.depth);
 	printf("           per rank: %s for its window", app_bytes((double)fdtd_memory(
 	       &w, room->precision, room->nreceivers, p->nsamples), mem));
 #ifdef ROOMSIM_CUDA

@@ -70,7 +70,11 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 	memset(p, 0, sizeof(*p));
 	if (app_check_size(room, err))
 		return err->code;
-	vox_plan(room, &p->grid);
+	if (room->slab_axis && room->slab_axis != 3 && room->geo.voxels_path[0])
+		return room_at(err, room, room->slab_at, "grid.slab_axis", "a room from a voxel "
+			       "file is read in z slabs, so its grid is cut across z (valid: z or "
+			       "auto)");
+	vox_plan_turned(room, room_slab_axis(room), &p->grid);
 	if (stn_from_config(room, &p->stencil))
 		return room_at(err, room, room->scheme_at, "scheme.weights", "%d weights given, but "
 			       "the stencil has a different number of shells (roomsim scheme lists "
@@ -88,8 +92,9 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 	for (int d = 0; d < 3; d++)
 		if (p->grid.room[d] < 2 * p->grid.halo)
 			return room_at(err, room, room->grid_at, "geometry.box", "the room is %d cells "
-				       "along axis %d, less than twice the stencil's reach %d (valid: a "
-				       "finer grid or a smaller stencil)", p->grid.room[d], d,
+				       "along %c, less than twice the stencil's reach %d (valid: a "
+				       "finer grid or a smaller stencil)", p->grid.room[d],
+				       'x' + room_axis_of(p->grid.slab, d),
 				       p->grid.halo);
 	p->lambda = room->courant * p->limit;
 	p->dt = p->lambda * room->spacing / room->c;
@@ -148,7 +153,7 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 		p->frame_m = p->frame_m > 0 ? p->frame_m : 0;
 		p->frame_slots = p->frame_m ? 2 * p->frame_m / room->snap_every + 1 : 0;
 		for (int i = 0; p->frame_m && i < room->nplanes; i++) {
-			const int a = room->planes[i].axis;
+			const int a = room_grid_axis(p->grid.slab, room->planes[i].axis);
 			const size_t n = (size_t)p->grid.room[a == 0 ? 1 : 0] *
 					 (size_t)p->grid.room[a == 2 ? 1 : 2];
 
@@ -252,7 +257,7 @@ void app_disk_need(const struct room *room, const struct app_plan *plan, struct 
 	if (room->hybrid.on)
 		d->rirs += 8.0 * (double)plan->wav_frames * (2 * pairs + room->nsources);
 	for (int i = 0; i < room->nplanes; i++) {
-		const int a = room->planes[i].axis;
+		const int a = room_grid_axis(g->slab, room->planes[i].axis);
 
 		cells += (double)g->room[a == 0 ? 1 : 0] * g->room[a == 2 ? 1 : 2];
 	}

@@ -114,7 +114,7 @@ static int block_in_air(const struct vox_grid *g, int node[8][3])
 static int check_points(struct run *r, struct rs_error *err)
 {
 	const struct room *room = r->room;
-	double lo = 0.5 * room->spacing, d, w[8];
+	double lo = 0.5 * room->spacing, d, w[8], size[3];
 	int node[8][3];
 
 	for (int i = 0; i < room->nsources + room->nreceivers; i++) {
@@ -168,11 +168,12 @@ static int check_points(struct run *r, struct rs_error *err)
 				       "cell from its walls)", pos[0], pos[1], pos[2], d, near[0],
 				       near[1], near[2]);
 		}
+		vox_to_room(&r->plan.grid, r->plan.grid.size, size);
 		return room_at(err, room, at, key,
 			       "[%g, %g, %g] is outside the air by %.3g m (valid: within "
 			       "[%g, %g] x [%g, %g] x [%g, %g], half a cell inside the walls)",
-			       pos[0], pos[1], pos[2], d, lo, r->plan.grid.size[0] - lo, lo,
-			       r->plan.grid.size[1] - lo, lo, r->plan.grid.size[2] - lo);
+			       pos[0], pos[1], pos[2], d, lo, size[0] - lo, lo, size[1] - lo, lo,
+			       size[2] - lo);
 	}
 	for (int i = 0; i < room->nsources; i++) {	/* directional ones: their cells' centres */
 		const struct room_source *s = &room->sources[i];
@@ -246,16 +247,22 @@ static long frames_by(long step, long every, long lag)
 
 void run_source_pos(const struct run *r, const struct room_source *src, double pos[3])
 {
-	const double h = r->plan.grid.h;
+	const double h = r->plan.grid.h, *o = r->grid->origin;
+	double q[3];
 
+	memcpy(pos, src->pos, sizeof(src->pos));
+	if (src->pattern_a == 1)
+		return;
+	vox_to_grid(&r->plan.grid, src->pos, q);	/* the cell's centre, in the grid */
 	for (int a = 0; a < 3; a++)
-		pos[a] = src->pattern_a == 1 ? src->pos[a]
-		       : r->grid->origin[a] + (floor((src->pos[a] - r->grid->origin[a]) / h) + 0.5) * h;
+		q[a] = o[a] + (floor((q[a] - o[a]) / h) + 0.5) * h;
+	vox_to_room(&r->plan.grid, q, pos);
 }
 
 /*
  * A source with a balloon (solver/directivity.h): the block's filters, designed once per
- * source and run, through which sig drives each node, up to the last sample of sig above
+ * source and run in the room's axes (then each node's is the grid node's there), through
+ * which sig drives each node, up to the last sample of sig above
  * SIG_TAIL of its peak and the filters' length after it.
  */
 #define SIG_TAIL 1e-12
@@ -266,6 +273,7 @@ static int add_balloon(struct run *r, const struct room_source *src, const doubl
 	const struct vox_grid *g = r->window ? r->window : r->grid;
 	struct dir_design *dd = malloc(sizeof(*dd));
 	struct rs_error err = { 0 };
+	int of[DIR_NODES * DIR_NODES * DIR_NODES];
 	double pos[3], w[8], d, peak = 0, *v = NULL;
 	int node[8][3], lo[3], rc = -1;
 	long last = 0, len;
@@ -285,6 +293,15 @@ static int add_balloon(struct run *r, const struct room_source *src, const doubl
 	len = last + DIR_TAPS < n ? last + DIR_TAPS : n;
 	if (!(v = calloc((size_t)len * nb, sizeof(*v))))
 		goto out;
+	for (int c = 0; c < nb; c++) {	/* the design's node (the room's axes) of grid node c */
+		const int at[3] = { c % DIR_NODES, c / DIR_NODES % DIR_NODES,
+				    c / (DIR_NODES * DIR_NODES) };
+		int m[3];
+
+		for (int a = 0; a < 3; a++)
+			m[room_axis_of(r->plan.grid.slab, a)] = at[a];
+		of[c] = m[0] + DIR_NODES * (m[1] + DIR_NODES * m[2]);
+	}
 	for (long i = 0; i < len; i++)
 		for (long j = 0; j < DIR_TAPS && j <= i; j++) {
 			const double s = sig[i - j];
@@ -292,7 +309,7 @@ static int add_balloon(struct run *r, const struct room_source *src, const doubl
 			if (s == 0)
 				continue;
 			for (int c = 0; c < nb; c++)
-				v[(size_t)i * nb + c] += dd->g[c][j] * s;
+				v[(size_t)i * nb + c] += dd->g[of[c]][j] * s;
 		}
 	rc = fdtd_add_source_block(r->engine, lo, DIR_NODES, v, (size_t)len) < 0 ? -1 : 0;
 out:
@@ -311,7 +328,7 @@ out:
 static int add_source(struct run *r, const struct room_source *src, const double *sig, long n)
 {
 	const double a = src->pattern_a;
-	double pos[3], w[8], d, g[8], *v, sum = 0;
+	double pos[3], w[8], d, g[8], aim[3], *v, sum = 0;
 	int node[8][3], lo[3] = { INT_MAX, INT_MAX, INT_MAX }, rc;
 
 	if (a == 1)
@@ -325,10 +342,11 @@ static int add_source(struct run *r, const struct room_source *src, const double
 		for (int k = 0; k < 3; k++)
 			lo[k] = node[c][k] < lo[k] ? node[c][k] : lo[k];
 	/* the aim's derivative of each node's weight at the centre, times h: +-1/4 per axis */
+	vox_to_grid(&r->plan.grid, src->aim, aim);
 	for (int c = 0; c < 8; c++) {
 		g[c] = 0;
 		for (int k = 0; k < 3; k++)
-			g[c] += src->aim[k] * (node[c][k] > lo[k] ? 0.25 : -0.25);
+			g[c] += aim[k] * (node[c][k] > lo[k] ? 0.25 : -0.25);
 	}
 	for (long i = 0; i < n; i++) {
 		const double q = (1 - a) * r->plan.lambda * (sum + 0.5 * sig[i]);
@@ -637,12 +655,12 @@ static int decompose(struct run *r, struct rs_error *err)
 	if (cuda && part_connect_wait(&r->part, err))	/* started in run_build_grid */
 		return err->code;
 	if (!r->quiet)
-		fprintf(stderr, "roomsim: %d ranks%s, slabs of about %d layers in z; rank 0 "
+		fprintf(stderr, "roomsim: %d ranks%s, slabs of about %d layers across %c; rank 0 "
 			"updates layers %d to %d of its window %d to %d\n", r->part.size,
 			!cuda ? " (halos through MPI)" : r->part.staged ? " on GPUs (halos through "
 			"host memory and MPI)" : " on as many GPUs (halos through NCCL)",
-			r->plan.grid.room[2] / r->part.size, r->part.own[0], r->part.own[1],
-			r->part.win[0], r->part.win[1]);
+			r->plan.grid.room[2] / r->part.size, 'x' + r->plan.grid.slab,
+			r->part.own[0], r->part.own[1], r->part.win[0], r->part.win[1]);
 	return 0;
 }
 
@@ -762,7 +780,8 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	if (run_hybrid_open(r, err))
 		return err->code;
 	if (run_build_grid(r, err) || check_points(r, err) || run_spatial_open(r, err) ||
-	    grids_make(&r->grids, room, r->window ? r->window : r->grid, &r->part, err) ||
+	    grids_make(&r->grids, room, r->window ? r->window : r->grid, r->plan.grid.n[2],
+		       &r->part, err) ||
 	    decompose(r, err))
 		return err->code;
 	for (int i = 0; i < r->grids.n && !r->quiet; i++)
@@ -1052,6 +1071,7 @@ int cmd_run(int argc, char **argv)
 	free(r.banks);
 	vox_free(r.window);
 	vox_free(r.grid);
+	room_turned_free(r.turned);
 	free(r.mat_area);
 	for (int i = 0; r.plane_room && i < r.room->nplanes; i++)
 		free(r.plane_room[i]);

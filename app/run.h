@@ -41,6 +41,8 @@ struct run {
 	 * receiver q is read where its lowest node lies (rec_rank[q]), as engine receiver
 	 * rec_index[q] there */
 	struct part part;
+	struct room *turned;	/* the room in the grid's frame for the voxelisers
+				 * (room_turned), when its slab axis is not z; else NULL */
 	struct vox_grid *window;
 	int *rec_rank, *rec_index;
 	/* the air volume and each material's wall area (vox_measure), for rirs.h5: measured
@@ -191,8 +193,9 @@ int run_build_grid(struct run *r, struct rs_error *err);
 /* Make sure the sketch of a decomposed run holds layers k0..k1 (a no-op otherwise). */
 int run_sketch(struct run *r, int k0, int k1, struct rs_error *err);
 
-/* The room cells of snapshot plane i at layer index `at` along its axis, as n1 x n2 bytes
- * (run_make_planes); NULL when out of memory. */
+/* The room cells of snapshot plane i at index `at` along its axis in the grid, in the
+ * engine's layout of its frames (run_make_planes turns them into the file's); NULL when out
+ * of memory. */
 unsigned char *run_plane_room(const struct run *r, int i, int at);
 void run_free_planes(struct snap_plane *pl, int n);
 
@@ -219,6 +222,7 @@ struct snapper {
 	const char *path;
 	long frames;		/* frames written */
 	struct snap_job *jobs;	/* ring of cap jobs; queued: [head, head + count) */
+	float *flip;		/* a frame turned into the file's layout (snap_plane.swap) */
 	int cap, head, count, done, rc;
 	struct rs_error err;
 	pthread_mutex_t mu;

@@ -54,9 +54,15 @@ static int measure(struct run *r, struct rs_error *err)
 	return 0;
 }
 
+/* The room the voxelisers read: in the grid's frame. */
+static const struct room *grid_room(const struct run *r)
+{
+	return r->turned ? r->turned : r->room;
+}
+
 int run_sketch(struct run *r, int k0, int k1, struct rs_error *err)
 {
-	return r->window ? vox_sketch_fill(r->grid, r->room, k0, k1, err) : 0;
+	return r->window ? vox_sketch_fill(r->grid, grid_room(r), k0, k1, err) : 0;
 }
 
 /* The layers the checks of point pos read, `more` beyond its eight nodes. */
@@ -153,7 +159,7 @@ static int plane_rooms(struct run *r, struct rs_error *err)
 		free(index);
 		return rs_fail(err, RS_ENOMEM, "out of memory for the snapshot planes");
 	}
-	for (int i = 0; i < room->nplanes; i++) {
+	for (int i = 0; i < room->nplanes; i++) {	/* in the file's layout */
 		r->plane_room[i] = (unsigned char *)pl[i].room;	/* kept; the rest is freed */
 		pl[i].room = NULL;
 		part_max_bytes(&r->part, r->plane_room[i], (size_t)pl[i].n1 * pl[i].n2);
@@ -165,21 +171,17 @@ static int plane_rooms(struct run *r, struct rs_error *err)
 
 unsigned char *run_plane_room(const struct run *r, int i, int at)
 {
-	const struct room *room = r->room;
 	const struct vox_plan *g = &r->plan.grid;
-	const int a = room->planes[i].axis, u = a == 2 ? 1 : 2, v = a == 0 ? 1 : 0;
+	const int a = room_grid_axis(g->slab, r->room->planes[i].axis);
+	const int u = a == 2 ? 1 : 2, v = a == 0 ? 1 : 0;
 	const int n1 = g->room[u], n2 = g->room[v];
-	/* decomposed: this rank's own layers of its window, until gathered */
+	/* decomposed: this rank's own layers of its window */
 	const struct vox_grid *w = r->window ? r->window : r->grid;
 	const int k0 = r->window ? r->part.own[0] : 0, k1 = r->window ? r->part.own[1] : g->n[2];
 	unsigned char *mask = malloc((size_t)n1 * n2);
 
 	if (!mask)
 		return NULL;
-	if (r->plane_room) {	/* gathered */
-		memcpy(mask, r->plane_room[i], (size_t)n1 * n2);
-		return mask;
-	}
 	for (int b = 0; b < n1; b++)	/* the room cells, as fdtd_plane orders them */
 		for (int c = 0; c < n2; c++) {
 			int ijk[3];
@@ -205,11 +207,18 @@ static void done(struct run *r, double t0)
 
 int run_build_grid(struct run *r, struct rs_error *err)
 {
-	const struct room *room = r->room;
 	const double t0 = app_now();
+	const struct room *room;
 	struct vox_comm comm;
 	int rc;
 
+	if (r->plan.grid.slab != 2 && !r->turned) {	/* every rank alike */
+		r->turned = room_turned(r->room, r->plan.grid.slab);
+		if (part_agree(&r->part, r->turned ? 0 : rs_fail(err, RS_ENOMEM, "out of memory"),
+			       err))
+			return err->code;
+	}
+	room = grid_room(r);
 	if (r->part.size == 1) {
 		rc = (r->grid = vox_build(room, err)) ? measure(r, err) : err->code;
 		done(r, t0);

@@ -16,6 +16,15 @@ void run_free_planes(struct snap_plane *pl, int n)
 	free(pl);
 }
 
+/* a x b bytes or floats into b x a */
+static void flip(const void *in, void *out, int a, int b, size_t size)
+{
+	for (int i = 0; i < a; i++)
+		for (int j = 0; j < b; j++)
+			memcpy((char *)out + ((size_t)j * a + i) * size,
+			       (const char *)in + ((size_t)i * b + j) * size, size);
+}
+
 /* The snapshot planes of the room, with their grid index along the normal and their room
  * cells. */
 struct snap_plane *run_make_planes(const struct run *r, int *index)
@@ -24,27 +33,43 @@ struct snap_plane *run_make_planes(const struct run *r, int *index)
 	const struct vox_plan *g = &r->plan.grid;
 	struct snap_plane *pl = calloc((size_t)room->nplanes, sizeof(*pl));
 	static const char axes[] = "xyz";
-	unsigned char *mask;
 
 	if (!pl)
 		return NULL;
 	for (int i = 0; i < room->nplanes; i++) {
-		int a = room->planes[i].axis, u = a == 2 ? 1 : 2, v = a == 0 ? 1 : 0;
+		/* the room's axes (the file's) and the grid's: the normal, the slower and the
+		 * faster in-plane axis */
+		const int a = room->planes[i].axis, u = a == 2 ? 1 : 2, v = a == 0 ? 1 : 0;
+		const int ga = room_grid_axis(g->slab, a), gu = ga == 2 ? 1 : 2;
 		/* room node m lies at (m + 1/2) h, or at m h where the walls pass through nodes */
 		const double first = g->fcc ? 0 : 0.5;
 		long m = lround((room->planes[i].at - room->origin[a]) / g->h - first);
+		unsigned char *mask;
 
-		m = m < 0 ? 0 : m >= g->room[a] ? g->room[a] - 1 : m;
+		m = m < 0 ? 0 : m >= g->room[ga] ? g->room[ga] - 1 : m;
 		index[i] = (int)m + g->halo;	/* past the halo */
 		pl[i].axis = a;
+		pl[i].grid_axis = ga;
+		pl[i].swap = room_axis_of(g->slab, gu) != u;
 		pl[i].at = room->origin[a] + (m + first) * g->h;
-		pl[i].n1 = g->room[u];
-		pl[i].n2 = g->room[v];
+		pl[i].n1 = g->room[room_grid_axis(g->slab, u)];
+		pl[i].n2 = g->room[room_grid_axis(g->slab, v)];
 		for (int d = 0; d < 3; d++)
 			pl[i].origin[d] = room->origin[d] + first * g->h;
 		pl[i].origin[a] = pl[i].at;
 		snprintf(pl[i].name, sizeof(pl[i].name), "%c_%.3f", axes[a], room->planes[i].at);
-		if (!(mask = run_plane_room(r, i, index[i]))) {
+		if (r->plane_room) {	/* gathered, in the file's layout */
+			if ((mask = malloc((size_t)pl[i].n1 * pl[i].n2)))
+				memcpy(mask, r->plane_room[i], (size_t)pl[i].n1 * pl[i].n2);
+		} else if ((mask = run_plane_room(r, i, index[i])) && pl[i].swap) {
+			unsigned char *t = malloc((size_t)pl[i].n1 * pl[i].n2);
+
+			if (t)
+				flip(mask, t, pl[i].n2, pl[i].n1, 1);
+			free(mask);
+			mask = t;
+		}
+		if (!mask) {
 			run_free_planes(pl, i);
 			return NULL;
 		}
@@ -74,6 +99,17 @@ static int frame_fits(struct snapper *w, int p)
 		       w->path, app_bytes(have, a), app_bytes(need, b), w->frames);
 }
 
+/* A job's frame in the file's layout: the engine's, or turned round into w->flip. */
+static const float *plane_frame(struct snapper *w, const struct snap_job *job)
+{
+	const struct snap_plane *p = &w->planes[job->plane];
+
+	if (!p->swap)
+		return job->buf;
+	flip(job->buf, w->flip, p->n2, p->n1, sizeof(float));
+	return w->flip;
+}
+
 static void *snap_writer(void *arg)
 {
 	struct snapper *w = arg;
@@ -94,7 +130,8 @@ static void *snap_writer(void *arg)
 		if ((rc = fdtd_plane_finish(w->engine, &job->copy)))
 			rs_fail(&w->err, rc, "copying a snapshot plane: %s", fdtd_error(w->engine));
 		else if (!w->rc && !(rc = frame_fits(w, job->plane)) &&
-			 !(rc = snap_append(w->file, job->plane, job->buf, job->t, &w->err)))
+			 !(rc = snap_append(w->file, job->plane, plane_frame(w, job), job->t,
+					    &w->err)))
 			w->frames++;
 		pthread_mutex_lock(&w->mu);
 		w->rc = w->rc ? w->rc : rc;
@@ -117,7 +154,8 @@ int snapper_start(struct snapper *w, struct fdtd *engine, struct snap_file *file
 	w->path = path;
 	w->cap = nplanes * SNAP_BUFFERS;
 	w->jobs = calloc((size_t)w->cap, sizeof(*w->jobs));
-	if (!w->jobs)
+	w->flip = malloc(frame * sizeof(float));
+	if (!w->jobs || !w->flip)
 		return rs_fail(err, RS_ENOMEM, "out of memory for snapshot buffers");
 	for (int i = 0; i < w->cap; i++)
 		if (!(w->jobs[i].buf = fdtd_host_alloc(engine, frame)))
@@ -208,7 +246,7 @@ int snapper_queue(struct snapper *w, const struct run *r, const struct snap_plan
 	const long sum = r->plan.frame_m > 0 ? frame : -1;	/* band-limited: the engine's sum */
 
 	for (int p = 0; r->part.rank > 0 && p < r->room->nplanes; p++)	/* their share */
-		if (plane_gather(r, p, pl[p].axis, index[p], sum, NULL, err))
+		if (plane_gather(r, p, pl[p].grid_axis, index[p], sum, NULL, err))
 			return err->code;
 	for (int p = 0; r->part.rank == 0 && p < r->room->nplanes; p++) {
 		struct snap_job *job;
@@ -225,9 +263,9 @@ int snapper_queue(struct snapper *w, const struct run *r, const struct snap_plan
 		job->plane = p;
 		job->t = t;
 		job->copy.event = NULL;
-		if (r->part.size > 1 ? plane_gather(r, p, pl[p].axis, index[p], sum, job->buf, err)
+		if (r->part.size > 1 ? plane_gather(r, p, pl[p].grid_axis, index[p], sum, job->buf, err)
 		    : sum >= 0	     ? fdtd_frame_take(r->engine, r->frame_p[p], sum, job->buf)
-				     : fdtd_plane_start(r->engine, pl[p].axis, index[p], job->buf,
+				     : fdtd_plane_start(r->engine, pl[p].grid_axis, index[p], job->buf,
 							&job->copy))
 			return err->code ? err->code : rs_fail(err, RS_EDEVICE, "snapshot: %s",
 							       fdtd_error(r->engine));
@@ -273,6 +311,7 @@ int snapper_stop(struct snapper *w, struct rs_error *err)
 		if (w->jobs[i].buf)
 			fdtd_host_free(w->engine, w->jobs[i].buf);
 	free(w->jobs);
+	free(w->flip);
 	rc = w->rc;
 	if (rc && err)
 		rs_fail(err, rc, "%s", w->err.msg);
@@ -298,13 +337,13 @@ int run_frames_setup(struct run *r, struct rs_error *err)
 		int i = index[p];
 
 		r->frame_p[p] = -1;
-		if (r->part.size > 1 && pl[p].axis == 2) {	/* a z plane: its slab's rank */
+		if (r->part.size > 1 && pl[p].grid_axis == 2) {	/* a z plane: its slab's rank */
 			if (part_owner(&r->part, &r->plan.grid, i) != r->part.rank)
 				continue;
 			i -= r->part.base;
 		}
 		r->frame_p[p] = n;
-		axis[n] = pl[p].axis;
+		axis[n] = pl[p].grid_axis;
 		local[n++] = i;
 	}
 	if (n && fdtd_frames_setup(r->engine, n, axis, local, h, r->plan.frame_m,

@@ -97,11 +97,47 @@ int grid_points_none(const struct room *room, const struct room_grid *g, size_t 
 		       "through the room's air, an extent inside it)", g->name, total);
 }
 
-int grid_points_make(const struct room *room, const struct room_grid *g,
-		     const struct vox_grid *vg, const int32_t *floor, struct grid_points *out,
-		     struct rs_error *err)
+/*
+ * The floor under x[0], x[1]: the lowest room cell of the line of cells along the room's z,
+ * its height into x[2]; -1 when the line has none or lies outside the grid.
+ */
+static int floor_height(const struct vox_grid *vg, const int32_t *floor, int layers,
+			double x[3])
 {
 	const struct vox_plan *pl = &vg->plan;
+	const int gz = room_grid_axis(pl->slab, 2);
+	double q[3];
+	int c[3], f;
+
+	x[2] = 0;
+	vox_to_grid(pl, x, q);
+	for (int d = 0; d < 3; d++) {
+		const long m = lround((q[d] - vg->origin[d]) / pl->h);
+		const long n = d == 2 && floor ? layers : pl->n[d];
+
+		if (d != gz && (m < 0 || m >= n))
+			return -1;
+		c[d] = (int)m;
+	}
+	c[gz] = 0;
+	if (floor) {
+		f = floor[vox_floor_line(pl, c)];
+	} else {	/* the column's own */
+		const size_t k = (size_t)c[0] + (size_t)pl->n[0] * c[1];
+
+		f = vg->kstop[k] < vg->kstart[k] ? INT32_MAX : vg->kstart[k];
+	}
+	if (f == INT32_MAX)
+		return -1;
+	q[gz] = vg->origin[gz] + (f - (pl->fcc ? 0 : 0.5)) * pl->h;
+	vox_to_room(pl, q, x);
+	return 0;
+}
+
+int grid_points_make(const struct room *room, const struct room_grid *g,
+		     const struct vox_grid *vg, const int32_t *floor, int layers,
+		     struct grid_points *out, struct rs_error *err)
+{
 	const int mesh = g->axis < 0 && strcmp(g->surface, "floor");
 	double lo[2] = { g->lo[0], g->lo[1] }, hi[2] = { g->hi[0], g->hi[1] };
 	double *top = NULL, w[8];
@@ -150,18 +186,10 @@ int grid_points_make(const struct room *room, const struct room_grid *g,
 				x[2] = top[(size_t)i + (size_t)out->dims[0] * j] + g->height;
 				if (isnan(x[2]))
 					continue;
-			} else {	/* floor: the lowest room cell of the column below */
-				const long ci = lround((x[0] - vg->origin[0]) / pl->h);
-				const long cj = lround((x[1] - vg->origin[1]) / pl->h);
-				size_t c;
-
-				if (ci < 0 || cj < 0 || ci >= pl->n[0] || cj >= pl->n[1])
-					continue;
-				c = (size_t)ci + (size_t)pl->n[0] * (size_t)cj;
-				if (floor ? floor[c] == INT32_MAX : vg->kstop[c] < vg->kstart[c])
-					continue;
-				x[2] = vg->origin[2] + ((floor ? floor[c] : vg->kstart[c]) -
-							(pl->fcc ? 0 : 0.5)) * pl->h + g->height;
+			} else if (floor_height(vg, floor, layers, x)) {
+				continue;
+			} else {
+				x[2] += g->height;
 			}
 			if (vox_point(vg, x, node, w, NULL))
 				continue;

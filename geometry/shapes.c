@@ -42,7 +42,7 @@ int vox_shape_holds(const struct room_shape *s, const double x[3])
 				r2 += (x[d] - s->center[d]) * (x[d] - s->center[d]);
 		return r2 <= s->radius * s->radius;
 	default:
-		return in_polygon(s, x[0], x[1]);
+		return in_polygon(s, x[(s->axis + 1) % 3], x[(s->axis + 2) % 3]);
 	}
 }
 
@@ -109,22 +109,25 @@ void vox_shape_normal(const struct room_shape *s, const double x[3], double n[3]
 			if (d != s->axis)
 				n[d] = (x[d] - s->center[d]) / r;
 		return;
-	default:
-		nearest_face(s, x, 4, &cap);
+	default: {	/* the polygon's axes: those after the extrusion's (x, y for z) */
+		const int u = (s->axis + 1) % 3, v = (s->axis + 2) % 3;
+
+		nearest_face(s, x, 1 << s->axis, &cap);
 		side = INFINITY;
 		for (int i = 0, j = s->npolygon - 1; i < s->npolygon; j = i++) {
-			double m = segment_distance(s->polygon[j], s->polygon[i], x[0], x[1], e);
+			double m = segment_distance(s->polygon[j], s->polygon[i], x[u], x[v], e);
 
 			if (m < side) {
 				side = m;
-				n[0] = e[0];
-				n[1] = e[1];
+				n[u] = e[0];
+				n[v] = e[1];
 			}
 		}
 		if (side > cap) {
-			n[0] = n[1] = 0;
-			n[2] = 1;
+			n[u] = n[v] = 0;
+			n[s->axis] = 1;
 		}
 		return;
+	}
 	}
 }

@@ -34,10 +34,19 @@ static size_t even_cells(int lo, const int n[3])
 
 void vox_plan(const struct room *room, struct vox_plan *p)
 {
+	vox_plan_turned(room, room->turned ? room->turned - 1 : 2, p);
+}
+
+void vox_plan_turned(const struct room *room, int slab, struct vox_plan *p)
+{
 	size_t nonpad = 1, inner = 1;
+	double box[3];
 	int in[3];
 
 	memset(p, 0, sizeof(*p));
+	p->slab = slab;
+	for (int d = 0; d < 3; d++)	/* a turned room's box is turned already */
+		box[d] = room->turned ? room->box[d] : room->box[room_axis_of(slab, d)];
 	p->h = room->spacing;
 	p->cells = 1;
 	p->halo = room_stencil_reach(room);	/* padding cells each side: the stencil's reach */
@@ -47,8 +56,8 @@ void vox_plan(const struct room *room, struct vox_plan *p)
 		const int align = p->fcc ? 2 * ROW_ALIGN : ROW_ALIGN;
 
 		/* a shaped room's bounds are covered whole: cells beyond them are padding */
-		p->room[d] = room->shaped ? (int)ceil(room->box[d] / room->spacing - 1e-9)
-					  : (int)lround(room->box[d] / room->spacing) + p->on_nodes;
+		p->room[d] = room->shaped ? (int)ceil(box[d] / room->spacing - 1e-9)
+					  : (int)lround(box[d] / room->spacing) + p->on_nodes;
 		if (p->room[d] < 2 + p->on_nodes)
 			p->room[d] = 2 + p->on_nodes;
 		p->n[d] = p->room[d] + 2 * p->halo;
@@ -845,6 +854,7 @@ void vox_free(struct vox_grid *g)
 	free(g);
 }
 
+/* vox_point on the fcc lattice, pos in the grid's frame */
 static int vox_point_fcc(const struct vox_grid *g, const double pos[3], int node[8][3],
 			 double w[8], double *distance)
 {
@@ -890,15 +900,19 @@ static int vox_point_fcc(const struct vox_grid *g, const double pos[3], int node
 	return out > 0 || padded ? -1 : 0;
 }
 
-int vox_point(const struct vox_grid *g, const double pos[3], int node[8][3], double w[8],
+static int locate(const struct vox_grid *g, const double pos[3], int base[3], double w[3],
+		  double *distance);
+
+int vox_point(const struct vox_grid *g, const double at[3], int node[8][3], double w[8],
 	      double *distance)
 {
 	int base[3], rc;
-	double f[3];
+	double f[3], pos[3];
 
+	vox_to_grid(&g->plan, at, pos);
 	if (g->plan.fcc)
 		return vox_point_fcc(g, pos, node, w, distance);
-	rc = vox_locate(g, pos, base, f, distance);	/* the nodes either way */
+	rc = locate(g, pos, base, f, distance);	/* the nodes either way */
 	for (int c = 0; c < 8; c++) {
 		const int dx = c & 1, dy = c >> 1 & 1, dz = c >> 2 & 1;
 
@@ -923,8 +937,18 @@ void vox_point_layers(const struct vox_grid *g, const double pos[3], int *lo, in
 	}
 }
 
-int vox_locate(const struct vox_grid *g, const double pos[3], int base[3], double w[3],
+int vox_locate(const struct vox_grid *g, const double at[3], int base[3], double w[3],
 	       double *distance)
+{
+	double pos[3];
+
+	vox_to_grid(&g->plan, at, pos);
+	return locate(g, pos, base, w, distance);
+}
+
+/* vox_locate in the grid's frame */
+static int locate(const struct vox_grid *g, const double pos[3], int base[3], double w[3],
+		  double *distance)
 {
 	const struct vox_plan *p = &g->plan;
 	double out = 0;
@@ -1035,14 +1059,15 @@ void vox_measure_add(const struct vox_grid *g, int k0, int k1, int nm, double *v
 	}
 }
 
-int vox_nearest_point(const struct vox_grid *g, const double pos[3], double reach,
+int vox_nearest_point(const struct vox_grid *g, const double at[3], double reach,
 		      double near[3], double *distance)
 {
 	const struct vox_plan *p = &g->plan;
 	const int r = (int)ceil(reach / p->h) + 1;
-	double best = INFINITY;
+	double best = INFINITY, pos[3];
 	int c[3];
 
+	vox_to_grid(p, at, pos);
 	for (int d = 0; d < 3; d++)
 		c[d] = (int)floor((pos[d] - g->origin[d]) / p->h);
 	/* on the fcc lattice: the nearest node (a node's interpolation is the node alone) */
@@ -1096,5 +1121,7 @@ int vox_nearest_point(const struct vox_grid *g, const double pos[3], double reac
 				}
 			}
 	*distance = sqrt(best);
+	if (best < INFINITY)
+		vox_to_room(p, near, near);
 	return best <= reach * reach ? 0 : -1;
 }

@@ -54,7 +54,26 @@ struct vox_plan {
 				 * n[0] / 2 values per row */
 	int on_nodes;		/* 1: the walls pass through the outermost nodes (the fcc
 				 * scheme in a box); 0: half a cell beyond them */
+	int slab;		/* the room's axis stored slowest (room_slab_axis): the grid's
+				 * axis g is the room's room_axis_of(slab, g); 2: the room's
+				 * own frame. Positions given to the functions below are in the
+				 * room's frame; n, room, size and cell indices in the grid's. */
 };
+
+/* A position (or direction) from the room's frame into the grid's, and back. */
+static inline void vox_to_grid(const struct vox_plan *p, const double r[3], double g[3])
+{
+	for (int d = 0; d < 3; d++)
+		g[d] = r[room_axis_of(p->slab, d)];
+}
+
+static inline void vox_to_room(const struct vox_plan *p, const double g[3], double r[3])
+{
+	double t[3] = { g[0], g[1], g[2] };
+
+	for (int d = 0; d < 3; d++)
+		r[room_axis_of(p->slab, d)] = t[d];
+}
 
 #define VOX_NO_WALL 255	/* vox_wall.material of a face whose neighbour is not padding */
 
@@ -104,8 +123,12 @@ struct vox_grid {
 				 * to fit the kinds into the class byte (0: none) */
 };
 
-/* Fill plan for room without allocating anything. */
+/* Fill plan for room without allocating anything: in its own frame, or a turned room's
+ * (room_turned) in the grid's. */
 void vox_plan(const struct room *room, struct vox_plan *plan);
+
+/* The plan of room_turned(room, slab), without the copy. */
+void vox_plan_turned(const struct room *room, int slab, struct vox_plan *plan);
 
 /* The scheme's nodes in the array, halo included: what its voxel updates per step count. */
 static inline size_t vox_nodes(const struct vox_plan *p)

@@ -369,6 +369,7 @@ static int parse_shape_kind(struct yp *p, yaml_node_t *n, const char *path, stru
 	default:
 		if (parse_polygon(p, n, path, s) || shape_num(p, n, path, "height", 0, &height))
 			return RS_EINPUT;
+		s->axis = 2;
 		s->lo[2] = 0;
 		snprintf(key, sizeof(key), "%s.base", path);
 		if ((v = yp_get(p, n, "base")) && yp_num(p, v, key, -MAX_METRES, 0, MAX_METRES, 0, &s->lo[2]))

@@ -45,7 +45,8 @@ static int dispersion_spacing(struct yp *p, yaml_node_t *g, yaml_node_t *n)
 int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "fmax", "ppw", "dispersion", "spacing", "courant",
-					    NULL };
+					    "slab_axis", NULL };
+	static const char *const axes[] = { "auto", "x", "y", "z", NULL };
 	struct room *r = p->room;
 	yaml_node_t *g = yp_get(p, root, "grid"), *n, *f, *h;
 
@@ -62,6 +63,11 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 			      "has no meaning (remove it or give fmax instead of spacing)");
 	if (!f && !h)
 		return yp_missing(p, g, "grid", "give grid.fmax (Hz) or grid.spacing (m)");
+	if ((n = yp_get(p, g, "slab_axis"))) {
+		if (yp_choice(p, n, "grid.slab_axis", axes, &r->slab_axis))
+			return RS_EINPUT;
+		r->slab_at = yp_mark(n);
+	}
 	r->ppw = DEFAULT_PPW;
 	if ((n = yp_get(p, g, "ppw")) && yp_num(p, n, "grid.ppw", MIN_PPW, 0, 1e4, 0, &r->ppw))
 		return RS_EINPUT;

@@ -18,9 +18,12 @@ static herr_t put_meta(hid_t f, const struct rirs_run *run)
 {
 	const struct room *r = run->room;
 	const struct vox_plan *p = run->plan;
-	double n[3] = { p->n[0], p->n[1], p->n[2] };
+	const char axis[2] = { (char)('x' + p->slab), 0 };
+	double n[3] = { p->n[0], p->n[1], p->n[2] }, size[3];
 	herr_t rc = 0;
 
+	vox_to_room(p, n, n);	/* in the room's axes */
+	vox_to_room(p, p->size, size);
 	rc |= h5a_string(f, "roomsim_version", ROOMSIM_VERSION);
 	rc |= h5a_string(f, "name", r->name);
 	rc |= h5a_string(f, "engine", run->engine);
@@ -40,8 +43,9 @@ static herr_t put_meta(hid_t f, const struct rirs_run *run)
 	rc |= h5a_double(f, "lambda", run->lambda);
 	rc |= h5a_double(f, "duration", r->duration);
 	rc |= h5a_doubles(f, "box", r->box, 3);
-	rc |= h5a_doubles(f, "effective_box", p->size, 3);
+	rc |= h5a_doubles(f, "effective_box", size, 3);
 	rc |= h5a_doubles(f, "grid_cells", n, 3);
+	rc |= h5a_string(f, "slab_axis", axis);
 	rc |= h5a_string(f, "units", "rir: Pa for a source of 1 Pa at 1 m in free field");
 	return rc;
 }

@@ -21,6 +21,10 @@ struct snap_plane {
 	double origin[3];	/* room coordinates of element [0][0] */
 	const unsigned char *room;	/* n1 * n2: 1 where the element is a room cell (air or
 					 * boundary), 0 where solid; NULL: all room */
+	int grid_axis;		/* the run's: the normal's axis in the grid (geometry/voxel.h,
+				 * slab), and 1 in swap when the engine's frames of the plane
+				 * are n2 x n1, its in-plane axes the other way round */
+	int swap;
 };
 
 struct snap_file;

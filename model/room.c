@@ -101,6 +101,81 @@ int room_stencil_reach(const struct room *r)
 	}
 }
 
+int room_slab_axis(const struct room *room)
+{
+	int best = 2;
+
+	if (room->slab_axis)
+		return room->slab_axis - 1;
+	if (room->geo.voxels_path[0])
+		return 2;
+	for (int a = 0; a < 2; a++)	/* the cut across a: the extents of the other two */
+		if (room->box[(a + 1) % 3] * room->box[(a + 2) % 3] <
+		    room->box[(best + 1) % 3] * room->box[(best + 2) % 3] * (1 - 1e-9))
+			best = a;
+	return best;
+}
+
+static void turn3(int a, const double in[3], double out[3])
+{
+	for (int g = 0; g < 3; g++)
+		out[g] = in[room_axis_of(a, g)];
+}
+
+struct room *room_turned(const struct room *room, int a)
+{
+	struct room *t = malloc(sizeof(*t));
+	const struct mesh *m = &room->geo.mesh;
+
+	if (!t)
+		return NULL;
+	*t = *room;
+	t->turned = 1 + a;
+	t->slab_axis = 1 + a;
+	t->sources = NULL;
+	t->receivers = NULL;
+	t->grids = NULL;
+	t->planes = NULL;
+	t->nsources = t->nreceivers = t->ngrids = t->nplanes = 0;
+	turn3(a, room->box, t->box);
+	turn3(a, room->geo.box, t->geo.box);
+	turn3(a, room->origin, t->origin);
+	for (int g = 0; g < 3; g++)
+		for (int side = 0; side < 2; side++)
+			t->face_material[2 * g + side] =
+				room->face_material[2 * room_axis_of(a, g) + side];
+	t->geo.mesh.v = NULL;
+	t->geo.shapes = NULL;
+	if ((m->nv && !(t->geo.mesh.v = malloc(m->nv * sizeof(*m->v)))) ||
+	    (room->geo.nshapes &&
+	     !(t->geo.shapes = malloc((size_t)room->geo.nshapes * sizeof(*t->geo.shapes))))) {
+		room_turned_free(t);
+		return NULL;
+	}
+	for (size_t i = 0; i < m->nv; i++)
+		turn3(a, m->v[i], t->geo.mesh.v[i]);
+	for (int i = 0; i < room->geo.nshapes; i++) {
+		const struct room_shape *s = &room->geo.shapes[i];
+		struct room_shape *o = &t->geo.shapes[i];
+
+		*o = *s;	/* the polygon is shared: its axes follow the extrusion's */
+		turn3(a, s->lo, o->lo);
+		turn3(a, s->hi, o->hi);
+		turn3(a, s->center, o->center);
+		o->axis = room_grid_axis(a, s->axis);
+	}
+	return t;
+}
+
+void room_turned_free(struct room *t)
+{
+	if (!t)
+		return;
+	free(t->geo.mesh.v);
+	free(t->geo.shapes);
+	free(t);
+}
+
 void room_free(struct room *room)
 {
 	if (!room)

@@ -169,8 +169,10 @@ struct room_shape {
 	double lo[3], hi[3];	/* box: its corners; every shape: its bounding box */
 	double center[3];	/* sphere: its centre; cylinder: the centre of its base */
 	double radius;		/* sphere, cylinder */
-	int axis;		/* cylinder: 0, 1, 2 for x, y, z */
-	double (*polygon)[2];	/* extrusion: x-y vertices in order, from lo[2] to hi[2] in z */
+	int axis;		/* cylinder, extrusion: 0, 1, 2 for x, y, z (extrusions: z, but
+				 * a turned room's, room_turned, run along any axis) */
+	double (*polygon)[2];	/* extrusion: vertices in order in the axes after `axis`
+				 * (x-y for z), from lo[axis] to hi[axis] */
 	int npolygon;
 	struct room_mark at;
 };
@@ -274,6 +276,10 @@ struct room {
 	int dts;		/* diamond kernel: tile size in stencil reaches; 0 = default */
 	int nt;			/* diamond kernel: levels per tower; 0 = default */
 	int split;		/* diamond kernel: blocks a tower is split over in z; 0 = default */
+	int slab_axis;		/* grid.slab_axis: 1 + the axis stored slowest, across which a
+				 * decomposed run is cut; 0 for auto (room_slab_axis) */
+	int turned;		/* a turned room (room_turned): 1 + its slab axis; 0: not */
+	struct room_mark slab_at;	/* of grid.slab_axis */
 
 	double duration;	/* seconds of impulse response */
 	double box[3];		/* room extent in metres: the box, or the bounds of the shape */
@@ -344,6 +350,38 @@ int room_at(struct rs_error *err, const struct room *room, struct room_mark at,
 /* The same with the file named and the arguments as a va_list, for readers. */
 int room_vat(struct rs_error *err, const char *file, struct room_mark at, const char *key,
 	     const char *fmt, va_list ap);
+
+/*
+ * The grid's layers (docs/parallel.md, "How the room is split"): the voxel grid stores the
+ * room with the axis room_slab_axis() gives slowest, and a decomposed run cuts it into slabs
+ * across that axis. `auto` takes the axis whose cut, the room's extent across it, is
+ * smallest (z on a tie; always z for a voxel file's room, which is read in z slabs).
+ *
+ * The grid's frame turns the room's cyclically, so that it stays right-handed: grid axis g
+ * is the room's axis room_axis_of(a, g) for slab axis a (for a = 0, the grid's x, y, z are
+ * the room's y, z, x).
+ */
+int room_slab_axis(const struct room *room);
+
+static inline int room_axis_of(int slab, int g)
+{
+	return (slab + 1 + g) % 3;
+}
+
+/* The grid axis of the room's axis d (the inverse of room_axis_of). */
+static inline int room_grid_axis(int slab, int d)
+{
+	return (d - slab + 5) % 3;
+}
+
+/*
+ * A copy of room's geometry in the grid's frame for slab axis a (box, origin, faces, mesh
+ * vertices, shapes), with turned = 1 + a, for the voxelisers; its points (sources, receivers,
+ * grids, planes) are left out, since they stay in the room's frame and the grid maps them
+ * (geometry/voxel.h). NULL when out of memory. Free with room_turned_free.
+ */
+struct room *room_turned(const struct room *room, int a);
+void room_turned_free(struct room *turned);
 
 /* How many cells the configured stencil reaches along an axis (its halo). */
 int room_stencil_reach(const struct room *room);

@@ -1,5 +1,5 @@
 /*
- * part.h - a run decomposed over MPI ranks (docs/parallel.md): the room's z layers are split
+ * part.h - a run decomposed over MPI ranks (docs/parallel.md): the grid's z layers are split
  * into slabs, one per rank, and each rank runs the ordinary engine (fdtd.h) on a window of the
  * grid (vox_window): its slab and `depth` layers of each neighbour's. After every step's
  * update and sources the ranks swap those layers (part_exchange, the engine's exchange hook):
@@ -7,9 +7,10 @@
  * sees exactly the values the whole grid would give it, so N ranks compute the same bits as
  * one. The layers beyond the exchanged ones are computed from padding and never read.
  *
- * Why z: a layer is contiguous in memory, so a halo travels as one block without packing,
- * on the cubic grid and the folded fcc one alike; the cost is a larger cut in rooms lower
- * than they are long (docs/parallel.md has the volume per step).
+ * Why the grid's z: a layer is contiguous in memory, so a halo travels as one block without
+ * packing, on the cubic grid and the folded fcc one alike. The room's axis that is the grid's
+ * z is its slab axis (room_slab_axis, geometry/voxel.h): the grid turns the room so that the
+ * smallest cut is the one made (docs/parallel.md has the volume per step).
  *
  * Without MPI (a build without it, or a process not started by mpirun) there is one rank and
  * every call here is a no-op that succeeds.

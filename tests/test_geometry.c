@@ -1069,6 +1069,14 @@ static void windows_of_yaml(const char *yaml)
 	assert_int_equal(windows_of(r, 2, 3, &err), 0);
 	assert_int_equal(windows_of(r, 3, 1, &err), 0);
 	assert_int_equal(windows_of(r, 4, 2, &err), 0);
+	for (int a = 0; a < 2 && !r->geo.voxels_path[0]; a++) {	/* cut across x and y */
+		struct room *t = room_turned(r, a);
+
+		assert_non_null(t);
+		probes_of(t);
+		assert_int_equal(windows_of(t, 3, 1, &err), 0);
+		room_turned_free(t);
+	}
 	room_free(r);
 }
 
@@ -1091,6 +1099,97 @@ static void windows_of_yaml(const char *yaml)
 	"    - {remove: sphere, center: [0.7, 2.2, 1.5], radius: 0.5}\n" \
 	"sources: [{name: S, position: [0.5, 0.5, 0.5]}]\n" \
 	"receivers: [{name: R, position: [0.6, 0.6, 0.6]}]\n"
+
+static int by_cell(const void *key, const void *w)
+{
+	const size_t c = *(const size_t *)key, d = ((const struct vox_wall *)w)->cell;
+
+	return (c > d) - (c < d);
+}
+
+/*
+ * A room's grid in the frame of each slab axis (room_turned) is its grid turned: the same
+ * room cells, and each wall with the same material and area on the turned face. Boxes with
+ * their own faces' materials, shapes (a cylinder along y, a sphere), a box carved by shapes.
+ */
+static void turned_grids(void **state)
+{
+	static const char *const rooms[] = {
+		BOX(""), SHAPED(""),
+		"grid: {spacing: 0.1}\nduration: 0.01\n"
+		"materials: {a: {absorption: 0.1}, b: {absorption: 0.3}}\n"
+		"surfaces: {default: a, y1: b}\n"
+		"geometry: {box: [2.2, 1.7, 1.3], shapes: [{remove: box, min: [1.0, 0.6, 0],\n"
+		"  max: [1.4, 1.1, 1.3], material: b}, {remove: cylinder, center: [0.5, 0, 0.6],\n"
+		"  radius: 0.3, height: 1.7, axis: y, material: b},\n"
+		"  {remove: extrusion, polygon: [[1.6, 0.2], [2.1, 0.2], [2.1, 0.9]], height: 0.5}]}\n"
+		"sources: [{name: S, position: [0.5, 1.3, 0.5]}]\n"
+		"receivers: [{name: R, position: [0.6, 1.4, 0.6]}]\n",
+	};
+	(void)state;
+	for (size_t q = 0; q < sizeof(rooms) / sizeof(rooms[0]); q++) {
+		struct rs_error err = { 0 };
+		struct room *r = cfg_load_string(rooms[q], "turn.yaml", &err);
+		struct vox_grid *g = r ? vox_build(r, &err) : NULL;
+
+		if (!g)
+			fail_msg("%s", err.msg);
+		for (int a = 0; a < 2; a++) {
+			struct room *t = room_turned(r, a);
+			struct vox_grid *h = t ? vox_build(t, &err) : NULL;
+			const struct vox_plan *p = &g->plan, *ph;
+			size_t walls = 0;
+
+			assert_non_null(h);
+			ph = &h->plan;
+			assert_int_equal(ph->slab, a);
+			for (int d = 0; d < 3; d++)
+				assert_int_equal(ph->room[d], p->room[room_axis_of(a, d)]);
+			for (int k = 0; k < p->n[2]; k++)
+				for (int j = 0; j < p->n[1]; j++)
+					for (int i = 0; i < p->n[0]; i++) {
+						const int c[3] = { i, j, k };
+						int e[3];
+
+						if (i >= p->room[0] + 2 * p->halo)
+							continue;	/* the rows' padding */
+						for (int d = 0; d < 3; d++)
+							e[d] = c[room_axis_of(a, d)];
+						assert_int_equal(g->cls[vox_index(p, i, j, k)] == VOX_PAD,
+								 h->cls[vox_index(ph, e[0], e[1], e[2])] ==
+									 VOX_PAD);
+					}
+			for (size_t w = 0; w < g->nwalls; w++) {
+				const size_t cell = g->walls[w].cell, n0 = (size_t)p->n[0];
+				const int c[3] = { (int)(cell % n0), (int)(cell / n0 % (size_t)p->n[1]),
+						   (int)(cell / n0 / (size_t)p->n[1]) };
+				const struct vox_wall *x;
+				size_t at;
+				int e[3];
+
+				for (int d = 0; d < 3; d++)
+					e[d] = c[room_axis_of(a, d)];
+				at = vox_index(ph, e[0], e[1], e[2]);
+				x = bsearch(&at, h->walls, h->nwalls, sizeof(*h->walls), by_cell);
+				assert_non_null(x);
+				for (int f = 0; f < 6; f++) {
+					const int ft = 2 * room_grid_axis(a, f / 2) + f % 2;
+
+					assert_int_equal(g->walls[w].material[f], x->material[ft]);
+					assert_true(g->walls[w].area[f] == x->area[ft]);
+				}
+				walls++;
+			}
+			assert_int_equal(walls, h->nwalls);
+			print_message("# room %zu across %c: %zu walls, the grid turned\n", q, 'x' + a,
+				      walls);
+			vox_free(h);
+			room_turned_free(t);
+		}
+		vox_free(g);
+		room_free(r);
+	}
+}
 
 static void windows_built_alone(void **state)
 {
@@ -1130,6 +1229,13 @@ static void windows_built_alone(void **state)
 		 "materials: {m: {absorption: 0.1}, f: {absorption: 0.3}}\n"
 		 "sources: [{name: S, position: [1.2, 1.1, 1.0]}]\n"
 		 "receivers: [{name: R, position: [1.3, 1.1, 1.0]}]\n", grid);
+	windows_of_yaml(yaml);
+	/* the concert hall's mesh, coarse (turned: across x, as auto cuts it) */
+	snprintf(yaml, sizeof(yaml), "grid: {spacing: 0.25}\nduration: 0.01\n"
+		 "geometry: {mesh: rooms/concert-hall/hall.obj}\n"
+		 "materials: {w: {absorption: 0.1}, a: {absorption: 0.6}}\n"
+		 "surfaces: {default: w, Seats: a}\nsources: [{name: S, position: [4, 11, 2.7]}]\n"
+		 "receivers: [{name: R, position: [16, 8, 1.2]}]\n");
 	windows_of_yaml(yaml);
 	/* a cube without its x = 0 face: every rank refuses it with the whole grid's message */
 	m.nv = m.nt = 0;
@@ -1195,6 +1301,7 @@ int main(void)
 		cmocka_unit_test(box_with_shapes),
 		cmocka_unit_test(voxel_file),
 		cmocka_unit_test(windows_built_alone),
+		cmocka_unit_test(turned_grids),
 	};
 
 	return cmocka_run_group_tests_name("geometry", tests, setup, teardown);

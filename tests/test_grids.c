@@ -18,7 +18,7 @@ static void points(struct sim *s, int i, struct grid_points *p)
 {
 	struct rs_error err = { 0 };
 
-	if (grid_points_make(s->room, &s->room->grids[i], s->grid, NULL, p, &err))
+	if (grid_points_make(s->room, &s->room->grids[i], s->grid, NULL, 0, p, &err))
 		fail_msg("%s", err.msg);
 }
 

@@ -77,8 +77,8 @@ static void resampling_keeps_time(void **state)
 static void snapshot_file(void **state)
 {
 	struct snap_plane pl[2] = {
-		{ "z_1.000", 2, 1.0, 3, 4, { 0.5, 0.5, 1.0 }, NULL },
-		{ "x_0.500", 0, 0.5, 2, 3, { 0.5, 0.25, 0.25 }, NULL },
+		{ "z_1.000", 2, 1.0, 3, 4, { 0.5, 0.5, 1.0 }, NULL, 2, 0 },
+		{ "x_0.500", 0, 0.5, 2, 3, { 0.5, 0.25, 0.25 }, NULL, 0, 0 },
 	};
 	float frame[12];
 	struct rs_error err = { 0 };

@@ -29,10 +29,11 @@ static const char *roomsim;
 static const char *mpirun = "env ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" "
 			    "mpirun --allow-run-as-root --oversubscribe";
 
-/* A box whose 24 layers three ranks split at about 8 and 16: receivers in a column across
- * them (R3 at layer 7.5 and R5 at 15.5 straddle the cuts), the source beside one. */
+/* A box whose 24 z layers three ranks split at about 8 and 16 (slab_axis z; auto would cut
+ * it across x): receivers in a column across them (R3 at layer 7.5 and R5 at 15.5 straddle
+ * the cuts), the source beside one. */
 static const char box_room[] =
-	"name: box\ngrid: {spacing: 0.05}\nduration: 0.12\n"
+	"name: box\ngrid: {spacing: 0.05, slab_axis: z}\nduration: 0.12\n"
 	"geometry: {box: [1.4, 1.1, 1.2]}\n"
 	"materials: {w: {absorption: 0.2}, f: {admittance: 0.05}}\n"
 	"surfaces: {default: w, floor: f}\n"
@@ -41,7 +42,8 @@ static const char box_room[] =
 	"  {name: R3, position: [0.9, 0.6, 0.4]}, {name: R4, position: [0.9, 0.6, 0.6]},\n"
 	"  {name: R5, position: [0.9, 0.6, 0.8]}, {name: R6, position: [0.9, 0.6, 1.07]}]\n";
 
-/* An L-shaped room of shapes with a dome: carved walls cross every cut. */
+/* An L-shaped room of shapes with a dome: carved walls cross every cut (across x, the
+ * smallest cut, which auto picks). */
 static const char shapes_room[] =
 	"name: shapes\ngrid: {spacing: 0.05}\nduration: 0.08\n"
 	"geometry: {shapes: [{add: box, min: [0, 0, 0], max: [1.4, 1.1, 1.2]},\n"
@@ -211,6 +213,81 @@ static void receiver_grids_gathered(void **state)
 			    "ls grid-3 | grep -q '^S_f_0.wav$'", dir), 0);
 }
 
+/*
+ * The slab axis (grid.slab_axis, docs/parallel.md): the grid stored with x or y slowest and
+ * cut across it gives three ranks one process's bits, with everything the grid's frame
+ * turns: a cardioid and a talker (whose block of nodes crosses a cut), ambisonic and binaural
+ * receivers, snapshot planes on the three axes, receiver grids in a plane and over the floor,
+ * and carved walls with the fcc scheme and leggy order 4. One process's answer does not
+ * depend on the axis beyond float64's rounding: x and y against z.
+ */
+static const char turned_room[] =
+	"name: %s\ngrid: {spacing: 0.05, slab_axis: %s}\nduration: 0.1\n"
+	"geometry: {box: [1.4, 1.1, 1.2]}\n"
+	"materials: {w: {absorption: 0.2}, f: {absorption: 0.5}, g: {absorption: 0.05}}\n"
+	"surfaces: {default: w, floor: f, x1: g}\n"
+	"sources: [{name: S, position: [0.42, 0.51, 0.41], directivity: cardioid,\n"
+	"  orientation: {azimuth: 30, elevation: 20}},\n"
+	"  {name: T, position: [0.48, 0.36, 0.79], directivity: talker,\n"
+	"  orientation: {azimuth: -60, elevation: 10}}]\n"
+	"receivers: [{name: R1, position: [0.9, 0.6, 0.5], ambisonics: 1},\n"
+	"  {name: R2, position: [0.7, 0.55, 0.6], ambisonics: 2, binaural: true},\n"
+	"  {name: p, grid: {plane: y, at: 0.5, spacing: 0.2}},\n"
+	"  {name: f, grid: {over: floor, height: 0.3, spacing: 0.3}, wavs: true}]\n"
+	"output: {snapshots: {every: 25, planes: [{axis: z, at: 0.45}, {axis: x, at: 0.7},\n"
+	"  {axis: y, at: 0.3}]}}\n%s";
+
+static void write_turned(const char *name, const char *axis, const char *scheme)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text), turned_room, name, axis, scheme);
+	write_room(name, text, "");
+}
+
+static void slab_axes(void **state)
+{
+	static const char *const axes[] = { "x", "y" };
+
+	(void)state;
+	write_turned("tz", "z", "scheme: {precision: float64}\n");
+	for (int a = 0; a < 2; a++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "t%s", axes[a]);
+		write_turned(name, axes[a], "scheme: {precision: float64}\n");
+		assert_int_equal(same_on_ranks(name, 3), 0);
+		assert_int_equal(sh("cd %s && h5diff %s-1/S_snapshots.h5 %s-3/S_snapshots.h5 && "
+				    "h5diff %s-1/T_grids.h5 %s-3/T_grids.h5 && "
+				    "h5dump -a slab_axis %s-3/rirs.h5 | grep -q '\"%s\"'", dir, name,
+				    name, name, name, name, axes[a]), 0);
+		/* against the grid in the room's own frame, one process each */
+		assert_int_equal(sh("cd %s && %s run tz.yaml --backend cpu --out tz-1 -q && "
+				    "for d in /rir /rir_air /material_area; do "
+				    "h5diff -d 1e-9 tz-1/rirs.h5 %s-1/rirs.h5 $d || exit 1; done && "
+				    "h5diff -d 1e-6 tz-1/T_snapshots.h5 %s-1/T_snapshots.h5 && "
+				    "h5diff -d 1e-6 tz-1/S_grids.h5 %s-1/S_grids.h5",
+				    dir, roomsim, name, name, name), 0);
+	}
+	for (int a = 0; a < 2; a++) {	/* carved walls across the cuts */
+		char name[16], text[1024];
+		const char *shape = strstr(shapes_room, "geometry:");
+
+		snprintf(name, sizeof(name), "fcc%s", axes[a]);
+		snprintf(text, sizeof(text), "name: %s\ngrid: {spacing: 0.05, slab_axis: %s}\n"
+			 "duration: 0.08\n%s", name, axes[a], shape);
+		write_room(name, text, a ? "scheme: {stencil: leggy, order: 4}\n"
+					 : "scheme: {stencil: fcc}\n");
+		assert_int_equal(same_on_ranks(name, a ? 2 : 3), 0);
+	}
+	assert_int_equal(sh("%s info %s/tx.yaml --ranks 3 | grep -q '^ranks      3, slabs of 9 "
+			    "or 10 of the 28 layers across x' && %s info %s/box.yaml | grep -q "
+			    "'^layers     across z (grid.slab_axis)' && sed 's/, slab_axis: z//' %s/box.yaml "
+			    "> %s/auto.yaml && %s info %s/auto.yaml | grep -q '^layers     across x "
+			    "(the smallest cut): the grid.s x, y, z are the room.s y, z, x$'",
+			    roomsim, dir, roomsim, dir, dir, dir, roomsim, dir), 0);
+}
+
 /* What a decomposed run cannot do is refused before anything is written: too many ranks for
  * the room's layers. */
 static void refused_with_reasons(void **state)
@@ -290,6 +367,7 @@ int main(void)
 		cmocka_unit_test(hybrid_on_three_ranks),
 		cmocka_unit_test(spatial_on_three_ranks),
 		cmocka_unit_test(receiver_grids_gathered),
+		cmocka_unit_test(slab_axes),
 		cmocka_unit_test(refused_with_reasons),
 		cmocka_unit_test(interrupted_on_two_ranks),
 	};
