@@ -118,7 +118,9 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	       "rows padded to 8)\n", g->n[0], g->n[1], g->n[2], mega(g->cells), g->room[0], g->room[1],
 	       g->room[2], g->halo);
 	printf("layers     across %c%s: the grid's x, y, z are the room's %c, %c, %c\n",
-	       'x' + g->slab, room->slab_axis ? " (grid.slab_axis)" : " (the smallest cut)",
+	       'x' + g->slab, room->slab_axis ? " (grid.slab_axis)"
+			      : room->geo.voxels_path[0] ? " (a voxel file is read in z slabs)"
+							 : " (the smallest cut)",
 	       'x' + room_axis_of(g->slab, 0), 'x' + room_axis_of(g->slab, 1),
 	       'x' + room_axis_of(g->slab, 2));
 	if (g->fcc)

@@ -241,6 +241,12 @@ static void voxelize_rooms(void **state)
 			    "0.0653333333333333/' rooms/l-shaped.yaml > %s/lv.yaml", dir, dir), 0);
 	assert_int_equal(sh("%s run %s/lv.yaml --out %s/lv -q", roomsim, dir, dir), 0);
 	assert_int_equal(sh("test -s %s/lv/S1_corner.wav", dir), 0);
+	/* a voxel file is read in z slabs: its grid is cut across z, and another axis refused */
+	assert_int_equal(sh("%s info %s/lv.yaml | grep -q '^layers     across z'", roomsim, dir), 0);
+	assert_int_equal(sh("%s run %s/lv.yaml --out %s/lvx -q --set grid.slab_axis=x 2> %s/lvx.err;"
+			    " [ $? = 2 ] && grep -q 'grid.slab_axis.*: a room from a voxel file is "
+			    "read in z slabs.*valid: z or auto' %s/lvx.err && [ ! -e %s/lvx ]", roomsim, dir,
+			    dir, dir, dir, dir), 0);
 }
 
 /* The CPU engine gives the same bytes on any number of threads (tests/run.sh runs the
