@@ -713,6 +713,8 @@ int vox_carve(struct vox_grid *g, const struct room *room, const double lo[3],
 	if (p->fcc)
 		return rs_fail(err, RS_EINPUT, "the fcc scheme's box grid has its walls through its "
 			       "nodes and cannot be carved: give the room as shapes (docs/input.md)");
+	if (p->slab != 2)
+		return rs_fail(err, RS_EINPUT, "vox_carve: a grid in the room's own frame");
 	for (int k = 0; k < p->n[2]; k++)
 		for (int j = 0; j < p->n[1]; j++)
 			for (int i = 0; i < p->n[0]; i++) {

@@ -184,7 +184,8 @@ int vox_nearest_point(const struct vox_grid *g, const double pos[3], double reac
 /*
  * Turn the cells whose nodes lie in the box [lo, hi] (room coordinates) into padding: an
  * obstacle or a notch (L-shaped, stepped rooms). The new walls get material `material`;
- * kinds, column heights and cell counts are recomputed.
+ * kinds, column heights and cell counts are recomputed. g is in its room's own frame (the
+ * benchmarks' and tests' grids; RS_EINPUT for a turned one).
  */
 int vox_carve(struct vox_grid *g, const struct room *room, const double lo[3],
 	      const double hi[3], int material, struct rs_error *err);
