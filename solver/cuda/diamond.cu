@@ -182,10 +182,10 @@ static int dt_check(const struct cuda_engine *e, int dts, int nt, int split, cha
 				"order 2, 1 or 2 for order 4, 1 for orders 6 and 8)", dts,
 				2 * e->leggy_m), 1;
 	if (e->leggy_m > 1 && split > 1)
-		return snprintf(why, len, "the room is %d cells tall, and a leggy tower of tile "
-				"size %d runs in one block of at most %d threads (one per z cell; "
-				"valid: a coarser grid, or the 7-point scheme, whose towers split "
-				"in z)", dt_height(e), dts,
+		return snprintf(why, len, "the grid is %d cells along z, and a leggy tower of "
+				"tile size %d runs in one block of at most %d threads (one per z cell; "
+				"valid: a coarser grid, grid.slab_axis along which the room is shorter, "
+				"or the 7-point scheme, whose towers split in z)", dt_height(e), dts,
 				dt_shape_threads(e->precision, e->leggy_m, dts)), 1;
 	if (nt < 1 || nt > DT_MAX_NT)
 		return snprintf(why, len, "nt %d (valid: 1 to %d)", nt, DT_MAX_NT), 1;
@@ -194,15 +194,16 @@ static int dt_check(const struct cuda_engine *e, int dts, int nt, int split, cha
 		size_t n = 0;
 
 		if (dt_split_min(e, dts) > ROOM_MAX_SPLIT)
-			return snprintf(why, len, "the room is %d cells tall, and %d blocks of tile "
-					"size %d hold %d (one thread per z cell; valid: a smaller "
-					"dts, or a coarser grid)", dt_height(e), ROOM_MAX_SPLIT, dts,
+			return snprintf(why, len, "the grid is %d cells along z, and %d blocks of "
+					"tile size %d hold %d (one thread per z cell; valid: a smaller "
+					"dts, a coarser grid, or grid.slab_axis along which the room is "
+					"shorter)", dt_height(e), ROOM_MAX_SPLIT, dts,
 					ROOM_MAX_SPLIT * dt_shape_threads(e->precision, 1, dts)), 1;
 		for (int s = 1; s <= ROOM_MAX_SPLIT && n < sizeof(ok); s++)
 			if (dt_split_fits(e, dts, s))
 				n += snprintf(ok + n, sizeof(ok) - n, "%s%d", n ? ", " : "", s);
-		return snprintf(why, len, "split %d (valid here: %s blocks a tower, for a room %d "
-				"cells tall at tile size %d: each block holds whole warps of cells, "
+		return snprintf(why, len, "split %d (valid here: %s blocks a tower, for a grid of %d "
+				"cells along z at tile size %d: each block holds whole warps of cells, "
 				"and the last some)", split, ok, dt_height(e), dts), 1;
 	}
 	fn = dt_kernel(e, dts, split);
@@ -216,8 +217,8 @@ static int dt_check(const struct cuda_engine *e, int dts, int nt, int split, cha
 				"(compute capability 9.0 on), and this device has none (valid: "
 				"a coarser grid)", split), 1;
 	if (dt_threads(e, split) > a.maxThreadsPerBlock)
-		return snprintf(why, len, "the room is %d cells tall, and %d blocks of tile size %d "
-				"hold %d (one thread per z cell; valid: split %d or more)",
+		return snprintf(why, len, "the grid is %d cells along z, and %d blocks of tile size "
+				"%d hold %d (one thread per z cell; valid: split %d or more)",
 				dt_height(e), split, dts, split * a.maxThreadsPerBlock,
 				dt_split_min(e, dts)), 1;
 	if (dt_smem(e, dts, split) > (size_t)optin)
