@@ -119,6 +119,7 @@ int grids_make(struct run_grids *g, const struct room *room, const struct vox_gr
 			rc = grid_points_none(room, rg, (size_t)g->pts[i].dims[0] *
 						      g->pts[i].dims[1], err);
 		if (rc) {
+			grid_points_free(&g->pts[i]);	/* g->n counts only the grids made */
 			free(floor);
 			return rc;
 		}
