@@ -99,16 +99,7 @@ done
 fi
 if [ "$part" = all ] || [ "$part" = scale ]; then
 echo "== strong scaling: the bench box (1200 x 958 x 440 cells), slice-vec, 1784 steps"
-cat > $w/bench.yaml <<'Y'
-name: bench
-grid: {spacing: 0.05}
-duration: 0.15
-geometry: {box: [59.9, 47.8, 21.9]}
-materials: {w: {absorption: 0.2}}
-surfaces: {default: w}
-sources: [{name: S, position: [10.3, 12.1, 5.2]}]
-receivers: [{name: R, position: [40.2, 30.3, 11.1]}]
-Y
+cp tests/gpu/rooms/bench.yaml $w/bench.yaml
 "$R" info $w/bench.yaml --ranks $gpus | grep -E "^(grid|steps|ranks|  )"
 for n in $(seq 1 $gpus); do
 	[ $n = 1 ] || [ $n = 2 ] || [ $n = $gpus ] || continue

@@ -12,16 +12,7 @@ R=$PWD/.gpu/bin/roomsim
 w=/tmp/slab; mkdir -p $w
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | head -1
-cat > $w/bench.yaml <<'Y'
-name: bench
-grid: {spacing: 0.05}
-duration: 0.15
-geometry: {box: [59.9, 47.8, 21.9]}
-materials: {w: {absorption: 0.2}}
-surfaces: {default: w}
-sources: [{name: S, position: [10.3, 12.1, 5.2]}]
-receivers: [{name: R, position: [40.2, 30.3, 11.1]}]
-Y
+cp tests/gpu/rooms/bench.yaml $w/bench.yaml
 sed -e 's/fmax: 250/fmax: 1200/' -e 's/duration: 2.0/duration: 0.1/' \
 	-e "s#mesh: hall.obj#mesh: $PWD/rooms/concert-hall/hall.obj#" \
 	rooms/concert-hall/concert-hall.yaml > $w/hall.yaml
