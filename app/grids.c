@@ -8,9 +8,10 @@
 /*
  * The floor of a decomposed run, or of a grid whose slab axis is not z (geometry/receivers.h,
  * vox_floor_line): each line's first room cell along the room's z in the whole grid of
- * `layers` z layers, the least over the ranks' windows (INT32_MAX: none).
+ * `layers` z layers, the least over the ranks' windows (INT32_MAX: none). Without `scan`
+ * (no grid stands over the floor) every line has none.
  */
-static int32_t *floors(const struct vox_grid *w, int layers, const struct part *pt)
+static int32_t *floors(const struct vox_grid *w, int layers, const struct part *pt, int scan)
 {
 	const struct vox_plan *p = &w->plan;
 	const int gz = room_grid_axis(p->slab, 2);
@@ -21,6 +22,8 @@ static int32_t *floors(const struct vox_grid *w, int layers, const struct part *
 		return NULL;
 	for (size_t c = 0; c < lines; c++)
 		f[c] = INT32_MAX;
+	if (!scan)	/* the same on every rank */
+		return f;
 	if (gz == 2)	/* the columns' */
 		for (size_t c = 0; c < lines; c++)
 			f[c] = w->kstop[c] < w->kstart[c] ? INT32_MAX : w->kstart[c] + w->zbase;
@@ -100,6 +103,10 @@ int grids_make(struct run_grids *g, const struct room *room, const struct vox_gr
 	const int split = pt && pt->size > 1, turned = vg->plan.slab != 2;
 	int32_t *floor = NULL;
 	size_t at = 0;
+	int over_floor = 0;
+
+	for (int i = 0; i < room->ngrids; i++)
+		over_floor |= room->grids[i].axis < 0 && !strcmp(room->grids[i].surface, "floor");
 
 	memset(g, 0, sizeof(*g));
 	if (!room->ngrids)
@@ -108,7 +115,7 @@ int grids_make(struct run_grids *g, const struct room *room, const struct vox_gr
 	g->desc = calloc((size_t)room->ngrids, sizeof(*g->desc));
 	g->kind = calloc((size_t)room->ngrids, sizeof(*g->kind));
 	if (!g->pts || !g->desc || !g->kind ||
-	    ((split || turned) && !(floor = floors(vg, layers, pt))))
+	    ((split || (turned && over_floor)) && !(floor = floors(vg, layers, pt, over_floor))))
 		return rs_fail(err, RS_ENOMEM, "out of memory for the receiver grids");
 	for (int i = 0; i < room->ngrids; i++) {
 		const struct room_grid *rg = &room->grids[i];
