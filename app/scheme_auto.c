@@ -55,9 +55,9 @@ static const struct {
 
 static double accuracy(int k);
 
-static const char fcc_carved[] = "fcc's walls in a room that is not a box are first-order, "
-				 "not bounded by grid.dispersion: name it to run it "
-				 "(docs/physics.md)";
+static const char fcc_carved[] = "fcc measured less accurate than the 7-point scheme in "
+				 "rooms that are not boxes: name it to run it "
+				 "(docs/performance.md)";
 
 /* Candidate k as a room: room with that stencil at the spacing and Courant number it needs. */
 static int candidate(const struct room *room, int k, double ppw7, struct room *r,

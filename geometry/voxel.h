@@ -104,6 +104,23 @@ static const int vox_fcc_link[12][3] = {
 	{ 0, -1, -1 }, { 0, 1, 1 },  { 0, -1, 1 }, { 0, 1, -1 },
 };
 
+/*
+ * The fcc scheme's walls in a carved room (docs/physics.md, "FCC walls in carved rooms"). The
+ * lattice is tiled by tetrahedra of four mutually linked nodes, two on each link: link q's
+ * other vertices are the links of mask VOX_FCC_TET[q][0] (a step back along q's third axis)
+ * and VOX_FCC_TET[q][1] (a step on), bit r for link r. A link of a node on a wall weighs
+ * VOX_FCC_WEIGHT[a][b], a and b the vertices missing from its two tetrahedra; the same for
+ * both its ends, since they share the tetrahedra.
+ */
+#define VOX_FCC_TET                                                                           \
+	{ { 0x110, 0x440 }, { 0x120, 0x480 }, { 0x810, 0x240 }, { 0x820, 0x280 },             \
+	  { 0x101, 0x804 }, { 0x102, 0x808 }, { 0x401, 0x204 }, { 0x402, 0x208 },             \
+	  { 0x011, 0x022 }, { 0x044, 0x088 }, { 0x041, 0x082 }, { 0x014, 0x028 } }
+#define VOX_FCC_WEIGHT                                                                        \
+	{ { 1.0, 1.0 + 1.0 / 6, 1.5 },                                                        \
+	  { 1.0 + 1.0 / 6, 1.0 + 1.0 / 3, 1.5 + 1.0 / 6 },                                    \
+	  { 1.5, 1.5 + 1.0 / 6, 2.0 } }
+
 struct vox_grid {
 	struct vox_plan plan;
 	double origin[3];	/* room coordinates of the node of cell (0, 0, -zbase) */

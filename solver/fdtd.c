@@ -714,13 +714,14 @@ static double apply_seven(const struct vox_grid *g, const double *u, size_t n)
  * The fcc scheme's energy over fields laid out as fdtd_field() gives them: the same form with
  * the inner product weighted by each node's share of its dual cell, 1/2 per wall it lies on,
  * under which the mirrored operator is symmetric (physics.md, "FCC walls"); in a carved room
- * every node has weight 1 and L sums its present links.
+ * every node has weight 1 and L sums its present links with their weights (cpu_fcc.inc).
  */
 static double energy_fcc(const struct vox_grid *g, double lambda, const double *cur,
 			 const double *prev)
 {
 	const struct vox_plan *p = &g->plan;
 	const int lo = p->halo;
+	static const double weight[3][3] = VOX_FCC_WEIGHT;
 	long double e = 0;
 
 	for (int k = lo; k < lo + p->room[2]; k++)
@@ -729,18 +730,26 @@ static double energy_fcc(const struct vox_grid *g, double lambda, const double *
 				const size_t n = vox_index(p, i, j, k);
 				const int at[3] = { i, j, k };
 				double lu = p->on_nodes ? -3 * prev[n] : 0, w = 1, d = cur[n] - prev[n];
+				unsigned gone = 0;
 
 				if (g->cls[n] == VOX_PAD)
 					continue;
+				for (int q = 0; q < 12 && !p->on_nodes; q++)
+					gone |= (unsigned)(g->cls[vox_index(p, i + fcc_order[q][0],
+									    j + fcc_order[q][1],
+									    k + fcc_order[q][2])] ==
+							   VOX_PAD) << q;
 				for (int q = 0; q < 12; q++) {
 					const int x[3] = { i + fcc_order[q][0], j + fcc_order[q][1],
 							   k + fcc_order[q][2] };
 					size_t m;
 
-					if (!p->on_nodes) {	/* carved: the links present */
+					if (!p->on_nodes) {	/* carved: the links present, weighted */
 						m = vox_index(p, x[0], x[1], x[2]);
-						if (g->cls[m] != VOX_PAD)
-							lu += 0.25 * (prev[m] - prev[n]);
+						if (!(gone >> q & 1))
+							lu += 0.25 * (prev[m] - prev[n]) *
+							      weight[fcc_weight_at(gone, q) / 3]
+								    [fcc_weight_at(gone, q) % 3];
 						continue;
 					}
 					m = vox_index(p, fcc_mirror(p, 0, x[0]), fcc_mirror(p, 1, x[1]),

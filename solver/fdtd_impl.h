@@ -137,6 +137,15 @@ static inline int fcc_mirror(const struct vox_plan *p, int a, int x)
  * GPU kernel follows too (voxel.h). */
 #define fcc_order vox_fcc_link
 
+/* The weight of link q of an fcc node on a wall whose missing links are `gone` (voxel.h,
+ * VOX_FCC_WEIGHT), as an index into the table read as one row of nine. */
+static inline int fcc_weight_at(unsigned gone, int q)
+{
+	static const unsigned tet[12][2] = VOX_FCC_TET;
+
+	return 3 * __builtin_popcount(gone & tet[q][0]) + __builtin_popcount(gone & tet[q][1]);
+}
+
 /* The CPU engine (cpu.c). */
 
 /* Fields, row bounds and lists, scratch rows and the thread partition of f (set up by

@@ -419,6 +419,52 @@ static void unit_cube(void **state)
 }
 
 /*
+ * The tetrahedra behind the fcc walls' stiffness (voxel.h, VOX_FCC_TET): for each link q, each
+ * of its two masks holds two links whose ends are linked to q's far end and to each other, so
+ * that with the node they make a tetrahedron of mutual links; the first lies a step back along
+ * q's third axis, the second a step on. And VOX_FCC_WEIGHT is 1 + f(a) + f(b) with f = 0,
+ * 1/6, 1/2 (docs/physics.md, "Why 1/6").
+ */
+static int fcc_linked(const int *a, const int *b)
+{
+	const int d[3] = { a[0] - b[0], a[1] - b[1], a[2] - b[2] };
+
+	return abs(d[0]) + abs(d[1]) + abs(d[2]) == 2 && abs(d[0]) < 2 && abs(d[1]) < 2 &&
+	       abs(d[2]) < 2;
+}
+
+static void fcc_tetrahedra(void **state)
+{
+	static const unsigned tet[12][2] = VOX_FCC_TET;
+	static const double weight[3][3] = VOX_FCC_WEIGHT, f[3] = { 0, 1.0 / 6, 0.5 };
+
+	(void)state;
+	for (int q = 0; q < 12; q++) {
+		const int *l = vox_fcc_link[q];
+		const int third = l[0] == 0 ? 0 : l[1] == 0 ? 1 : 2;
+
+		for (int side = 0; side < 2; side++) {
+			int v[2], n = 0;
+
+			for (int r = 0; r < 12; r++)
+				if (tet[q][side] >> r & 1) {
+					assert_true(n < 2);
+					v[n++] = r;
+				}
+			assert_int_equal(n, 2);
+			for (int i = 0; i < 2; i++) {
+				assert_true(fcc_linked(vox_fcc_link[v[i]], l));
+				assert_int_equal(vox_fcc_link[v[i]][third], side ? 1 : -1);
+			}
+			assert_true(fcc_linked(vox_fcc_link[v[0]], vox_fcc_link[v[1]]));
+		}
+	}
+	for (int a = 0; a < 3; a++)
+		for (int b = 0; b < 3; b++)
+			assert_true(fabs(weight[a][b] - (1 + f[a] + f[b])) < 1e-15);
+}
+
+/*
  * The fcc lattice in carved rooms (docs/physics.md, "FCC walls in carved rooms"): each node
  * holds 2 h^3 and each missing link's face its share of the surface, so the tilted unit cube
  * and the concert hall measure within 2 % of their exact volume and area, as on the cubic
@@ -1291,7 +1337,8 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(formats), cmocka_unit_test(unit_cube), cmocka_unit_test(fcc_lattice),
+		cmocka_unit_test(formats), cmocka_unit_test(unit_cube), cmocka_unit_test(fcc_tetrahedra),
+		cmocka_unit_test(fcc_lattice),
 		cmocka_unit_test(surface_names),
 		cmocka_unit_test(sphere),
 		cmocka_unit_test(hall),

@@ -16,6 +16,10 @@ static __constant__ int k_fcc_order[12][3] = {
 	{ 0, -1, -1 }, { 0, 1, 1 },  { 0, -1, 1 }, { 0, 1, -1 },
 };
 
+/* A wall link's tetrahedra and weights (geometry/voxel.h, VOX_FCC_WEIGHT). */
+static __constant__ unsigned k_fcc_tet[12][2] = VOX_FCC_TET;
+static __constant__ double k_fcc_weight[3][3] = VOX_FCC_WEIGHT;
+
 __device__ __forceinline__ int fcc_mirror(int x, int a)
 {
 	const int lo = k_dims.halo, hi = k_dims.hi[a];
@@ -67,8 +71,9 @@ __device__ __forceinline__ R fcc_direct(const R *__restrict__ a, long long n, in
 
 /*
  * A node on a wall of a carved room (cpu_fcc.inc, fcc_carved): u + sc (cb (u - u-) + l2 S'),
- * S' the sum over its present links of (u_n - u) in fcc_order; a link to padding adds an
- * exact 0. The folded offset of an (i -+ 1) neighbour is p - 1 or p, of the others 0.
+ * S' the sum over its present links of w (u_n - u) in fcc_order, w by what the link's
+ * tetrahedra miss; a link to padding adds an exact 0. The folded offset of an (i -+ 1) neighbour is
+ * p - 1 or p, of the others 0.
  */
 template <typename R>
 __device__ __forceinline__ void fcc_wall(const R *__restrict__ a, R *__restrict__ b,
@@ -78,16 +83,24 @@ __device__ __forceinline__ void fcc_wall(const R *__restrict__ a, R *__restrict_
 	const KDims &d = k_dims;
 	const KCoefs<R> &c = kc<R>();
 	const R u = __ldg(a + n);
+	long long m[12];
+	unsigned gone = 0;
 	R v[12];
 
 #pragma unroll
 	for (int q = 0; q < 12; q++) {
 		const int ox = k_fcc_order[q][0];
-		const long long m = n + (ox ? p + (ox < 0 ? -1 : 0) : 0) +
-				    d.sy * k_fcc_order[q][1] + d.sz * k_fcc_order[q][2];
 
-		v[q] = __ldg(cls + m) == VOX_PAD ? R(0) : __ldg(a + m) - u;
+		m[q] = n + (ox ? p + (ox < 0 ? -1 : 0) : 0) + d.sy * k_fcc_order[q][1] +
+		       d.sz * k_fcc_order[q][2];
+		gone |= (unsigned)(__ldg(cls + m[q]) == VOX_PAD) << q;
 	}
+#pragma unroll
+	for (int q = 0; q < 12; q++)
+		v[q] = gone >> q & 1 ? R(0)
+				     : (__ldg(a + m[q]) - u) *
+					       R(k_fcc_weight[__popc(gone & k_fcc_tet[q][0])]
+							     [__popc(gone & k_fcc_tet[q][1])]);
 	b[n] = u + c.sc[t] * (c.cb[t] * (u - b[n]) +
 			      c.l2 * (((v[0] + v[1]) + (v[2] + v[3])) +
 				      ((v[4] + v[5]) + (v[6] + v[7])) +
