@@ -6,12 +6,13 @@
 # scheme at 10.5 points per wavelength and its FCC scheme at 7.7) come in .gpu/bin and
 # .gpu/pf/{cart,fcc}; roomsim runs its 7-point and fcc schemes at grid.dispersion 0.01 and the
 # converged reference (roomsim converge). Logs, PFFDTD's sim_outs.h5 and every WAV go to $OUT.
+# ROOMSIM_ONLY=1 runs roomsim's side alone (compare.py then prints its rows only).
 set -u
 out=${OUT:-/tmp/roomsim-pffdtd}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/.gpu/lib"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
-for s in cart fcc; do
+for s in $([ -n "${ROOMSIM_ONLY:-}" ] || echo cart fcc); do	# ROOMSIM_ONLY=1: roomsim's side
 	(cd .gpu/pf/$s && /usr/bin/time -f "pffdtd $s: %e s end to end" \
 		../../bin/fdtd_main_gpu_single.x > "$out/pffdtd-$s.txt" 2>&1; echo "rc=$?")
 	tail -n 12 "$out/pffdtd-$s.txt"

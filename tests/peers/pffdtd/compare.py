@@ -4,7 +4,8 @@ measures them: the rms of the sixth-octave level differences and the level of th
 after the direct sound, the worst over the two receivers. PFFDTD's output is processed as its own
 process_outputs.py does (the 8 trilinear points summed, a 10 Hz high-pass with the integrator of
 its differentiated source), resampled to the WAVs' rate and scaled by one gain for both receivers
-(its level scale is not roomsim's): the reference's level over 44 Hz to 1.4 kHz."""
+(its level scale is not roomsim's): the reference's level over 44 Hz to 1.4 kHz. Where OUT holds
+no PFFDTD output (pffdtd.sh with ROOMSIM_ONLY=1), roomsim's rows alone."""
 import numpy as np, h5py, sys
 from scipy.io import wavfile
 from scipy.signal import butter, bilinear_zpk, zpk2sos, sosfilt, resample_poly
@@ -55,7 +56,10 @@ rows = {}
 for run in ['7-point-d0.01', 'fcc-d0.01']:
     res = [metrics(ref[i][1], wav('%s-S_%s.wav' % (run, n))[1], fs) for i, n in enumerate(names)]
     rows['roomsim ' + run] = res
+import os
 for kind in ['cart', 'fcc']:
+    if not os.path.exists(d + 'pffdtd-%s.h5' % kind):  # a run of roomsim's side alone
+        continue
     outs, fs_sim = pffdtd(kind, fs)
     # one gain for both receivers: the level of the reference over 63 Hz - 1.4 kHz
     def band_energy(x):
