@@ -746,10 +746,12 @@ static double energy_fcc(const struct vox_grid *g, double lambda, const double *
 
 					if (!p->on_nodes) {	/* carved: the links present, weighted */
 						m = vox_index(p, x[0], x[1], x[2]);
-						if (!(gone >> q & 1))
+						if (!(gone >> q & 1)) {
+							const int at_w = fcc_weight_at(gone, q);
+
 							lu += 0.25 * (prev[m] - prev[n]) *
-							      weight[fcc_weight_at(gone, q) / 3]
-								    [fcc_weight_at(gone, q) % 3];
+							      weight[at_w / 3][at_w % 3];
+						}
 						continue;
 					}
 					m = vox_index(p, fcc_mirror(p, 0, x[0]), fcc_mirror(p, 1, x[1]),
