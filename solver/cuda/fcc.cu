@@ -38,6 +38,20 @@ template <> __device__ __forceinline__ double fcc_weight<double>(int i)
 	return k_fcc_weight_d[i];
 }
 
+/* The same weight picked by selects from immediates, for fcc_wall's one-pass form. */
+template <typename R> __device__ __forceinline__ R fcc_weight_sel(int a, int b)
+{
+	constexpr R w00 = (R)h_fcc_weight[0][0], w01 = (R)h_fcc_weight[0][1],
+		    w02 = (R)h_fcc_weight[0][2], w10 = (R)h_fcc_weight[1][0],
+		    w11 = (R)h_fcc_weight[1][1], w12 = (R)h_fcc_weight[1][2],
+		    w20 = (R)h_fcc_weight[2][0], w21 = (R)h_fcc_weight[2][1],
+		    w22 = (R)h_fcc_weight[2][2];
+	const R r0 = b == 0 ? w00 : b == 1 ? w01 : w02, r1 = b == 0 ? w10 : b == 1 ? w11 : w12,
+		r2 = b == 0 ? w20 : b == 1 ? w21 : w22;
+
+	return a == 0 ? r0 : a == 1 ? r1 : r2;
+}
+
 __device__ __forceinline__ int fcc_mirror(int x, int a)
 {
 	const int lo = k_dims.halo, hi = k_dims.hi[a];
@@ -99,11 +113,13 @@ __device__ __forceinline__ long long fcc_link_at(long long n, int p, int q)
 /*
  * A node on a wall of a carved room (cpu_fcc.inc, fcc_carved): u + sc (cb (u - u-) + l2 S'),
  * S' the sum over its present links of w (u_n - u) in fcc_order, grouped as S is, w by what
- * the link's tetrahedra miss; a link to padding adds an exact 0. The class bytes are read
- * four at a time (unrolled whole, the twelve held at once cost fcc-vec 66 registers against
- * 40, and its rate in the concert hall).
+ * the link's tetrahedra miss; a link to padding adds an exact 0. Two forms, the same values,
+ * each the faster in its kernel (docs/performance.md, "The fcc scheme's walls in carved
+ * rooms"): ONE_PASS loads the twelve class bytes and neighbours at once (k_fcc: 59 against
+ * 52 G nodes/s in the small seminar room); the other reads the class bytes four at a time and
+ * holds fewer registers (k_fcc_vec: 40 against 56, 137 against 129 G nodes/s in the hall).
  */
-template <typename R>
+template <typename R, bool ONE_PASS>
 __device__ __forceinline__ void fcc_wall(const R *__restrict__ a, R *__restrict__ b,
 					 const uint8_t *__restrict__ cls, long long n, int p,
 					 unsigned t)
@@ -113,23 +129,43 @@ __device__ __forceinline__ void fcc_wall(const R *__restrict__ a, R *__restrict_
 	unsigned gone = 0;
 	R s = 0;
 
-#pragma unroll 4
-	for (int q = 0; q < 12; q++)
-		gone |= (unsigned)(__ldg(cls + fcc_link_at(n, p, q)) == VOX_PAD) << q;
-#pragma unroll
-	for (int g = 0; g < 3; g++) {
-		R v[4];
+	if (ONE_PASS) {
+		R d[12];
 
 #pragma unroll
-		for (int r = 0; r < 4; r++) {
-			const int q = 4 * g + r;
+		for (int q = 0; q < 12; q++) {
+			const long long m = fcc_link_at(n, p, q);
 
-			v[r] = gone >> q & 1 ? R(0)
-					     : (__ldg(a + fcc_link_at(n, p, q)) - u) *
-						       fcc_weight<R>(3 * __popc(gone & k_fcc_tet[q][0]) +
-								     __popc(gone & k_fcc_tet[q][1]));
+			gone |= (unsigned)(__ldg(cls + m) == VOX_PAD) << q;
+			d[q] = __ldg(a + m) - u;
 		}
-		s = g ? s + ((v[0] + v[1]) + (v[2] + v[3])) : (v[0] + v[1]) + (v[2] + v[3]);
+#pragma unroll
+		for (int q = 0; q < 12; q++)
+			d[q] = gone >> q & 1 ? R(0)
+					     : d[q] * fcc_weight_sel<R>(__popc(gone & k_fcc_tet[q][0]),
+									__popc(gone & k_fcc_tet[q][1]));
+		s = ((d[0] + d[1]) + (d[2] + d[3])) + ((d[4] + d[5]) + (d[6] + d[7])) +
+		    ((d[8] + d[9]) + (d[10] + d[11]));
+	} else {
+#pragma unroll 4
+		for (int q = 0; q < 12; q++)
+			gone |= (unsigned)(__ldg(cls + fcc_link_at(n, p, q)) == VOX_PAD) << q;
+#pragma unroll
+		for (int g = 0; g < 3; g++) {
+			R v[4];
+
+#pragma unroll
+			for (int r = 0; r < 4; r++) {
+				const int q = 4 * g + r;
+
+				v[r] = gone >> q & 1
+					       ? R(0)
+					       : (__ldg(a + fcc_link_at(n, p, q)) - u) *
+							 fcc_weight<R>(3 * __popc(gone & k_fcc_tet[q][0]) +
+								       __popc(gone & k_fcc_tet[q][1]));
+			}
+			s = g ? s + ((v[0] + v[1]) + (v[2] + v[3])) : (v[0] + v[1]) + (v[2] + v[3]);
+		}
 	}
 	b[n] = u + c.sc[t] * (c.cb[t] * (u - b[n]) + c.l2 * s);
 }
@@ -139,7 +175,7 @@ __device__ __forceinline__ void fcc_wall(const R *__restrict__ a, R *__restrict_
  * walls, mirrored on them. In a carved room: padding is left at 0, air (all twelve links
  * present) is direct, a node on a wall takes fcc_wall.
  */
-template <typename R>
+template <typename R, bool ONE_PASS>
 __device__ __forceinline__ void fcc_node(const R *__restrict__ a, R *__restrict__ b,
 					 const uint8_t *__restrict__ cls, int i, int j, int k,
 					 long long n, int p)
@@ -153,7 +189,7 @@ __device__ __forceinline__ void fcc_node(const R *__restrict__ a, R *__restrict_
 		if (t == VOX_AIR)
 			b[n] = fcc_air(c.l2, __ldg(a + n), b[n], fcc_direct(a, n, p));
 		else if (t != VOX_PAD)
-			fcc_wall(a, b, cls, n, p, t);
+			fcc_wall<R, ONE_PASS>(a, b, cls, n, p, t);
 	} else if (i > d.halo && i < d.hi[0] && j > d.halo && j < d.hi[1] && k > d.halo &&
 		   k < d.hi[2]) {
 		b[n] = fcc_air(c.l2, __ldg(a + n), b[n], fcc_direct(a, n, p));
@@ -180,7 +216,7 @@ __global__ void k_fcc(const R *__restrict__ a, R *__restrict__ b, const uint8_t 
 		const int p = (j + k) & 1, i = 2 * ip + p;
 
 		if (i >= d.halo && i <= d.hi[0])
-			fcc_node(a, b, cls, i, j, k, ip + d.sy * j + d.sz * k, p);
+			fcc_node<R, true>(a, b, cls, i, j, k, ip + d.sy * j + d.sz * k, p);
 	}
 }
 
@@ -245,7 +281,7 @@ __global__ void k_fcc_vec(const R *__restrict__ a, R *__restrict__ b,
 		}
 		for (int m = 0; m < 2; m++)
 			if (ip + m < d.nx && i + 2 * m >= d.halo && i + 2 * m <= d.hi[0])
-				fcc_node(a, b, cls, i + 2 * m, j, k, n + m, p);
+				fcc_node<R, false>(a, b, cls, i + 2 * m, j, k, n + m, p);
 	}
 }
 
