@@ -651,7 +651,7 @@ static int bench_gpu(const struct bench_opts *o, struct room *room)
 					 st.fcc ? KERNEL_FCC
 					 : stn_is_seven_point(&st) ? KERNEL_NAIVE3D
 								   : KERNEL_GENERAL,
-					 { room->block[0], room->block[1] }, 0, &st, NULL, NULL,
+					 { room->block[0], room->block[1] }, 0, &st, NULL, NULL, NULL,
 					 room->dts, room->nt, room->split, bw, 0, 0, 0, NULL, NULL,
 					 { 0, 0 }, { 0, 0 }, 0 };
 

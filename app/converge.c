@@ -217,9 +217,9 @@ static int parse(int argc, char **argv, struct copts *o, struct rs_error *err)
 }
 
 /*
- * In a room that is not a box a larger stencil's cells by the carved walls take the 7-point
- * update, stable to a Courant number of 1/sqrt(3) only (fdtd.c): the grid.courant that
- * keeps the scheme of sets there, into out; 0 when none is needed.
+ * In a room that is not a box the cells by the carved walls of a larger stencil that is not
+ * axial take the 7-point update, stable to a Courant number of 1/sqrt(3) only (fdtd.c): the
+ * grid.courant that keeps the scheme of sets there, into out; 0 when none is needed.
  */
 static int carved_courant(const struct copts *o, const char *const *sets, char *out,
 			  size_t len)
@@ -239,8 +239,8 @@ static int carved_courant(const struct copts *o, const char *const *sets, char *
 		all[n++] = (char *)sets[i];
 	if (st && (r = cfg_load_set(o->file, all, n, &err))) {
 		if (r->shaped && !r->stencil_auto && r->stencil != ROOM_STENCIL_FCC &&
-		    !stn_from_config(r, st) && (limit = stn_courant_limit(st)) * r->courant >
-						       1 / sqrt(3.0)) {
+		    !stn_from_config(r, st) && !stn_is_axial(st) &&
+		    (limit = stn_courant_limit(st)) * r->courant > 1 / sqrt(3.0)) {
 			snprintf(out, len, "grid.courant=%.6f", floor(1e6 / sqrt(3.0) / limit) / 1e6);
 			rc = 1;
 		}

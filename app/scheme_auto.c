@@ -4,10 +4,11 @@
  * spacing follows from its worst-case phase error (docs/stencils.md), its nodes, steps and
  * memory from app_plan(), and its time from a rate measured on a box of its size
  * (app_gpu_rate, cached per device; app_cpu_rate_of). In a room that is not a box a larger
- * stencil runs at a Courant number of at most 1/sqrt(3) (its fallback cells', fdtd.c), and
- * at no coarser a spacing than the 7-point scheme's: its walls are the 7-point update, whose
- * error at the larger stencil's spacing `roomsim converge` measures as the 7-point scheme's
- * there (docs/performance.md, "Accuracy in real rooms"): there it is the 7-point scheme. No
+ * stencil that is not axial runs at a Courant number of at most 1/sqrt(3) (its fallback
+ * cells', fdtd.c), and at no coarser a spacing than the 7-point scheme's: its walls are the
+ * 7-point update, whose error at the larger stencil's spacing `roomsim converge` measures as
+ * the 7-point scheme's there (docs/performance.md, "Accuracy in real rooms"): there it is the
+ * 7-point scheme. An axial (leggy) stencil's walls are mirrored there as in a box. No
  * scheme updates a cell faster than the 7-point scheme, so one that updates no fewer cells is
  * never timed, and none is when the 7-point scheme's run is too short to pay for timing
  * them; when the 7-point scheme is left alone, nothing is timed.
@@ -65,6 +66,7 @@ static int candidate(const struct room *room, int k, double ppw7, struct room *r
 {
 	static struct stn_stencil st;	/* large: not on the stack */
 	double limit;
+	int walls7;	/* by carved walls it takes the 7-point update (fdtd.c) */
 
 	*r = *room;	/* shallow: read only */
 	r->stencil = candidates[k].stencil;
@@ -82,12 +84,13 @@ static int candidate(const struct room *room, int k, double ppw7, struct room *r
 	snprintf(c->name, sizeof(c->name), "%s", st.name);
 	if (r->stencil == ROOM_STENCIL_FCC && room->shaped)
 		return snprintf(c->why, sizeof(c->why), "%s", fcc_carved), -1;
+	walls7 = k > 0 && r->stencil != ROOM_STENCIL_FCC && !stn_is_axial(&st);
 	/* a named scheme at its published Courant number, the others at their limit */
 	if (!room->courant_given)
 		r->courant = r->stencil == ROOM_STENCIL_INTERPOLATED || r->stencil == ROOM_STENCIL_FCC
 				     ? fmin(1, st.courant / limit) : 1;
 	/* a carved room's fallback cells take the 7-point update: stable to 1/sqrt(3) only */
-	if (room->shaped && r->stencil != ROOM_STENCIL_FCC && r->courant * limit > 1 / sqrt(3.0)) {
+	if (room->shaped && walls7 && r->courant * limit > 1 / sqrt(3.0)) {
 		if (room->courant_given)
 			return snprintf(c->why, sizeof(c->why), "grid.courant %g is past 1/sqrt(3) "
 					"in a room that is not a box", r->courant), -1;
@@ -97,7 +100,7 @@ static int candidate(const struct room *room, int k, double ppw7, struct room *r
 	if (!isfinite(r->ppw))
 		return snprintf(c->why, sizeof(c->why), "cannot reach %g",
 				accuracy(k) * room->dispersion), -1;
-	if (room->shaped && k > 0)	/* its walls: the 7-point scheme's error at its spacing */
+	if (room->shaped && walls7)	/* its walls: the 7-point scheme's error at its spacing */
 		r->ppw = fmax(r->ppw, ppw7);
 	r->spacing = r->c / (r->fmax * r->ppw);
 	c->stencil = r->stencil;

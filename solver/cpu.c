@@ -5,6 +5,7 @@
  * calls these through fdtd_impl.h. docs/physics.md derives every formula used here.
  */
 #include "fdtd_impl.h"
+#include "lines.h"
 
 #include <math.h>
 #include <omp.h>
@@ -30,6 +31,11 @@
 double cpu_touch_sum(const struct fdtd *f, const double *u, int i, int j, int k)
 {
 	return touch_sum_f64(f, u, i, j, k);
+}
+
+double cpu_line_sum(const struct fdtd *f, const double *u, int i, int j, int k)
+{
+	return line_sum_f64(f, u, i, j, k);
 }
 
 double cpu_get(const struct fdtd *f, const void *u, size_t n)

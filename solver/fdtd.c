@@ -166,12 +166,51 @@ static int set_fallback(struct fdtd *f, int r)
 	return 0;
 }
 
+/*
+ * A room that is not a box and an axial stencil (docs/physics.md, "Larger stencils"): the
+ * cells with padding inside the box within reach along an axis (f->lines). Their legs read
+ * along their lines, mirrored about the first walls there (solver/lines.h); every other cell
+ * reads its stencil as in a box.
+ */
+static int set_lines(struct fdtd *f, int r)
+{
+	const struct vox_plan *p = &f->grid->plan;
+	uint8_t *m = malloc(p->cells), *t = malloc(p->cells);
+	const int lo = p->halo;
+
+	f->lines = calloc(p->cells / 32 + 1, sizeof(uint32_t));
+	if (!m || !t || !f->lines) {
+		free(m);
+		free(t);
+		return RS_ENOMEM;
+	}
+	for (int k = 0; k < p->n[2]; k++)
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = 0; i < p->n[0]; i++) {
+				const size_t n = vox_index(p, i, j, k);
+
+				m[n] = f->grid->cls[n] == VOX_PAD && i >= lo && j >= lo && k >= lo &&
+				       i < lo + p->room[0] && j < lo + p->room[1] &&
+				       k < lo + p->room[2];
+			}
+	for (int a = 0; a < 3; a++) {
+		dilate(p, m, t, a, r);
+		for (size_t n = 0; n < p->cells; n++)
+			if (t[n] && f->grid->cls[n] != VOX_PAD)
+				f->lines[n >> 5] |= 1u << (n & 31);
+	}
+	free(m);
+	free(t);
+	return 0;
+}
+
 /* A stencil reaching further than one cell: the general step, mirrored walls. */
 static int set_stencil(struct fdtd *f, const struct fdtd_setup *s, struct rs_error *err)
 {
 	const struct vox_plan *p = &s->grid->plan;
-
-	const int fallback = s->grid->carved && !p->fcc;	/* fcc has its own walls */
+	/* fcc has its own walls; an axial stencil's legs fold at carved walls as at a box's */
+	const int lines = s->grid->carved && !p->fcc && stn_is_axial(s->stencil);
+	const int fallback = s->grid->carved && !p->fcc && !lines;
 
 	/* the 7-point rule of the fallback cells is stable up to 1/sqrt(3) only */
 	if (fallback && s->lambda > 1 / sqrt(3.0) * (1 + 1e-12))
@@ -182,6 +221,8 @@ static int set_stencil(struct fdtd *f, const struct fdtd_setup *s, struct rs_err
 			       s->lambda, 1 / sqrt(3.0) / s->lambda);
 	if (fallback && set_fallback(f, s->stencil->reach))
 		return rs_fail(err, RS_ENOMEM, "out of memory for the fallback cells");
+	if (lines && set_lines(f, s->stencil->reach))
+		return rs_fail(err, RS_ENOMEM, "out of memory for the cells by carved walls");
 	if (p->halo < s->stencil->reach)
 		return rs_fail(err, RS_EINTERNAL, "the grid's halo %d is less than the stencil's "
 			       "reach %d", p->halo, s->stencil->reach);
@@ -228,7 +269,7 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 #ifdef ROOMSIM_CUDA
 	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
-				 s->tex_limit, f->stencil, f->fallback, f->touch, s->dts, s->nt,
+				 s->tex_limit, f->stencil, f->fallback, f->touch, f->lines, s->dts, s->nt,
 				 s->split, f->branch, s->grid_receivers, s->band_frames,
 				 s->block_sources, s->exchange, s->exchange_ctx,
 				 { s->zown[0], s->zown[1] },
@@ -378,6 +419,7 @@ void fdtd_destroy(struct fdtd *f)
 	free(f->stencil);
 	free(f->goff);
 	free(f->fallback);
+	free(f->lines);
 	free(f->touch);
 	branch_free(f->branch);
 	frames_free(f->frames);
@@ -793,6 +835,7 @@ static double energy(const struct vox_grid *g, double lambda, const struct stn_s
 			pot -= (long double)cur[n] *
 			       (f && fdtd_bit(f->fallback, n) ? apply_seven(g, prev, n)
 				: f && fdtd_bit(f->touch, n) ? cpu_touch_sum(f, prev, i, j, k)
+				: f && fdtd_bit(f->lines, n) ? cpu_line_sum(f, prev, i, j, k)
 							    : apply_general(p, s, prev, i, j, k));
 			continue;
 		}

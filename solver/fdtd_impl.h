@@ -65,6 +65,8 @@ struct fdtd {
 	ptrdiff_t *goff;	/* linear offset of each stencil point */
 	uint32_t *fallback;	/* carved rooms: 1 bit per cell updated by the 7-point rule */
 	uint32_t *touch;	/* carved rooms: the other cells within reach of a fallback one */
+	uint32_t *lines;	/* carved rooms, axial stencils: the cells with padding within
+				 * reach along an axis, whose legs fold (solver/lines.h) */
 	size_t values;		/* entries of each field: plan.cells, or half of them folded */
 	struct branch_walls *branch;	/* the frequency-dependent walls, or NULL; on the GPU
 					 * its lists stay here and its state is downloaded to it */
@@ -164,5 +166,8 @@ void cpu_plane(const struct fdtd *f, int axis, int index, float *out);
 
 /* The general stencil's sum at touch cell (i, j, k) of double field u (cpu_general.inc). */
 double cpu_touch_sum(const struct fdtd *f, const double *u, int i, int j, int k);
+
+/* An axial stencil's sum at cell (i, j, k) of f->lines of double field u (cpu_general.inc). */
+double cpu_line_sum(const struct fdtd *f, const double *u, int i, int j, int k);
 
 #endif

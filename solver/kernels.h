@@ -17,8 +17,9 @@
 extern "C" {
 #endif
 
-/* What a kernel can run (the row's `runs`). Only `general` runs a larger stencil's fallback
- * cells, the 7-point rule near the walls of a room that is not a box (fdtd.c). */
+/* What a kernel can run (the row's `runs`). Only `general` runs a larger stencil's cells by
+ * the walls of a room that is not a box (fdtd.c: the 7-point rule's fallback cells, or an
+ * axial stencil's folded lines); the shell kernels leave those cells to it. */
 enum {
 	KR_SEVEN = 1 << 0,	/* the 7-point scheme, in any room */
 	KR_STENCIL = 1 << 1,	/* every other cubic-grid stencil */
@@ -105,7 +106,7 @@ struct kernel_need {
 	int stencil;	/* a cubic-grid stencil other than the 7-point one */
 	int leggy;	/* it is leggy */
 	int shell_r;	/* it is made of whole shells of this reach (1 to 3), else 0 */
-	int carved;	/* with fallback cells: a larger stencil in a room that is not a box */
+	int carved;	/* a larger stencil in a room that is not a box (fallback or line cells) */
 };
 
 /* 0 when kernel k's row can run what n asks; else 1 and, in why, what the kernel runs. */

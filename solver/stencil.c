@@ -530,3 +530,13 @@ int stn_is_seven_point(const struct stn_stencil *s)
 {
 	return s->K == 7 && s->reach == 1;
 }
+
+int stn_is_axial(const struct stn_stencil *s)
+{
+	if (s->fcc)
+		return 0;
+	for (int q = 1; q < s->K; q++)
+		if (!!s->off[q][0] + !!s->off[q][1] + !!s->off[q][2] != 1)
+			return 0;
+	return 1;
+}

@@ -90,6 +90,10 @@ int stn_from_config(const struct room *room, struct stn_stencil *s);
 /* 1 for the 7-point stencil, which the optimised engines run. */
 int stn_is_seven_point(const struct stn_stencil *s);
 
+/* 1 when every point lies on an axis through the centre (the leggy family): in a room that
+ * is not a box its legs are mirrored line by line (solver/lines.h). */
+int stn_is_axial(const struct stn_stencil *s);
+
 /* The symbol W(xi) = sum_k w_k cos(xi . l_k): the stencil's Fourier multiplier (x h^2). */
 double stn_symbol(const struct stn_stencil *s, const double xi[3]);
 

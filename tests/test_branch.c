@@ -51,7 +51,7 @@ static void one_real_branch_is_the_scalar_wall(const char *stencil, int carved)
 	a = sim_open(yaml);
 	snprintf(yaml, sizeof(yaml), BOX("{admittance: 0}", "float64", "%s"), stencil);
 	b = sim_open(yaml);
-	if (carved) {	/* an L with a stepped ceiling: larger stencils fall back near it */
+	if (carved) {	/* an L with a stepped ceiling: leggy legs fold about it */
 		sim_carve_l(a, 0.8, 0.65, 0.5, 0.2);
 		sim_carve_l(b, 0.8, 0.65, 0.5, 0.2);
 		use_bank(a, 0, NULL);	/* the engine again, on the carved grid */

@@ -3,12 +3,13 @@
  * the same bits as one process: the CPU engine under `mpirun -np N` against one process, the
  * WAVs byte for byte and rirs.h5's responses value for value, in a box with receivers on
  * both sides of and across the cuts, and in a room of shapes (carved walls) with the 7-point
- * scheme, a stencil of reach 2 (leggy order 4: fallback and touch cells near the walls) and
- * the fcc scheme; snapshot planes across and along the cuts and receiver grids, gathered
- * on rank 0, equal too; a room from a mesh, each rank voxelising its own window, and its bad
- * input refused as one process refuses it. An interrupted run stops every rank at the same step and leaves valid files; what a
- * decomposed run cannot do yet is refused before it starts. Skipped when the
- * build has no MPI or mpirun is missing. The binary is $ROOMSIM (default build/roomsim).
+ * scheme, a stencil of reach 2 (leggy order 4: its legs folded at the walls), one that is not
+ * axial (compact, 27 points: fallback and touch cells near the walls) and the fcc scheme;
+ * snapshot planes across and along the cuts and receiver grids, gathered on rank 0, equal
+ * too; a room from a mesh, each rank voxelising its own window, and its bad input refused as
+ * one process refuses it. An interrupted run stops every rank at the same step and leaves
+ * valid files; what a decomposed run cannot do yet is refused before it starts. Skipped when
+ * the build has no MPI or mpirun is missing. The binary is $ROOMSIM (default build/roomsim).
  */
 #include "helper.h"
 
@@ -93,11 +94,18 @@ static void box_on_two_and_three_ranks(void **state)
 
 static void carved_room_and_larger_stencils(void **state)
 {
+	char text[1024];
+
 	(void)state;
 	write_room("seven", shapes_room, "");
 	assert_int_equal(same_on_ranks("seven", 3), 0);
 	write_room("leggy4", shapes_room, "scheme: {stencil: leggy, order: 4}\n");
 	assert_int_equal(same_on_ranks("leggy4", 2), 0);
+	/* its fallback cells' 7-point rule holds to a Courant number of 1/sqrt(3) */
+	snprintf(text, sizeof(text), "name: compact\ngrid: {spacing: 0.05, courant: 0.69}\n%s",
+		 strstr(shapes_room, "duration:"));
+	write_room("compact", text, "scheme: {stencil: compact, radius2: 3}\n");
+	assert_int_equal(same_on_ranks("compact", 3), 0);
 	write_room("fcc", shapes_room, "scheme: {stencil: fcc}\n");
 	assert_int_equal(same_on_ranks("fcc", 3), 0);
 }

@@ -172,7 +172,8 @@ static int dt_check(const struct cuda_engine *e, int dts, int nt, int split, cha
 	int optin = 0, cl = 0;
 	const void *fn;
 
-	if (e->fcc || e->leggy_m < 1 || e->leggy_m > 4 || (e->leggy_m > 1 && e->fallback))
+	if (e->fcc || e->leggy_m < 1 || e->leggy_m > 4 ||
+	    (e->leggy_m > 1 && (e->fallback || e->lines)))
 		return snprintf(why, len, "it runs the 7-point scheme in any room and leggy "
 				"stencils of order 4, 6 and 8 in a box"), 1;
 	if (!e->dt_cls)

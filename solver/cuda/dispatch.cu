@@ -31,7 +31,7 @@ int cuda_check(cudaError_t e, const char *call, const char *file, int line,
 int cuda_kernel_why(const struct cuda_engine *e, enum kernel_id k, char *why, size_t len)
 {
 	const struct kernel_need need = { e->fcc, e->general, e->leggy_m > 0, e->shell_r,
-					  e->fallback != NULL };
+					  e->fallback || e->lines };
 
 	if (k <= KERNEL_AUTO || k >= NKERNELS)
 		return snprintf(why, len, "no such kernel"), 1;

@@ -268,7 +268,7 @@ static int make_textures(struct cuda_engine *e, size_t limit, struct rs_error *e
 
 /* The stencil the general and leggy kernels run: the given one, or the 7-point one. */
 static int set_stencil(struct cuda_engine *e, const struct stn_stencil *st,
-		       const struct vox_grid *g, const uint32_t *fallback, struct rs_error *err)
+		       const struct vox_grid *g, int walls, struct rs_error *err)
 {
 	static struct stn_stencil seven;
 	const struct stn_stencil *s = st;
@@ -278,9 +278,9 @@ static int set_stencil(struct cuda_engine *e, const struct stn_stencil *st,
 		s = &seven;
 	}
 	e->general = !stn_is_seven_point(s);
-	if (e->general && g->carved && !g->plan.fcc && !fallback)	/* fcc: walls on links */
+	if (e->general && g->carved && !g->plan.fcc && !walls)	/* fcc: walls on links */
 		return rs_fail(err, RS_EINTERNAL, "%s in a room that is not a box needs the "
-			       "fallback cells of the CPU engine", s->name);
+			       "fallback or line cells of the CPU engine", s->name);
 	e->k.st.K = s->K;
 	e->k.st.reach = s->reach;
 	memcpy(e->k.st.off, s->off, sizeof(e->k.st.off));
@@ -320,8 +320,8 @@ static int check_kernel(const struct cuda_engine *e, const struct cuda_setup *s,
 		       s->stencil ? s->stencil->name : "the 7-point stencil", why, valid);
 }
 
-/* A carved room's fallback and touch cells as one bitmap (skip) and as a list (special), for
- * the shell kernels and general_special(). */
+/* A carved room's fallback and touch cells, or its line cells, as one bitmap (skip) and as a
+ * list (special), for the shell kernels and general_special(). */
 static int upload_special(struct cuda_engine *e, const struct cuda_setup *s,
 			  struct rs_error *err)
 {
@@ -333,7 +333,7 @@ static int upload_special(struct cuda_engine *e, const struct cuda_setup *s,
 	if (!skip)
 		return rs_fail(err, RS_ENOMEM, "out of host memory for the fallback cells");
 	for (size_t w = 0; w < words; w++) {
-		skip[w] = s->fallback[w] | s->touch[w];
+		skip[w] = s->lines ? s->lines[w] : s->fallback[w] | s->touch[w];
 		n += __builtin_popcount(skip[w]);
 	}
 	if (n && !(list = (long long *)malloc(n * sizeof(long long)))) {
@@ -432,7 +432,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	for (int d = 0; d < 3; d++)
 		e->k.dims.hi[d] = p->halo + p->room[d] - 1;
 	e->k.dims.carved = p->fcc && !p->on_nodes;
-	if (set_stencil(e, s->stencil, s->grid, s->fallback, err))
+	if (set_stencil(e, s->stencil, s->grid, s->fallback || s->lines, err))
 		goto out_free;
 	fill_coefs(&e->k.cf, s->coefs);
 	fill_coefs(&e->k.cd, s->coefs);
@@ -477,6 +477,12 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 			   cudaMemcpyHostToDevice)) ||
 	     upload_special(e, s, err)))
 		goto out_free;
+	if (e->general && s->lines &&
+	    (CK(cudaMalloc(&e->lines, (p->cells / 32 + 1) * sizeof(unsigned))) ||
+	     CK(cudaMemcpy(e->lines, s->lines, (p->cells / 32 + 1) * sizeof(unsigned),
+			   cudaMemcpyHostToDevice)) ||
+	     upload_special(e, s, err)))
+		goto out_free;
 	e->grid3.z = (p->n[2] + bz - 1) / bz;
 	e->grid2.z = e->gridv.z = (p->n[2] - 2 + KCHUNK - 1) / KCHUNK;
 	/* naive3d's per-block heights cover bz slabs: a block is skipped when none is inside */
@@ -506,6 +512,7 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->cls);
 	cudaFree(e->fallback);
 	cudaFree(e->touch);
+	cudaFree(e->lines);
 	cudaFree(e->skip);
 	cudaFree(e->special);
 	cudaFree(e->colk);

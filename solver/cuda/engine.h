@@ -107,7 +107,9 @@ struct cuda_engine {
 	uint8_t *cls;			/* class byte per cell */
 	unsigned *fallback;		/* carved rooms: cells taking the 7-point rule, or NULL */
 	unsigned *touch;		/* carved rooms: cells with edges to fallback cells */
-	unsigned *skip;			/* the two together: cells the shell kernels leave */
+	unsigned *lines;		/* carved rooms, axial stencils: cells whose legs fold
+					 * (solver/lines.h), or NULL */
+	unsigned *skip;			/* those together: cells the shell kernels leave */
 	long long *special;		/* those cells' indices, for general_special() */
 	long long nspecial;
 	int2 *colk;			/* per column (kstart, kstop) */

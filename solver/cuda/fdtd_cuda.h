@@ -38,6 +38,8 @@ struct cuda_setup {
 	const uint32_t *fallback;	/* a carved room's cells taking the 7-point rule (1 bit
 					 * each; NULL in a box): only `general` runs it */
 	const uint32_t *touch;		/* and the cells with edges to them (fdtd.c) */
+	const uint32_t *lines;		/* or, an axial stencil's, the cells whose legs fold
+					 * at carved walls (fdtd.c, solver/lines.h) */
 	int dts, nt, split;		/* diamond kernel: tile size, tower height, blocks a tower
 					 * is split over in z; 0 = default */
 	const struct branch_walls *branch;	/* the frequency-dependent walls, or NULL: read at

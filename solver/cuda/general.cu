@@ -1,9 +1,11 @@
 /*
  * general.cu - the larger stencils' kernels after seed 000: general (KernelA, any stencil,
- * the only one with a carved room's fallback cells), leggy (KernelB) and leggy-shared(2)
- * (seeds 001 and 004). Each sums in double in the CPU's order (cpu_general.inc), bit for bit.
+ * the only one with a carved room's fallback and line cells), leggy (KernelB) and
+ * leggy-shared(2) (seeds 001 and 004). Each sums in double in the CPU's order
+ * (cpu_general.inc), bit for bit.
  */
 #include "device.cuh"
+#include "../lines.h"
 
 #define LEGGY_MAX_M 8	/* leggy and leggy-shared are built for orders 2M up to 16 */
 
@@ -11,14 +13,16 @@
  * Seed 000's KernelA for cell (i, j, k) inside the room's box: any stencil, offsets and
  * weights from constant memory (every thread of a warp reads the same entry: a broadcast),
  * summed in stencil order as the CPU engine sums them; a carved room's fallback cells take
- * the 7-point rule and its touch cells their mixed stencil, as on the CPU.
+ * the 7-point rule, its touch cells their mixed stencil and an axial stencil's line cells
+ * their legs folded along their lines, as on the CPU.
  */
 template <typename R>
 __device__ __forceinline__ void general_cell(const R *__restrict__ a, R *__restrict__ b,
 					     const unsigned *__restrict__ mask,
 					     const uint8_t *__restrict__ cls,
 					     const unsigned *__restrict__ fallback,
-					     const unsigned *__restrict__ touch, int i, int j, int k)
+					     const unsigned *__restrict__ touch,
+					     const unsigned *__restrict__ lines, int i, int j, int k)
 {
 	const KDims &d = k_dims;
 	const int K = k_st.K;
@@ -64,7 +68,22 @@ __device__ __forceinline__ void general_cell(const R *__restrict__ a, R *__restr
 	}
 	if (!Diff<R>::value)
 		s += kw(0) * (double)u;
-	if (near_wall(i, j, k, k_st.reach)) {
+	if (lines && ((__ldg(lines + (n >> 5)) >> (n & 31)) & 1u)) {
+		/* each leg folded into its line's run of room cells (cpu_general.inc, line_sum) */
+		const int at[3] = { i, j, k };
+		const long long st[3] = { 1, d.sy, d.sz };
+		int lo[3], hi[3];
+
+		for (int x = 0; x < 3; x++)
+			line_run(cls, n, st[x], at[x], d.halo, d.hi[x], k_st.reach, &lo[x], &hi[x]);
+		for (int q = 1; q < K; q++) {
+			const int *o = k_st.off[q];
+			const int x = o[0] ? 0 : o[1] ? 1 : 2;
+			const int y = line_fold(at[x] + o[x], lo[x], hi[x]);
+
+			s += sterm(kw(q), __ldg(a + n + (long long)(y - at[x]) * st[x]), u);
+		}
+	} else if (near_wall(i, j, k, k_st.reach)) {
 		for (int q = 1; q < K; q++)
 			s += sterm(kw(q), __ldg(a + kfold(0, i + k_st.off[q][0]) +
 						     d.sy * kfold(1, j + k_st.off[q][1]) +
@@ -81,7 +100,8 @@ __device__ __forceinline__ void general_cell(const R *__restrict__ a, R *__restr
 template <typename R>
 __global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
 			  const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
-			  const unsigned *__restrict__ fallback, const unsigned *__restrict__ touch)
+			  const unsigned *__restrict__ fallback, const unsigned *__restrict__ touch,
+			  const unsigned *__restrict__ lines)
 {
 	const KDims &d = k_dims;
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -90,16 +110,17 @@ __global__ void k_general(const R *__restrict__ a, R *__restrict__ b,
 
 	if (i < d.halo || i > d.hi[0] || j < d.halo || j > d.hi[1] || k < d.halo || k > d.hi[2])
 		return;
-	general_cell(a, b, mask, cls, fallback, touch, i, j, k);
+	general_cell(a, b, mask, cls, fallback, touch, lines, i, j, k);
 }
 
-/* KernelA on a list of cells (a carved room's fallback and touch cells, which the shell
- * kernels leave to it), one thread per cell. */
+/* KernelA on a list of cells (a carved room's fallback and touch cells or its line cells,
+ * which the shell kernels leave to it), one thread per cell. */
 template <typename R>
 __global__ void k_general_list(const R *__restrict__ a, R *__restrict__ b,
 			       const unsigned *__restrict__ mask, const uint8_t *__restrict__ cls,
 			       const unsigned *__restrict__ fallback,
 			       const unsigned *__restrict__ touch,
+			       const unsigned *__restrict__ lines,
 			       const long long *__restrict__ cells, long long ncells)
 {
 	const KDims &d = k_dims;
@@ -109,7 +130,7 @@ __global__ void k_general_list(const R *__restrict__ a, R *__restrict__ b,
 		return;
 	const long long n = cells[c], k = n / d.sz, j = n % d.sz / d.sy;
 
-	general_cell(a, b, mask, cls, fallback, touch, (int)(n % d.sy), (int)j, (int)k);
+	general_cell(a, b, mask, cls, fallback, touch, lines, (int)(n % d.sy), (int)j, (int)k);
 }
 
 int general_special(struct cuda_engine *e, struct rs_error *err)
@@ -125,12 +146,12 @@ int general_special(struct cuda_engine *e, struct rs_error *err)
 	if (e->precision == 4)
 		k_general_list<float><<<blocks, 256>>>((const float *)e->u[e->cur],
 						       (float *)e->u[1 - e->cur], e->mask, e->cls,
-						       e->fallback, e->touch, e->special,
+						       e->fallback, e->touch, e->lines, e->special,
 						       e->nspecial);
 	else
 		k_general_list<double><<<blocks, 256>>>((const double *)e->u[e->cur],
 							(double *)e->u[1 - e->cur], e->mask, e->cls,
-							e->fallback, e->touch, e->special,
+							e->fallback, e->touch, e->lines, e->special,
 							e->nspecial);
 	return CK_LAUNCH() ? RS_EDEVICE : 0;
 }
@@ -329,7 +350,8 @@ template <typename R> static int general_run(struct cuda_engine *e, enum kernel_
 
 	switch (kern) {
 	case KERNEL_GENERAL:
-		k_general<R><<<g, blk>>>(a, b, e->mask, e->cls, e->fallback, e->touch);
+		k_general<R><<<g, blk>>>(a, b, e->mask, e->cls, e->fallback, e->touch,
+					 e->lines);
 		break;
 	case KERNEL_LEGGY:
 		rc = launch_leggy<R>(e->leggy_m, g, blk, a, b, e->mask, e->cls);
