@@ -497,8 +497,7 @@ static void carved_larger_stencils(void **state)
 				const long steps = quick ? 100 : STEPS;
 				const double tol = prec == 4 ? TOL_F32 : TOL_F64;
 
-				if (quick && (prec == 8 || kerns[kern] == KERNEL_AUTO || sc == 1 ||
-					      sc > 2))
+				if (quick && (prec == 8 || kerns[kern] == KERNEL_AUTO || sc > 2))
 					continue;
 				if ((kerns[kern] == KERNEL_SHELL_VEC && schemes[sc].reach > 1) ||
 				    (kerns[kern] == KERNEL_SHELL_SHARED && schemes[sc].reach > 3))
