@@ -316,8 +316,94 @@ template <bool B> struct DtBool {
 	static constexpr bool value = B;
 };
 
+/*
+ * The branch walls of the warp's cells at one level (BR), shared out over its lanes: cell
+ * (iy, ix) of a lane needs its node's update when need(lane, iy, ix); its u^n is P and its
+ * scheme update is in Q, where the update with its branches replaces it. The cells of the
+ * warp that need one are numbered slot by slot, lane by lane; round r gives cell 32 r + i
+ * to lane i, which brings the cell's values over, updates the node (branch_cell, a chain of
+ * dependent loads) and sends the result back. A floor or ceiling thread's cells then take
+ * one such chain a level, on several lanes at once, not one after another on its own lane.
+ */
+template <typename R, int N, typename NEED>
+__device__ __forceinline__ void dt7_branches(const DtArgs<R> &g, const R (&P)[2 * N + 1][2 * N + 2],
+					     R (&Q)[2 * N + 1][2 * N + 2], long long n0, NEED need)
+{
+	constexpr int SX = 2 * N + 2, SY = 2 * N + 1;
+	constexpr Dt7Map<N> m = dt7_map<N>();
+	constexpr unsigned ALL = 0xffffffffu;
+	unsigned lane, below, total = 0;
+
+	asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+	below = (1u << lane) - 1;
+#pragma unroll
+	for (int iy = 0; iy < SY; iy++)
+#pragma unroll
+		for (int ix = 0; ix < SX; ix++)
+			if (m.d[iy][ix])
+				total += __popc(__ballot_sync(ALL, need(iy, ix)));
+	for (unsigned r = 0; 32 * r < total; r++) {
+		long long nn = -1;
+		R un = 0, v = 0;
+		unsigned before = 0;	/* cells numbered in the slots before this one */
+
+#pragma unroll
+		for (int iy = 0; iy < SY; iy++)
+#pragma unroll
+			for (int ix = 0; ix < SX; ix++) {
+				if (!m.d[iy][ix])
+					continue;
+				const unsigned mk = __ballot_sync(ALL, need(iy, ix));
+				const int j = (int)(32 * r + lane) - (int)before;
+				const bool take = j >= 0 && j < __popc(mk);
+				const int src = take ? (int)__fns(mk, 0, j + 1) : (int)lane;
+				const R a = __shfl_sync(ALL, P[iy][ix], src);
+				const R b = __shfl_sync(ALL, Q[iy][ix], src);
+				const long long at = __shfl_sync(ALL, n0, src) + g.eo[iy * SX + ix];
+
+				if (take) {
+					nn = at;
+					un = a;
+					v = b;
+				}
+				before += __popc(mk);
+			}
+		if (nn >= 0)
+			v = branch_cell<R>(g.br, nn / k_dims.nz, (int)(nn % k_dims.nz), un, v);
+		before = 0;
+#pragma unroll
+		for (int iy = 0; iy < SY; iy++)
+#pragma unroll
+			for (int ix = 0; ix < SX; ix++) {
+				if (!m.d[iy][ix])
+					continue;
+				const bool mine = need(iy, ix);
+				const unsigned mk = __ballot_sync(ALL, mine);
+				const unsigned i = before + __popc(mk & below) - 32 * r;
+				const R got = __shfl_sync(ALL, v, (int)(i & 31));
+
+				if (mine && i < 32)
+					Q[iy][ix] = got;
+				before += __popc(mk);
+			}
+	}
+}
+
+/* Whether a cell of the thread's tile has branch walls to update (dt7_branches). */
+template <int N> struct Dt7Need {
+	const unsigned (&T)[2 * N + 1][2 * N + 2];
+	unsigned long long room;
+
+	__device__ __forceinline__ bool operator()(int iy, int ix) const
+	{
+		return ((room >> dt_bit(N, ix - N, iy - N)) & 1) && T[iy][ix] != VOX_AIR;
+	}
+};
+
 /* dt7_level's cells, every tile cell's update; PLAIN: no cell of the warp has a kind t >=
- * tdiff, so the kinds take plain_update. */
+ * tdiff, so the kinds take plain_update. With branch walls (BR) the cells' updates are
+ * first all made, then the warp updates the branch walls of its cells (dt7_branches), then
+ * the probes and the output rows take the values. */
 template <typename R, int N, bool ALL, bool DEAD, bool BR, typename PLAIN>
 __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][2 * N + 2],
 					  R (&Q)[2 * N + 1][2 * N + 2], const R *xz, R *ob, long long n0,
@@ -327,6 +413,7 @@ __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][
 {
 	constexpr int O = N, SX = 2 * N + 2, SY = 2 * N + 1, SS = dt7_stride(N);
 	constexpr Dt7Map<N> m = dt7_map<N>();
+	constexpr bool SPLIT = BR && !ALL;	/* the branch walls between two passes */
 	const KCoefs<R> &c = kc<R>();
 
 #pragma unroll
@@ -356,22 +443,34 @@ __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][
 					v = kind_update(c, t, P[iy][ix], Q[iy][ix], P[iy][ix - 1],
 							P[iy][ix + 1], P[iy - 1][ix], P[iy + 1][ix],
 							xz[sl], xz[2 * SS + sl]);
-				if (BR && in && t != VOX_AIR) {	/* its branch walls */
-					const long long nn = n0 + g.eo[k];
-
-					v = branch_cell<R>(g.br, nn / k_dims.nz, (int)(nn % k_dims.nz),
-							   P[iy][ix], v);
-				}
 				if (!in)
 					v = Q[iy][ix];	/* padding keeps its value */
-				else if ((prob >> b) & 1)
+				else if (!SPLIT && ((prob >> b) & 1))
 					v = dt_probe<R>(g.src, g.inj, g.ninj, g.probe, g.pval, g.nprobe,
 							g.pstride, n0 + g.eo[k], L, v);
 			}
 			Q[iy][ix] = v;
 			/* the trailing 2 columns, all at the top two levels */
-			if (live && in && (m.t[iy][ix] || top))
+			if (!SPLIT && live && in && (m.t[iy][ix] || top))
 				*reinterpret_cast<R *>(reinterpret_cast<char *>(ob) + g.ro[k]) = v;
+		}
+	if (!SPLIT)
+		return;
+	dt7_branches<R, N>(g, P, Q, n0, Dt7Need<N>{ T, room });
+#pragma unroll
+	for (int iy = 0; iy < SY; iy++)
+#pragma unroll
+		for (int ix = 0; ix < SX; ix++) {
+			const int b = dt_bit(N, ix - O, iy - O), k = iy * SX + ix;
+
+			if (!m.d[iy][ix] || !((room >> b) & 1))
+				continue;
+			if ((prob >> b) & 1)
+				Q[iy][ix] = dt_probe<R>(g.src, g.inj, g.ninj, g.probe, g.pval, g.nprobe,
+							g.pstride, n0 + g.eo[k], L, Q[iy][ix]);
+			if (live && (m.t[iy][ix] || top))
+				*reinterpret_cast<R *>(reinterpret_cast<char *>(ob) + g.ro[k]) =
+					Q[iy][ix];
 		}
 }
 
