@@ -269,8 +269,8 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 #ifdef ROOMSIM_CUDA
 	struct cuda_setup cs = { s->grid, &f->coefs, s->precision, s->kernel,
 				 { s->block[0] ? s->block[0] : 32, s->block[1] ? s->block[1] : 8 },
-				 s->tex_limit, f->stencil, f->fallback, f->touch, f->lines, s->dts, s->nt,
-				 s->split, f->branch, s->grid_receivers, s->band_frames,
+				 s->tex_limit, f->stencil, f->fallback, f->touch, f->lines, s->dts,
+				 s->nt, s->split, f->branch, s->grid_receivers, s->band_frames,
 				 s->block_sources, s->exchange, s->exchange_ctx,
 				 { s->zown[0], s->zown[1] },
 				 { s->zedge[0], s->zedge[1] }, s->exchange_async };
