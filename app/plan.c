@@ -134,6 +134,11 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 						      p->spatial_rows) * p->nsamples * sizeof(double) +
 		    (size_t)p->spatial_points * p->nsamples * sizeof(double) +
 		    4 * (p->nsamples + p->wav_frames) * sizeof(double) + p->grid_memory;
+	/* a larger stencil in a room that is not a box: the bitmaps of its cells by the carved
+	 * walls (fdtd.c: one bit a cell for a leggy stencil's line cells, two for the others'
+	 * fallback and touch cells) and the two bytes a cell that finding them takes */
+	if (room->shaped && !p->stencil.fcc && !stn_is_seven_point(&p->stencil))
+		p->memory += p->grid.cells / (stn_is_axial(&p->stencil) ? 8 : 4) + 2 * p->grid.cells;
 	/* a hybrid run: each pair's geometric response three times at the WAV rate (the unit
 	 * response, with the source's signal, joined), and the tracer's histograms and FFTs */
 	if (room->hybrid.on)
