@@ -116,6 +116,23 @@ static void dilate(const struct vox_plan *p, const uint8_t *in, uint8_t *out, in
 			}
 }
 
+/* m[n] = 1 for the padding inside the room's box (a carved solid), else 0. */
+static void carved_pad(const struct vox_grid *g, uint8_t *m)
+{
+	const struct vox_plan *p = &g->plan;
+	const int lo = p->halo;
+
+	for (int k = 0; k < p->n[2]; k++)
+		for (int j = 0; j < p->n[1]; j++)
+			for (int i = 0; i < p->n[0]; i++) {
+				const size_t n = vox_index(p, i, j, k);
+
+				m[n] = g->cls[n] == VOX_PAD && i >= lo && j >= lo && k >= lo &&
+				       i < lo + p->room[0] && j < lo + p->room[1] &&
+				       k < lo + p->room[2];
+			}
+}
+
 /*
  * A room that is not a box (docs/physics.md, "Larger stencils"): the cells whose box of reach
  * r holds padding inside the room (a carved solid) take the 7-point update with its
@@ -129,7 +146,6 @@ static int set_fallback(struct fdtd *f, int r)
 {
 	const struct vox_plan *p = &f->grid->plan;
 	uint8_t *m = malloc(p->cells), *t = malloc(p->cells);
-	const int lo = p->halo;
 
 	f->fallback = calloc(p->cells / 32 + 1, sizeof(uint32_t));
 	f->touch = calloc(p->cells / 32 + 1, sizeof(uint32_t));
@@ -138,15 +154,7 @@ static int set_fallback(struct fdtd *f, int r)
 		free(t);
 		return RS_ENOMEM;
 	}
-	for (int k = 0; k < p->n[2]; k++)
-		for (int j = 0; j < p->n[1]; j++)
-			for (int i = 0; i < p->n[0]; i++) {
-				const size_t n = vox_index(p, i, j, k);
-
-				m[n] = f->grid->cls[n] == VOX_PAD && i >= lo && j >= lo && k >= lo &&
-				       i < lo + p->room[0] && j < lo + p->room[1] &&
-				       k < lo + p->room[2];
-			}
+	carved_pad(f->grid, m);
 	dilate(p, m, t, 0, r);
 	dilate(p, t, m, 1, r);
 	dilate(p, m, t, 2, r);
@@ -176,7 +184,6 @@ static int set_lines(struct fdtd *f, int r)
 {
 	const struct vox_plan *p = &f->grid->plan;
 	uint8_t *m = malloc(p->cells), *t = malloc(p->cells);
-	const int lo = p->halo;
 
 	f->lines = calloc(p->cells / 32 + 1, sizeof(uint32_t));
 	if (!m || !t || !f->lines) {
@@ -184,15 +191,7 @@ static int set_lines(struct fdtd *f, int r)
 		free(t);
 		return RS_ENOMEM;
 	}
-	for (int k = 0; k < p->n[2]; k++)
-		for (int j = 0; j < p->n[1]; j++)
-			for (int i = 0; i < p->n[0]; i++) {
-				const size_t n = vox_index(p, i, j, k);
-
-				m[n] = f->grid->cls[n] == VOX_PAD && i >= lo && j >= lo && k >= lo &&
-				       i < lo + p->room[0] && j < lo + p->room[1] &&
-				       k < lo + p->room[2];
-			}
+	carved_pad(f->grid, m);
 	for (int a = 0; a < 3; a++) {
 		dilate(p, m, t, a, r);
 		for (size_t n = 0; n < p->cells; n++)
