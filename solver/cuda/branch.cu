@@ -11,72 +11,13 @@
 
 #define BRANCH_THREADS 256
 
-/*
- * The node n of one entry (entry n) of a material of NB branches whose state starts at st,
- * stride s: its branches' values held in registers between the two sums, the same
- * expressions in the same order as branch_node (branch.cuh; NB = 0: any number, read twice).
- */
-template <typename R, int NB>
-__device__ __forceinline__ void branch_one(const R *__restrict__ u, R *__restrict__ next,
-					   size_t n, long long c, int nb, long long s,
-					   const R *bb, const R *cc, const R *kk, R A, R inv, R gam,
-					   R *__restrict__ st, R *__restrict__ Wv)
-{
-	constexpr int K = NB ? NB : 1;
-	const R half = (R)0.5, un = u[c], W = Wv[n];
-	R *w = st, *y = st + (long long)(NB ? NB : nb) * s;
-	R wr[K], yr[K], S = 0, acc = 0, sum = 0, d, hd;
-
-	if (NB) {
-		const R *pw = w, *py = y;
-
-#pragma unroll
-		for (int q = 0; q < K; q++, pw += s, py += s) {
-			wr[q] = *pw;
-			yr[q] = *py;
-		}
-#pragma unroll
-		for (int q = 0; q < K; q++)
-			S = S + bb[q] * (yr[q] + cc[q] * wr[q]);
-	} else {
-		for (int q = 0; q < nb; q++)
-			S = S + bb[q] * (y[q * s] + cc[q] * w[q * s]);
-	}
-	acc = acc + gam * (S - W);
-	d = (A * (next[c] - un) - acc) * inv;
-	hd = d * half;
-	if (NB) {
-		R *pw = w, *py = y;
-
-#pragma unroll
-		for (int q = 0; q < K; q++, pw += s, py += s) {
-			const R wn = bb[q] * ((yr[q] + hd) + cc[q] * wr[q]);
-
-			*py = yr[q] + (d - kk[q] * ((wn + wr[q]) * half));
-			sum = sum + wr[q];
-			*pw = wn;
-		}
-	} else {
-		for (int q = 0; q < nb; q++) {
-			const R wq = w[q * s], yq = y[q * s];
-			const R wn = bb[q] * ((yq + hd) + cc[q] * wq);
-
-			y[q * s] = yq + (d - kk[q] * ((wn + wq) * half));
-			sum = sum + wq;
-			w[q * s] = wn;
-		}
-	}
-	Wv[n] = sum;
-	next[c] = un + d;
-}
-
 /* The banks of up to 16 branches run unrolled (8 in float64), their constants in shared
  * memory up to 32. */
 #define BRANCH_SHARED 32
 #define BRANCH_CASE(K) \
 	case K: \
-		branch_one<R, (sizeof(R) == 4 || K <= 8 ? K : 0)>(u, next, n, c, nb, s, bb, cc, \
-								  kk, A_, inv_, gam_, w, Wv); \
+		next[c] = branch_one<R, BRANCH_UNROLLED(R, K)>(u[c], next[c], nb, s, bb, cc, kk, \
+							       A_, inv_, gam_, w, Wv + n); \
 		break;
 
 /*
@@ -137,7 +78,8 @@ __global__ void __launch_bounds__(BRANCH_THREADS, 2)
 		BRANCH_CASE(11) BRANCH_CASE(12) BRANCH_CASE(13) BRANCH_CASE(14) BRANCH_CASE(15)
 		BRANCH_CASE(16)
 	default:
-		branch_one<R, 0>(u, next, n, c, nb, s, bb, cc, kk, A_, inv_, gam_, w, Wv);
+		next[c] = branch_one<R, 0>(u[c], next[c], nb, s, bb, cc, kk, A_, inv_, gam_, w,
+					   Wv + n);
 	}
 }
 #undef BRANCH_CASE
