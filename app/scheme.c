@@ -20,9 +20,11 @@ static const char usage_scheme[] =
 	"Print a stencil's size and reach, the Courant limit of its two-step scheme (the\n"
 	"maximum of its symbol over the Brillouin zone), the relative phase-velocity error\n"
 	"against points per wavelength along the axial, side-diagonal and diagonal directions\n"
-	"and its worst case over all directions, and the points per wavelength that keep the\n"
-	"worst case under 1 %% and 2 %%; --csv writes the curves. With a room file, its scheme\n"
-	"at its grid.courant; otherwise the one the options give.\n"
+	"and its worst case and mean over all directions, the points per wavelength that keep\n"
+	"the worst case under 1 %% and 2 %%, those at which its mean error is at most the\n"
+	"7-point scheme's at every frequency up to fmax, and the cell updates a room needs at\n"
+	"both against the 7-point scheme's; --csv writes the curves. With a room file, its\n"
+	"scheme at its grid.courant; otherwise the one the options give.\n"
 	"\n"
 	"  --stencil leggy --order 2M      (6M + 1)-point leggy stencil, 2M = 2..16 (default 2)\n"
 	"  --stencil compact --radius2 R   shells with |q|^2 <= R, R = 1..22 a sum of 3 squares\n"
@@ -177,13 +179,14 @@ static int from_room(struct scheme_opts *o, struct stn_stencil *s)
 	return rc;
 }
 
-/* The 7-point scheme's points per wavelength for worst-case error tol, at its limit. */
-static double seven_ppw(double tol)
+/*
+ * Cell updates for a room and a duration at ppw points per wavelength and Courant number
+ * lambda, up to a factor common to all schemes: ppw^3 cells (half as many nodes on the fcc
+ * lattice) times ppw / lambda steps.
+ */
+static double work(const struct stn_stencil *s, double lambda, double ppw)
 {
-	static struct stn_stencil seven;
-
-	stn_leggy(&seven, 1);
-	return stn_ppw_for(&seven, stn_courant_limit(&seven), tol);
+	return pow(ppw, 4) / lambda * (s->fcc ? 0.5 : 1);
 }
 
 /* Points per wavelength of the printed and written curves. */
@@ -191,9 +194,9 @@ static const double table_ppw[] = { 3, 4, 5, 6, 8, 10, 12, 16, 20, 30, 50 };
 
 int cmd_scheme(int argc, char **argv)
 {
-	static struct stn_stencil s;	/* large: not on the stack */
+	static struct stn_stencil s, seven;	/* large: not on the stack */
 	struct scheme_opts o;
-	double limit, lambda;
+	double limit, lambda, p1, p2, l7, p7, pm;
 	FILE *csv = NULL;
 
 	if (parse(argc, argv, &o))
@@ -221,29 +224,46 @@ int cmd_scheme(int argc, char **argv)
 	if (s.courant > 0)
 		printf("; published %.6f", s.courant);
 	printf("\n");
-	printf("ppw        1 %% worst-case error: %.2f points per wavelength, 2 %%: %.2f\n",
-	       stn_ppw_for(&s, lambda, 0.01), stn_ppw_for(&s, lambda, 0.02));
+	p1 = stn_ppw_for(&s, lambda, 0.01);
+	p2 = stn_ppw_for(&s, lambda, 0.02);
+	printf("ppw        1 %% worst-case error: %.2f points per wavelength, 2 %%: %.2f\n", p1,
+	       p2);
+	printf("mean       error over all directions there: %.2f %% and %.2f %%\n",
+	       100 * stn_mean_error(&s, lambda, p1), 100 * stn_mean_error(&s, lambda, p2));
+	/* against the 7-point scheme at its limit and 1 % worst-case error */
+	stn_leggy(&seven, 1);
+	l7 = stn_courant_limit(&seven);
+	p7 = stn_ppw_for(&seven, l7, 0.01);
 	if (s.fcc)	/* ppw counts the cubic spacing h; the lattice has half its nodes */
 		printf("nodes      half those of the cubic grid at the same spacing: %.2f nodes "
 		       "per cubic wavelength for 1 %%, against %.2f for the 7-point scheme\n",
-		       pow(stn_ppw_for(&s, lambda, 0.01), 3) / 2, pow(seven_ppw(0.01), 3));
+		       pow(p1, 3) / 2, pow(p7, 3));
+	pm = stn_ppw_matching(&s, lambda, &seven, l7, p7);
+	printf("matching   the 7-point scheme's mean error at every frequency up to fmax (at %.2f "
+	       "points per wavelength): %.2f points per wavelength\n", p7, pm);
+	printf("work       cell updates for a room and duration against the 7-point scheme's: "
+	       "%.2f at 1 %% worst-case error, %.2f at its accuracy across the band\n",
+	       work(&s, lambda, p1) / work(&seven, l7, p7), work(&s, lambda, pm) / work(&seven, l7, p7));
 	if (o.csv && !(csv = fopen(o.csv, "w"))) {
 		fprintf(stderr, "roomsim: %s: cannot write\n", o.csv);
 		return EXIT_RUNTIME;
 	}
 	if (csv)
-		fprintf(csv, "ppw,f_h_over_c,axial,side_diagonal,diagonal,worst\n");
-	printf("%8s %10s %10s %10s %10s   (relative phase-velocity error)\n", "ppw", "axial",
-	       "side-diag", "diagonal", "worst");
+		fprintf(csv, "ppw,f_h_over_c,axial,side_diagonal,diagonal,worst,mean\n");
+	printf("%8s %10s %10s %10s %10s %10s   (relative phase-velocity error)\n", "ppw",
+	       "axial", "side-diag", "diagonal", "worst", "mean |e|");
 	for (size_t i = 0; i < sizeof(table_ppw) / sizeof(table_ppw[0]); i++) {
 		const double p = table_ppw[i], w = stn_worst_error(&s, lambda, p);
+		const double mean = stn_mean_error(&s, lambda, p);
 		double e[STN_NDIRS];
 
 		for (int d = 0; d < STN_NDIRS; d++)
 			e[d] = stn_phase_error(&s, lambda, (enum stn_dir)d, p);
-		printf("%8.1f %+10.5f %+10.5f %+10.5f %10.5f\n", p, e[0], e[1], e[2], w);
+		printf("%8.1f %+10.5f %+10.5f %+10.5f %10.5f %10.5f\n", p, e[0], e[1], e[2], w,
+		       mean);
 		if (csv)
-			fprintf(csv, "%g,%.10g,%.10g,%.10g,%.10g,%.10g\n", p, 1 / p, e[0], e[1], e[2], w);
+			fprintf(csv, "%g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g\n", p, 1 / p, e[0], e[1],
+				e[2], w, mean);
 	}
 	if (csv && fclose(csv)) {
 		fprintf(stderr, "roomsim: %s: write failed\n", o.csv);

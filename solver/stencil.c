@@ -291,7 +291,19 @@ double stn_phase_error(const struct stn_stencil *s, double lambda, enum stn_dir 
 	return error_along(s, lambda, dirs[d], ppw);
 }
 
-/* Directions sampled in the first octant (Fibonacci lattice) for the worst case. */
+/* Direction i of m over the first octant (Fibonacci lattice): z uniform, so equally spaced
+ * in area. */
+static void octant_dir(int i, int m, double n[3])
+{
+	const double z = (i + 0.5) / m, r = sqrt(1 - z * z);
+	const double phi = fmod(i * 2.39996322972865332, M_PI / 2);
+
+	n[0] = r * cos(phi);
+	n[1] = r * sin(phi);
+	n[2] = z;
+}
+
+/* Directions sampled in the first octant for the worst case. */
 #define WORST_DIRECTIONS 150
 
 double stn_worst_error(const struct stn_stencil *s, double lambda, double ppw)
@@ -301,11 +313,10 @@ double stn_worst_error(const struct stn_stencil *s, double lambda, double ppw)
 	for (int d = 0; d < STN_NDIRS; d++)
 		worst = fmax(worst, fabs(error_along(s, lambda, dirs[d], ppw)));
 	for (int i = 0; i < WORST_DIRECTIONS; i++) {
-		const double z = (i + 0.5) / WORST_DIRECTIONS, r = sqrt(1 - z * z);
-		const double phi = fmod(i * 2.39996322972865332, M_PI / 2);
-		const double n[3] = { r * cos(phi), r * sin(phi), z };
-		const double e = error_along(s, lambda, n, ppw);
+		double n[3], e;
 
+		octant_dir(i, WORST_DIRECTIONS, n);
+		e = error_along(s, lambda, n, ppw);
 		if (isnan(e))
 			return NAN;
 		worst = fmax(worst, fabs(e));
@@ -313,13 +324,72 @@ double stn_worst_error(const struct stn_stencil *s, double lambda, double ppw)
 	return worst;
 }
 
-double stn_ppw_for(const struct stn_stencil *s, double lambda, double tol)
+/* Directions sampled in the first octant for the mean. */
+#define MEAN_DIRECTIONS 600
+
+double stn_mean_error(const struct stn_stencil *s, double lambda, double ppw)
+{
+	double sum = 0;
+
+	for (int i = 0; i < MEAN_DIRECTIONS; i++) {
+		double n[3], e;
+
+		octant_dir(i, MEAN_DIRECTIONS, n);
+		e = error_along(s, lambda, n, ppw);
+		if (isnan(e))
+			return NAN;
+		sum += fabs(e);
+	}
+	return sum / MEAN_DIRECTIONS;
+}
+
+/* A measure of a scheme's error at ppw points per wavelength: its scheme, Courant number and,
+ * for matching, the reference scheme's mean error at each of MATCH_POINTS frequencies. */
+#define MATCH_POINTS 48
+#define MATCH_SPAN 64.0	/* from fmax down to fmax / MATCH_SPAN */
+
+struct measure {
+	const struct stn_stencil *s;
+	double lambda;
+	double ref[MATCH_POINTS];
+};
+
+static double worst_of(const struct measure *m, double ppw)
+{
+	return stn_worst_error(m->s, m->lambda, ppw);
+}
+
+/* Frequency i of the matching: fmax / MATCH_SPAN^(i / (MATCH_POINTS - 1)), as the factor on
+ * the points per wavelength at fmax. */
+static double match_factor(int i)
+{
+	return pow(MATCH_SPAN, i / (double)(MATCH_POINTS - 1));
+}
+
+/* The largest ratio of the scheme's mean error to the reference's over the frequencies. */
+static double match_of(const struct measure *m, double ppw)
+{
+	double worst = 0;
+
+	for (int i = 0; i < MATCH_POINTS; i++) {
+		const double e = stn_mean_error(m->s, m->lambda, ppw * match_factor(i));
+
+		if (isnan(e))
+			return NAN;
+		worst = fmax(worst, e / m->ref[i]);
+	}
+	return worst;
+}
+
+/* The points per wavelength from which error() stays within tol (bisection). */
+static double ppw_for(const struct measure *m, double (*error)(const struct measure *, double),
+		      double tol)
 {
 	double lo = 2, hi = 2;
 
 	/* Walk up until the error is met, then bisect: the error falls as ppw grows. */
 	for (;;) {
-		const double e = stn_worst_error(s, lambda, hi);
+		const double e = error(m, hi);
 
 		if (!isnan(e) && e <= tol)
 			break;
@@ -329,7 +399,7 @@ double stn_ppw_for(const struct stn_stencil *s, double lambda, double tol)
 			return NAN;
 	}
 	for (int i = 0; i < 60; i++) {
-		const double mid = 0.5 * (lo + hi), e = stn_worst_error(s, lambda, mid);
+		const double mid = 0.5 * (lo + hi), e = error(m, mid);
 
 		if (!isnan(e) && e <= tol)
 			hi = mid;
@@ -337,6 +407,31 @@ double stn_ppw_for(const struct stn_stencil *s, double lambda, double tol)
 			lo = mid;
 	}
 	return hi;
+}
+
+double stn_ppw_for(const struct stn_stencil *s, double lambda, double tol)
+{
+	const struct measure m = { .s = s, .lambda = lambda };
+
+	return ppw_for(&m, worst_of, tol);
+}
+
+/*
+ * Matching holds at ppw when it holds at every frequency; it then holds at any larger ppw too
+ * (each frequency's error is then at most a lower frequency's, whose reference is larger), so
+ * the bisection finds where it starts.
+ */
+double stn_ppw_matching(const struct stn_stencil *s, double lambda, const struct stn_stencil *r,
+			double r_lambda, double r_ppw)
+{
+	struct measure m = { .s = s, .lambda = lambda };
+
+	for (int i = 0; i < MATCH_POINTS; i++) {
+		m.ref[i] = stn_mean_error(r, r_lambda, r_ppw * match_factor(i));
+		if (isnan(m.ref[i]) || m.ref[i] <= 0)
+			return NAN;
+	}
+	return ppw_for(&m, match_of, 1);
 }
 
 /*

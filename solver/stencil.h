@@ -121,8 +121,25 @@ double stn_phase_error(const struct stn_stencil *s, double lambda, enum stn_dir 
 /* The worst |error| over the three directions and a sampled sphere of directions. */
 double stn_worst_error(const struct stn_stencil *s, double lambda, double ppw);
 
+/*
+ * The mean |error| over all directions (a sampled sphere): what a diffuse field's many
+ * directions of travel see on average. At the same worst case it differs between schemes:
+ * the 7-point scheme's is 0.4 of its worst (none along the diagonals at its limit), an
+ * isotropic scheme's close to its worst (docs/stencils.md, "Worst case and mean").
+ */
+double stn_mean_error(const struct stn_stencil *s, double lambda, double ppw);
+
 /* The points per wavelength needed for a worst-case error of at most tol (bisection). */
 double stn_ppw_for(const struct stn_stencil *s, double lambda, double tol);
+
+/*
+ * The points per wavelength at fmax from which scheme s, at Courant number lambda, has at
+ * every frequency from fmax down to fmax / 64 a mean error at most the reference scheme r's
+ * (at r_lambda, with r_ppw points per wavelength at fmax): the spacing at which s is as
+ * accurate as r across the band. NAN where none up to 10^5 points per wavelength is.
+ */
+double stn_ppw_matching(const struct stn_stencil *s, double lambda, const struct stn_stencil *r,
+			double r_lambda, double r_ppw);
 
 #ifdef __cplusplus
 }

@@ -182,7 +182,9 @@ static void scheme_command(void **state)
 	assert_int_equal(sh("%s scheme --stencil box --q 2,2,2 --csv %s/box.csv > /dev/null",
 			    roomsim, dir), 0);
 	assert_int_equal(sh("test $(wc -l < %s/box.csv) -eq 12 && head -n 1 %s/box.csv | "
-			    "grep -q '^ppw,f_h_over_c,axial,side_diagonal,diagonal,worst$'", dir, dir), 0);
+			    "grep -q '^ppw,f_h_over_c,axial,side_diagonal,diagonal,worst,mean$'", dir, dir), 0);
+	assert_int_equal(sh("%s scheme --stencil leggy --order 4 | grep -q '^matching .*10.52 points "
+			    "per wavelength): 10.1[0-9] points'", roomsim), 0);
 	assert_int_equal(sh("%s scheme --stencil compact --radius2 7 2> /dev/null", roomsim), 2);
 	assert_int_equal(sh("%s scheme --stencil compact --radius2 2 --weights 0.5,0.7 "
 			    "2> /dev/null", roomsim), 2);

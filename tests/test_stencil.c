@@ -1,7 +1,8 @@
 /*
  * test_stencil - the stencil families and the analysis of their schemes (docs/stencils.md):
  * Fornberg weights, point counts of the families, Courant limits with closed forms, the
- * 7-point dispersion relation, and plane waves on a periodic grid oscillating at the
+ * 7-point dispersion relation, the mean error over directions and the spacing that matches the
+ * 7-point scheme's across the band, and plane waves on a periodic grid oscillating at the
  * frequency the symbol predicts, for every family.
  */
 #include "helper.h"
@@ -185,6 +186,37 @@ static void seven_point_dispersion(void **state)
 }
 
 /*
+ * The mean error over directions, against its small-kh limits: for the 7-point scheme at its
+ * limit e = (kh)^2 / 24 (1/3 - sum n_i^4), whose mean over the sphere is -(kh)^2 / 90 and
+ * whose worst (axial) is -(kh)^2 / 36, 0.4 of it; for a stencil of order 4 only the time
+ * step's error is left, lambda^2 (kh)^2 / 24 in every direction. Matching the 7-point
+ * scheme's mean error at every frequency then needs sqrt(90 / 96) of its points per
+ * wavelength from leggy order 4 at lambda = 1/2, and the 7-point scheme matches itself.
+ */
+static void mean_error_and_matching(void **state)
+{
+	static struct stn_stencil seven;
+	const double kh = 2 * M_PI / 50, l7 = 1 / sqrt(3.0);
+	double p7, pm, mean;
+
+	(void)state;
+	stn_leggy(&seven, 1);
+	mean = stn_mean_error(&seven, l7, 50);
+	assert_true(fabs(mean / (kh * kh / 90) - 1) < 0.01);
+	assert_true(fabs(mean / stn_worst_error(&seven, l7, 50) - 0.4) < 0.004);
+	stn_leggy(&st, 2);
+	mean = stn_mean_error(&st, 0.5, 50);
+	assert_true(fabs(mean / (0.25 * kh * kh / 24) - 1) < 0.01);
+	assert_true(mean / stn_worst_error(&st, 0.5, 50) > 0.97);
+	p7 = stn_ppw_for(&seven, l7, 0.01);
+	assert_true(fabs(stn_ppw_matching(&seven, l7, &seven, l7, p7) / p7 - 1) < 1e-6);
+	pm = stn_ppw_matching(&st, 0.5, &seven, l7, p7);
+	assert_true(fabs(pm / (p7 * sqrt(90 / 96.0)) - 1) < 0.01);
+	/* at its own 1 % worst case, a third fewer points, it is further off at low frequencies */
+	assert_true(pm > 1.5 * stn_ppw_for(&st, 0.5, 0.01));
+}
+
+/*
  * cos(xi . x) is an eigenvector of every stencil on a periodic grid, so the scheme makes it
  * oscillate at exactly the frequency of cos(omega k) = 1 + lambda^2 W(xi) / 2. Run it with
  * the stencil applied point by point and measure the frequency from the time series.
@@ -291,7 +323,8 @@ int main(void)
 		cmocka_unit_test(fcc_stencil),
 		cmocka_unit_test(default_weights),
 		cmocka_unit_test(unstable_weights_refused),
-		cmocka_unit_test(seven_point_dispersion), cmocka_unit_test(plane_waves_on_a_periodic_grid),
+		cmocka_unit_test(seven_point_dispersion), cmocka_unit_test(mean_error_and_matching),
+		cmocka_unit_test(plane_waves_on_a_periodic_grid),
 	};
 
 	return cmocka_run_group_tests_name("stencil", tests, NULL, NULL);

@@ -1,0 +1,38 @@
+#!/bin/sh
+# converge-snap.sh - on any machine (the CPU engine): how much of a box room's error at a
+# coarse spacing is its walls snapped to whole cells (docs/performance.md, "What sets the
+# error at a coarse spacing"). `roomsim converge` with the 7-point scheme, compact R = 4 and
+# leggy order 4 at grid.dispersion 0.01, fmax 500 Hz, 0.5 s, in three boxes of about
+# 3 x 2.5 x 2 m: A as given (no scheme's whole cells), B of whole cells of compact R = 4's
+# spacing (16 x 14 x 11 of 182.32 mm) and C of the 7-point scheme's (45 x 39 x 31 of
+# 65.2195 mm), each against a reference whose spacing divides that box's cells (6 and 3
+# times their points per wavelength). Logs go to $OUT.
+set -eu
+out=${OUT:-/tmp/roomsim-converge-snap}
+R=${ROOMSIM:-build/roomsim}
+mkdir -p "$out"
+room() {	# room NAME X Y Z
+	cat > "$out/$1.yaml" <<EOT
+grid: {fmax: 500, dispersion: 0.01}
+duration: 0.5
+geometry: {box: [$2, $3, $4]}
+materials: {walls: {absorption: 0.15}}
+sources: [{name: S, position: [0.9, 0.8, 0.7]}]
+receivers: [{name: R, position: [2.1, 1.7, 1.3]}]
+EOT
+}
+room a 3.0 2.5 2.0
+room b 2.917120 2.552480 2.005520
+room c 2.934878 2.543561 2.021805
+for r in a:22.5757 b:22.5757 c:31.5551; do
+	name=${r%%:*} ref=${r#*:}
+	{
+		"$R" info "$out/$name.yaml" | grep '^box'
+		"$R" info "$out/$name.yaml" --set scheme.stencil=compact --set scheme.radius2=4 |
+			grep '^box'
+		"$R" converge "$out/$name.yaml" --schemes 7-point,compact-r4,leggy-4 \
+			--dispersions 0.01 --reference "$ref" --out "$out/$name" -q
+	} > "$out/box-$name.txt" 2>&1
+	echo "== box $name (reference at $ref points per wavelength)"
+	cat "$out/box-$name.txt"
+done
