@@ -181,14 +181,12 @@ static int upload_columns(struct cuda_branch *d, const struct branch_walls *b,
 {
 	const size_t nxy = (size_t)e->plan.n[0] * e->plan.n[1];
 	unsigned *bcol = (unsigned *)calloc(nxy + 1, sizeof(unsigned));
-	unsigned *bn = (unsigned *)malloc((b->nodes ? b->nodes : 1) * sizeof(unsigned));
-	int *bz = (int *)malloc((b->nodes ? b->nodes : 1) * sizeof(int));
+	int2 *bzn = (int2 *)malloc((b->nodes ? b->nodes : 1) * sizeof(int2));
 	int rc = 0;
 
-	if (!bcol || !bn || !bz || b->nodes > UINT_MAX) {
+	if (!bcol || !bzn || b->nodes > UINT_MAX) {
 		free(bcol);
-		free(bn);
-		free(bz);
+		free(bzn);
 		return rs_fail(err, RS_ENOMEM, "out of memory for the branch walls' columns");
 	}
 	for (size_t n = 0; n < b->nodes; n++)
@@ -197,32 +195,24 @@ static int upload_columns(struct cuda_branch *d, const struct branch_walls *b,
 		bcol[c + 1] += bcol[c];
 	for (size_t n = 0; n < b->nodes; n++) {	/* insertion into the column, by z */
 		const size_t c = b->at[n] % nxy;
-		const int z = (int)(b->at[n] / nxy);
-		const unsigned k = bcol[c]++;
 
-		bz[k] = z;
-		bn[k] = (unsigned)n;
+		bzn[bcol[c]++] = make_int2((int)(b->at[n] / nxy), (int)(unsigned)n);
 	}
 	for (size_t c = nxy; c > 0; c--)	/* the counters back to the starts */
 		bcol[c] = bcol[c - 1];
 	bcol[0] = 0;
 	for (size_t c = 0; c < nxy; c++)	/* each column by z: short, nearly sorted */
 		for (unsigned k = bcol[c] + 1; k < bcol[c + 1]; k++)
-			for (unsigned q = k; q > bcol[c] && bz[q - 1] > bz[q]; q--) {
-				const int tz = bz[q];
-				const unsigned tn = bn[q];
+			for (unsigned q = k; q > bcol[c] && bzn[q - 1].x > bzn[q].x; q--) {
+				const int2 t = bzn[q];
 
-				bz[q] = bz[q - 1];
-				bn[q] = bn[q - 1];
-				bz[q - 1] = tz;
-				bn[q - 1] = tn;
+				bzn[q] = bzn[q - 1];
+				bzn[q - 1] = t;
 			}
 	rc = upload((void **)&d->bcol, bcol, (nxy + 1) * sizeof(unsigned), err) ||
-	     upload((void **)&d->bn, bn, b->nodes * sizeof(unsigned), err) ||
-	     upload((void **)&d->bz, bz, b->nodes * sizeof(int), err);
+	     upload((void **)&d->bzn, bzn, b->nodes * sizeof(int2), err);
 	free(bcol);
-	free(bn);
-	free(bz);
+	free(bzn);
 	return rc ? RS_EDEVICE : 0;
 }
 
@@ -340,8 +330,7 @@ void cuda_branch_free(struct cuda_engine *e)
 	cudaFree(d->blk);
 	cudaFree(d->dev);
 	cudaFree(d->bcol);
-	cudaFree(d->bn);
-	cudaFree(d->bz);
+	cudaFree(d->bzn);
 	cudaFree(d->first);
 	cudaFree(d->mat);
 	cudaFree(d->so);

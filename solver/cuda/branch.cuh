@@ -14,8 +14,8 @@
  * Device copies of a struct branch_walls: lists as they are, constants in the run's R; the
  * blocks of k_branch_one (material x's nodes of one entry take blocks blk[x] to
  * blk[x + 1] - 1); and per grid column i + nx j, for kernels that meet the nodes cell by
- * cell (diamond): its nodes bcol[col] to bcol[col + 1] - 1 of bz (their z, rising) and bn
- * (their node).
+ * cell (diamond): its nodes bcol[col] to bcol[col + 1] - 1 of bzn, each its z (x, rising)
+ * and its node (y), read together.
  */
 struct cuda_branch {
 	size_t nodes, entries, states;
@@ -30,20 +30,21 @@ struct cuda_branch {
 	void *A, *inv, *gam;		/* R per node, node, entry */
 	void *bb, *cc, *kk;		/* R per branch */
 	void *state, *W;		/* R */
-	unsigned *bcol, *bn;
-	int *bz;
+	unsigned *bcol;
+	int2 *bzn;
 	void *dev;			/* a BranchDev<R> of these, in device memory */
 };
 
 /* What a kernel reads of them, typed (bcol NULL: no branch walls). */
 template <typename R> struct BranchDev {
 	const unsigned *first, *mat;
-	const long long *so, *stride;
+	const long long *so, *stride, *seg;
 	const int *nb, *boff;
+	int nmat;
 	const R *A, *inv, *gam, *bb, *cc, *kk;
 	R *state, *W;
-	const unsigned *bcol, *bn;
-	const int *bz;
+	const unsigned *bcol;
+	const int2 *bzn;
 };
 
 template <typename R> static inline BranchDev<R> branch_dev(const struct cuda_branch *d)
@@ -56,6 +57,8 @@ template <typename R> static inline BranchDev<R> branch_dev(const struct cuda_br
 	b.mat = d->mat;
 	b.so = d->so;
 	b.stride = d->stride;
+	b.seg = d->seg;
+	b.nmat = d->nmat;
 	b.nb = d->nb;
 	b.boff = d->boff;
 	b.A = (const R *)d->A;
@@ -67,8 +70,7 @@ template <typename R> static inline BranchDev<R> branch_dev(const struct cuda_br
 	b.state = (R *)d->state;
 	b.W = (R *)d->W;
 	b.bcol = d->bcol;
-	b.bn = d->bn;
-	b.bz = d->bz;
+	b.bzn = d->bzn;
 	return b;
 }
 
@@ -190,23 +192,41 @@ __device__ __noinline__ R branch_cell(const BranchDev<R> *bp, long long col, int
 	while (lo < hi) {	/* the first of the column's nodes at z or above */
 		const unsigned mid = lo + (hi - lo) / 2;
 
-		if (b.bz[mid] < z)
+		if (b.bzn[mid].x < z)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo >= end || b.bz[lo] != z)
+	if (lo >= end)
 		return v;
-	const unsigned n = b.bn[lo], e = b.first[n];
+	const int2 zn = b.bzn[lo];
+	const unsigned n = (unsigned)zn.y;
 
-	if (b.first[n + 1] != e + 1)
+	if (zn.x != z)
+		return v;
+	if (n >= (unsigned long long)b.seg[b.nmat])	/* several entries */
 		return branch_node<R>(b, n, un, v);
-	/* one entry, nearly every node: its loads issued together, banks of up to 8 branches
-	 * unrolled (the towers' register budget, 64 a thread at dts 1, holds no more) */
-	const int x = (int)b.mat[e], o = b.boff[x], nb = b.nb[x];
-	const long long s = b.stride[x];
-	const R A = b.A[n], inv = b.inv[n], gam = b.gam[e];
-	R *const st = b.state + b.so[e], *const Wp = b.W + e;
+	/*
+	 * One entry, nearly every node: entry n, its material x the one whose nodes seg[x] to
+	 * seg[x + 1] - 1 hold it, its state at that material's first plus its rank (branch.h),
+	 * so that its loads wait only for the small per-material tables, not for the node's
+	 * entry and material; banks of up to 8 branches unrolled (the towers' register budget,
+	 * 64 a thread at dts 1, holds no more).
+	 */
+	int x = 0, xh = b.nmat - 1;
+
+	while (x < xh) {
+		const int mid = (x + xh + 1) / 2;
+
+		if ((unsigned long long)b.seg[mid] <= n)
+			x = mid;
+		else
+			xh = mid - 1;
+	}
+	const int o = b.boff[x], nb = b.nb[x];
+	const long long s = b.stride[x], first = b.seg[x];
+	const R A = b.A[n], inv = b.inv[n], gam = b.gam[n];
+	R *const st = b.state + b.so[first] + ((long long)n - first), *const Wp = b.W + n;
 
 #define BRANCH_CELL(K) \
 	case K: \
