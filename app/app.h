@@ -152,7 +152,7 @@ struct app_candidate {
 	char name[64];		/* the stencil's */
 	enum room_stencil stencil;
 	int order, radius2, variant;
-	double courant, ppw, spacing;
+	double courant, ppw, spacing, unfitted;	/* unfitted: before grid.fit */
 	double nodes;		/* the scheme's nodes (vox_nodes) */
 	long steps;
 	double memory;		/* bytes on the host, and on the device for the GPU */

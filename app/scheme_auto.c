@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "../geometry/voxel.h"
 #include "../solver/fdtd.h"
 #ifdef ROOMSIM_CUDA
 #include "../solver/cuda/fdtd_cuda.h"
@@ -103,6 +104,11 @@ static int candidate(const struct room *room, int k, double ppw7, struct room *r
 	if (room->shaped && walls7)	/* its walls: the 7-point scheme's error at its spacing */
 		r->ppw = fmax(r->ppw, ppw7);
 	r->spacing = r->c / (r->fmax * r->ppw);
+	if (room->fit) {	/* grid.fit: each candidate's spacing fitted to the box */
+		r->unfitted = r->spacing;
+		r->spacing = vox_fit_spacing(r->box, r->spacing, NULL);
+		r->ppw = r->c / (r->fmax * r->spacing);
+	}
 	c->stencil = r->stencil;
 	c->order = r->order;
 	c->radius2 = r->radius2;
@@ -110,6 +116,7 @@ static int candidate(const struct room *room, int k, double ppw7, struct room *r
 	c->courant = r->courant;
 	c->ppw = r->ppw;
 	c->spacing = r->spacing;
+	c->unfitted = r->fit ? r->unfitted : r->spacing;
 	return 0;
 }
 
@@ -286,5 +293,6 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 	room->courant = c[best].courant;
 	room->ppw = c[best].ppw;
 	room->spacing = c[best].spacing;
+	room->unfitted = c[best].unfitted;
 	return best;
 }

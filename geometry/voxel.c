@@ -37,6 +37,39 @@ void vox_plan(const struct room *room, struct vox_plan *p)
 	vox_plan_turned(room, room->turned ? room->turned - 1 : 2, p);
 }
 
+double vox_fit_residual(const double box[3], double h)
+{
+	double worst = 0;
+
+	for (int d = 0; d < 3; d++) {
+		const double n = box[d] / h;
+
+		worst = fmax(worst, fabs(n - fmax(2, round(n))));
+	}
+	return worst;
+}
+
+/* Spacings tried between h and VOX_FIT_LEAST h, evenly in 1/h (so in the cells of a side). */
+#define FIT_TRIES 20000
+
+double vox_fit_spacing(const double box[3], double h, double *worst)
+{
+	double best = h, least = vox_fit_residual(box, h);
+
+	for (int i = 1; i <= FIT_TRIES && least > VOX_FIT_TOL; i++) {
+		const double inv = (1 + i * (1 / VOX_FIT_LEAST - 1) / FIT_TRIES) / h;
+		const double r = vox_fit_residual(box, 1 / inv);
+
+		if (r < least) {
+			least = r;
+			best = 1 / inv;
+		}
+	}
+	if (worst)
+		*worst = least;
+	return best;
+}
+
 void vox_plan_turned(const struct room *room, int slab, struct vox_plan *p)
 {
 	size_t nonpad = 1, inner = 1;

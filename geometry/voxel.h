@@ -142,6 +142,20 @@ struct vox_grid {
 
 /* Fill plan for room without allocating anything: in its own frame, or a turned room's
  * (room_turned) in the grid's. */
+/*
+ * The spacing at most h and at least VOX_FIT_LEAST h at which a box of sides box[3] comes
+ * closest to whole cells: the largest whose sides are all within VOX_FIT_TOL of a whole
+ * number of cells, else the one whose worst side is nearest; *worst (if not NULL) gets that
+ * side's distance, in cells. The walls of a box lie on cell faces (voxel.c), so its sides are
+ * simulated as whole cells: fitted, at their true length.
+ */
+#define VOX_FIT_LEAST 0.9
+#define VOX_FIT_TOL 0.05
+double vox_fit_spacing(const double box[3], double h, double *worst);
+
+/* The worst distance of a box's sides from whole numbers of cells of spacing h, in cells. */
+double vox_fit_residual(const double box[3], double h);
+
 void vox_plan(const struct room *room, struct vox_plan *plan);
 
 /* The plan of room_turned(room, slab), without the copy. */

@@ -71,8 +71,9 @@ static int parse_root(struct yp *p)
 		return RS_EINPUT;
 	if (parse_medium(p, root) || cfg_parse_scheme(p, root) || cfg_parse_grid(p, root) ||
 	    cfg_parse_materials(p, root) || cfg_parse_geometry(p, root) || cfg_parse_surfaces(p, root) ||
-	    cfg_parse_shapes(p, root) || cfg_set_bounds(p, root) || cfg_parse_sources(p, root) ||
-	    cfg_parse_receivers(p, root) || cfg_parse_output(p, root) || cfg_parse_hybrid(p, root))
+	    cfg_parse_shapes(p, root) || cfg_set_bounds(p, root) || cfg_fit_grid(p, root) ||
+	    cfg_parse_sources(p, root) || cfg_parse_receivers(p, root) || cfg_parse_output(p, root) ||
+	    cfg_parse_hybrid(p, root))
 		return p->err && p->err->code ? p->err->code : RS_EINPUT;
 	/* The WAV band-limit needs fmax below the output Nyquist frequency. */
 	if (r->fmax >= r->wav_rate / 2.0)

@@ -4,6 +4,8 @@
  */
 #include "config_read.h"
 
+#include "../geometry/voxel.h"
+
 /*
  * grid.dispersion: the points per wavelength that keep the scheme's worst-case phase-velocity
  * error at fmax under the given value (docs/stencils.md), instead of grid.ppw.
@@ -45,7 +47,7 @@ static int dispersion_spacing(struct yp *p, yaml_node_t *g, yaml_node_t *n)
 int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "fmax", "ppw", "dispersion", "spacing", "courant",
-					    "slab_axis", NULL };
+					    "slab_axis", "fit", NULL };
 	static const char *const axes[] = { "auto", "x", "y", "z", NULL };
 	struct room *r = p->room;
 	yaml_node_t *g = yp_get(p, root, "grid"), *n, *f, *h;
@@ -67,6 +69,14 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 		if (yp_choice(p, n, "grid.slab_axis", axes, &r->slab_axis))
 			return RS_EINPUT;
 		r->slab_at = yp_mark(n);
+	}
+	if ((n = yp_get(p, g, "fit"))) {
+		if (yp_boolean(p, n, "grid.fit", &r->fit))
+			return RS_EINPUT;
+		if (r->fit && h)
+			return yp_bad(p, n, "grid.fit", "fits the spacing that grid.fmax gives; with "
+				      "grid.spacing given it is that spacing (remove grid.fit, or give "
+				      "fmax instead of spacing)");
 	}
 	r->ppw = DEFAULT_PPW;
 	if ((n = yp_get(p, g, "ppw")) && yp_num(p, n, "grid.ppw", MIN_PPW, 0, 1e4, 0, &r->ppw))
@@ -119,6 +129,27 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 		}
 	}
 	return (n = yp_get(p, g, "dispersion")) ? dispersion_spacing(p, g, n) : 0;
+}
+
+/*
+ * grid.fit, once the geometry is known: a box room's spacing shrunk, by at most a tenth, so
+ * that its sides are whole cells (vox_fit_spacing); ppw follows.
+ */
+int cfg_fit_grid(struct yp *p, yaml_node_t *root)
+{
+	struct room *r = p->room;
+	yaml_node_t *n = yp_get(p, yp_get(p, root, "grid"), "fit");
+
+	if (!r->fit)
+		return 0;
+	if (r->shaped)
+		return yp_bad(p, n, "grid.fit", "fits a box room's sides to whole cells; this room's "
+			      "walls come from a mesh, shapes or a voxel file, and are not all on "
+			      "the grid's planes (remove grid.fit)");
+	r->unfitted = r->spacing;
+	r->spacing = vox_fit_spacing(r->box, r->spacing, NULL);
+	r->ppw = r->c / (r->fmax * r->spacing);
+	return 0;
 }
 
 /* scheme.block: [bx, by], x a multiple of 32 (whole warps along rows), at most 1024 threads. */

@@ -89,6 +89,7 @@ int cfg_parse_surfaces(struct yp *p, yaml_node_t *root);
 int cfg_parse_geometry(struct yp *p, yaml_node_t *root);
 int cfg_parse_shapes(struct yp *p, yaml_node_t *root);
 int cfg_set_bounds(struct yp *p, yaml_node_t *root);
+int cfg_fit_grid(struct yp *p, yaml_node_t *root);
 int cfg_parse_sources(struct yp *p, yaml_node_t *root);
 int cfg_parse_receivers(struct yp *p, yaml_node_t *root);
 int cfg_parse_output(struct yp *p, yaml_node_t *root);

@@ -260,6 +260,9 @@ struct room {
 				 * its spacing and Courant number for `dispersion` (until then
 				 * the 7-point scheme's are set) */
 	double dispersion;	/* grid.dispersion, the tolerance met; 0 when not given */
+	int fit;		/* grid.fit: the spacing shrunk so that the box's sides are whole
+				 * cells (vox_fit_spacing); spacing and ppw are the fitted ones */
+	double unfitted;	/* with fit: the spacing fmax and ppw or dispersion gave */
 	int courant_given;	/* grid.courant was given */
 	int order;		/* leggy: 2M, 2..16 (2 = the 7-point scheme) */
 	int radius2;		/* compact: R, |q|^2 <= R */

@@ -6,7 +6,8 @@
 # 3 x 2.5 x 2 m: A as given (no scheme's whole cells), B of whole cells of compact R = 4's
 # spacing (16 x 14 x 11 of 182.32 mm) and C of the 7-point scheme's (45 x 39 x 31 of
 # 65.2195 mm), each against a reference whose spacing divides that box's cells (6 and 3
-# times their points per wavelength). Logs go to $OUT.
+# times their points per wavelength); then box A again with grid.fit (its spacing, and the
+# reference's, shrunk until its sides are whole cells). Logs go to $OUT.
 set -eu
 out=${OUT:-/tmp/roomsim-converge-snap}
 R=${ROOMSIM:-build/roomsim}
@@ -36,3 +37,10 @@ for r in a:22.5757 b:22.5757 c:31.5551; do
 	echo "== box $name (reference at $ref points per wavelength)"
 	cat "$out/box-$name.txt"
 done
+{
+	"$R" info "$out/a.yaml" --set grid.fit=true | grep -E '^(box|fit)'
+	"$R" converge "$out/a.yaml" --schemes 7-point,compact-r4,leggy-4 --dispersions 0.01 \
+		--reference 22.5757 --set grid.fit=true --out "$out/a-fit" -q
+} > "$out/box-a-fit.txt" 2>&1
+echo "== box a, grid.fit (reference at 22.5757 points per wavelength, fitted)"
+cat "$out/box-a-fit.txt"

@@ -70,7 +70,7 @@ static const char *const tokens[] = {
 	"!!binary ", "? ", "|\n", ">\n", "~", "null", "-1", "0", "1e308", "-1e308", "nan", "inf",
 	"1e-320", "99999999999999999999", "2147483648", "-0", "0x10", "1.5e9", "true", "yes",
 	"<<: *a\n", "%YAML 1.1\n", "---\n", "...\n", "\xc3\x28", "\xef\xbb\xbf", "\\u0000",
-	"fmax", "spacing", "box", "mesh", "shapes", "position", "receivers", "sources", "grid",
+	"fmax", "spacing", "fit", "box", "mesh", "shapes", "position", "receivers", "sources", "grid",
 	"materials", "absorption", "bands", "library", "duration", "scheme", "stencil", "order",
 	"snapshots", "every", "planes", "checkpoint", "output", "dir", "vertex", "face", "v ",
 	"f ", "element", "property", "end_header", "facet normal", "vertex 1e30 0 0", "endloop",

@@ -15,6 +15,7 @@
 #include "../io/rirs.h"
 #include "../io/snapshot.h"
 #include "../io/wav.h"
+#include "../geometry/voxel.h"
 #include "../solver/stencil.h"
 
 static char dir[] = "/tmp/roomsim-test-io-XXXXXX";
@@ -203,6 +204,41 @@ static void config_dispersion(void **state)
 	room_free(r);
 }
 
+/*
+ * grid.fit: the spacing shrinks by at most a tenth until the box's sides are within 0.05 of
+ * whole cells (3 x 2.5 x 2 m at fmax 500 Hz and dispersion 0.01: 0.33 cells off, fitted at
+ * 0.959 of the spacing), ppw follows, and the planned grid simulates the box within 0.05 cells
+ * a side; a box whose sides are whole cells already keeps its spacing.
+ */
+static void config_fit(void **state)
+{
+	const char *text = "grid: {fmax: 500, dispersion: 0.01, fit: true}\nduration: 0.5\n"
+			   "geometry: {box: [3, 2.5, 2]}\n"
+			   "sources: [{name: S, position: [1, 1, 1]}]\n"
+			   "receivers: [{name: R, position: [2, 1, 1]}]\n";
+	const double whole[3] = { 2.0, 1.5, 1.0 };
+	struct rs_error err = { 0 };
+	struct room *r = cfg_load_string(text, "t.yaml", &err);
+	struct vox_plan plan;
+	double worst;
+
+	(void)state;
+	if (!r)
+		fail_msg("%s", err.msg);
+	assert_true(r->fit);
+	assert_true(fabs(r->unfitted - 343.0 / (500 * 10.518)) < 1e-4);
+	assert_true(r->spacing < r->unfitted && r->spacing >= VOX_FIT_LEAST * r->unfitted);
+	assert_true(vox_fit_residual(r->box, r->unfitted) > 0.3);
+	assert_true(vox_fit_residual(r->box, r->spacing) <= VOX_FIT_TOL);
+	assert_true(fabs(r->ppw - 343.0 / (500 * r->spacing)) < 1e-9);
+	vox_plan(r, &plan);
+	for (int d = 0; d < 3; d++)
+		assert_true(fabs(plan.size[d] - r->box[room_axis_of(plan.slab, d)]) <=
+			    VOX_FIT_TOL * r->spacing + 1e-12);
+	room_free(r);
+	assert_true(vox_fit_spacing(whole, 0.05, &worst) == 0.05 && worst < 1e-9);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -226,6 +262,7 @@ int main(void)
 		cmocka_unit_test(snapshot_file),
 		cmocka_unit_test(config_defaults_and_paris),
 		cmocka_unit_test(config_dispersion),
+		cmocka_unit_test(config_fit),
 	};
 
 	return cmocka_run_group_tests_name("io", tests, setup, teardown);
