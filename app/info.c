@@ -107,25 +107,35 @@ static void print_directivity(const struct room *room, const struct room_source 
 }
 
 /*
- * A box room as given and as simulated, whole cells a side (geometry/voxel.c), and how far
- * its sides are from whole cells: fitted with grid.fit, else the fit it would take when a side
- * is a quarter cell or more off (docs/input.md, "grid.fit").
+ * The room's extent: a mesh's or shapes' bounds, or a box as given and as simulated, whole
+ * cells a side (geometry/voxel.c), with how far its sides are from whole cells; then the fit
+ * of grid.fit, or for a box a quarter cell or more off, the fit it would take (docs/input.md,
+ * "grid.fit").
  */
-static void print_box(const struct room *room, const struct vox_plan *g)
+static void print_extent(const struct room *room, const struct vox_plan *g)
 {
 	double off = 0, worst;
 
-	for (int d = 0; d < 3; d++)	/* g->size is in the grid's axes, a turned room's */
-		off = fmax(off, fabs(g->size[d] - room->box[room_axis_of(g->slab, d)]) /
-					room->box[room_axis_of(g->slab, d)]);
-	printf("box        %.3f x %.3f x %.3f m as given; simulated %.4f x %.4f x %.4f m (a side "
-	       "%.2f %% off at most)\n", room->box[0], room->box[1], room->box[2], g->size[0],
-	       g->size[1], g->size[2], 100 * off);
+	if (room->shaped) {
+		printf("bounds     x %.3f..%.3f, y %.3f..%.3f, z %.3f..%.3f m%s%s; %d shape(s)\n",
+		       room->origin[0], room->origin[0] + room->box[0], room->origin[1],
+		       room->origin[1] + room->box[1], room->origin[2],
+		       room->origin[2] + room->box[2], room->geo.mesh.ntri ? "; mesh " : "",
+		       room->geo.mesh.ntri ? room->geo.mesh_path : "", room->geo.nshapes);
+	} else {
+		for (int d = 0; d < 3; d++)	/* g->size is in the grid's axes, a turned room's */
+			off = fmax(off, fabs(g->size[d] - room->box[room_axis_of(g->slab, d)]) /
+						room->box[room_axis_of(g->slab, d)]);
+		printf("box        %.3f x %.3f x %.3f m as given; simulated %.4f x %.4f x %.4f m (a "
+		       "side %.2f %% off at most)\n", room->box[0], room->box[1], room->box[2],
+		       g->size[0], g->size[1], g->size[2], 100 * off);
+	}
 	if (room->fit)
 		printf("fit        grid.fit: the spacing %.4g of the %.3f mm fmax gives, so that the "
-		       "sides are within %.3f cells of whole cells\n", g->h / room->unfitted,
-		       room->unfitted * 1e3, vox_fit_residual(room->box, g->h));
-	else if (vox_fit_residual(room->box, g->h) >= 0.25 && room->fmax > 0) {
+		       "%s are within %.3f cells of whole cells\n", g->h / room->unfitted,
+		       room->unfitted * 1e3, room->shaped ? "bounds' sides" : "sides",
+		       vox_fit_residual(room->box, g->h));
+	else if (!room->shaped && vox_fit_residual(room->box, g->h) >= 0.25 && room->fmax > 0) {
 		const double h = vox_fit_spacing(room->box, g->h, &worst);
 
 		printf("fit        the sides are up to %.2f cells from whole cells; grid.fit: true "
@@ -163,14 +173,7 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 		       mega(g->padding));
 	printf("spacing    %.3f mm (fmax %.1f Hz at %.2f points per wavelength)\n", g->h * 1e3,
 	       room->fmax, room->ppw);
-	if (room->shaped)
-		printf("bounds     x %.3f..%.3f, y %.3f..%.3f, z %.3f..%.3f m%s%s; %d shape(s)\n",
-		       room->origin[0], room->origin[0] + room->box[0], room->origin[1],
-		       room->origin[1] + room->box[1], room->origin[2],
-		       room->origin[2] + room->box[2], room->geo.mesh.ntri ? "; mesh " : "",
-		       room->geo.mesh.ntri ? room->geo.mesh_path : "", room->geo.nshapes);
-	else
-		print_box(room, g);
+	print_extent(room, g);
 	printf("scheme     %s, %s, Courant number %.6f (%.4g of the limit %.6f)\n",
 	       p->stencil.name, room->precision == 4 ? "float32" : "float64", p->lambda,
 	       room->courant, p->limit);

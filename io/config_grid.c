@@ -132,8 +132,9 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 }
 
 /*
- * grid.fit, once the geometry is known: a box room's spacing shrunk, by at most a tenth, so
- * that its sides are whole cells (vox_fit_spacing); ppw follows.
+ * grid.fit, once the geometry is known: the spacing shrunk, by at most a tenth, so that the
+ * sides of a box, or of a mesh's or shapes' bounds, are whole cells (vox_fit_spacing); ppw
+ * follows. The bounds' low corner is the grid's origin, so their walls then lie on cell faces.
  */
 int cfg_fit_grid(struct yp *p, yaml_node_t *root)
 {
@@ -142,10 +143,9 @@ int cfg_fit_grid(struct yp *p, yaml_node_t *root)
 
 	if (!r->fit)
 		return 0;
-	if (r->shaped)
-		return yp_bad(p, n, "grid.fit", "fits a box room's sides to whole cells; this room's "
-			      "walls come from a mesh, shapes or a voxel file, and are not all on "
-			      "the grid's planes (remove grid.fit)");
+	if (r->geo.voxels_path[0])
+		return yp_bad(p, n, "grid.fit", "a voxel file's room keeps the file's cells (remove "
+			      "grid.fit, or voxelize again from the room's mesh or shapes with it)");
 	r->unfitted = r->spacing;
 	r->spacing = vox_fit_spacing(r->box, r->spacing, NULL);
 	r->ppw = r->c / (r->fmax * r->spacing);

@@ -249,6 +249,11 @@ static void voxelize_rooms(void **state)
 			    " [ $? = 2 ] && grep -q 'grid.slab_axis.*: a room from a voxel file is "
 			    "read in z slabs.*valid: z or auto' %s/lvx.err && [ ! -e %s/lvx ]", roomsim, dir,
 			    dir, dir, dir, dir), 0);
+	/* and keeps the file's cells: grid.fit refused */
+	assert_int_equal(sh("sed 's/spacing: 0.0653333333333333/fmax: 500, ppw: 10.5, "
+			    "fit: true/' %s/lv.yaml > %s/lvf.yaml && %s run %s/lvf.yaml --out %s/lvf -q "
+			    "2> %s/lvf.err; [ $? = 2 ] && grep -q 'grid.fit: a voxel file' %s/lvf.err && "
+			    "[ ! -e %s/lvf ]", dir, dir, roomsim, dir, dir, dir, dir, dir), 0);
 }
 
 /* The CPU engine gives the same bytes on any number of threads (tests/run.sh runs the

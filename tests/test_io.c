@@ -208,7 +208,8 @@ static void config_dispersion(void **state)
  * grid.fit: the spacing shrinks by at most a tenth until the box's sides are within 0.05 of
  * whole cells (3 x 2.5 x 2 m at fmax 500 Hz and dispersion 0.01: 0.33 cells off, fitted at
  * 0.959 of the spacing), ppw follows, and the planned grid simulates the box within 0.05 cells
- * a side; a box whose sides are whole cells already keeps its spacing.
+ * a side; a box whose sides are whole cells already keeps its spacing; a room of shapes has
+ * its bounds fitted.
  */
 static void config_fit(void **state)
 {
@@ -237,6 +238,20 @@ static void config_fit(void **state)
 			    VOX_FIT_TOL * r->spacing + 1e-12);
 	room_free(r);
 	assert_true(vox_fit_spacing(whole, 0.05, &worst) == 0.05 && worst < 1e-9);
+	/* a room of shapes: its bounds, 3.2 x 2.5 x 2.1 m, fitted as close as a tenth allows */
+	r = cfg_load_string("grid: {fmax: 500, dispersion: 0.01, fit: true}\nduration: 0.5\n"
+			    "geometry:\n  shapes:\n    - {add: box, min: [0, 0, 0], max: [3.2, 2.5, 2]}\n"
+			    "    - {add: box, min: [0, 0, 1], max: [1, 1, 2.1]}\n"
+			    "sources: [{name: S, position: [1.5, 1.5, 1]}]\n"
+			    "receivers: [{name: R, position: [2, 1, 1]}]\n", "t.yaml", &err);
+	if (!r)
+		fail_msg("%s", err.msg);
+	assert_true(r->shaped && fabs(r->box[2] - 2.1) < 1e-12);
+	assert_true(r->spacing == vox_fit_spacing(r->box, r->unfitted, &worst));
+	print_message("# shapes: bounds %.3f cells off at the spacing fmax gives, %.3f fitted\n",
+		      vox_fit_residual(r->box, r->unfitted), worst);
+	assert_true(worst < 0.5 * vox_fit_residual(r->box, r->unfitted));
+	room_free(r);
 }
 
 static int setup(void **state)
