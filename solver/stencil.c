@@ -291,56 +291,47 @@ double stn_phase_error(const struct stn_stencil *s, double lambda, enum stn_dir 
 	return error_along(s, lambda, dirs[d], ppw);
 }
 
-/* Direction i of m over the first octant (Fibonacci lattice): z uniform, so equally spaced
- * in area. */
-static void octant_dir(int i, int m, double n[3])
+/*
+ * |error| over m directions of the first octant (a Fibonacci lattice, z uniform, so equally
+ * spaced in area): their mean (mean), else their largest; NAN past the cut-off in any.
+ */
+static double octant_error(const struct stn_stencil *s, double lambda, double ppw, int m,
+			   int mean)
 {
-	const double z = (i + 0.5) / m, r = sqrt(1 - z * z);
-	const double phi = fmod(i * 2.39996322972865332, M_PI / 2);
+	double acc = 0;
 
-	n[0] = r * cos(phi);
-	n[1] = r * sin(phi);
-	n[2] = z;
+	for (int i = 0; i < m; i++) {
+		const double z = (i + 0.5) / m, r = sqrt(1 - z * z);
+		const double phi = fmod(i * 2.39996322972865332, M_PI / 2);
+		const double n[3] = { r * cos(phi), r * sin(phi), z };
+		const double e = error_along(s, lambda, n, ppw);
+
+		if (isnan(e))
+			return NAN;
+		acc = mean ? acc + fabs(e) : fmax(acc, fabs(e));
+	}
+	return mean ? acc / m : acc;
 }
 
-/* Directions sampled in the first octant for the worst case. */
+/* Directions sampled in the first octant for the worst case and for the mean. */
 #define WORST_DIRECTIONS 150
+#define MEAN_DIRECTIONS 600
 
 double stn_worst_error(const struct stn_stencil *s, double lambda, double ppw)
 {
-	double worst = 0;
+	const double sampled = octant_error(s, lambda, ppw, WORST_DIRECTIONS, 0);
+	double worst = sampled;
 
+	if (isnan(sampled))
+		return NAN;
 	for (int d = 0; d < STN_NDIRS; d++)
 		worst = fmax(worst, fabs(error_along(s, lambda, dirs[d], ppw)));
-	for (int i = 0; i < WORST_DIRECTIONS; i++) {
-		double n[3], e;
-
-		octant_dir(i, WORST_DIRECTIONS, n);
-		e = error_along(s, lambda, n, ppw);
-		if (isnan(e))
-			return NAN;
-		worst = fmax(worst, fabs(e));
-	}
 	return worst;
 }
 
-/* Directions sampled in the first octant for the mean. */
-#define MEAN_DIRECTIONS 600
-
 double stn_mean_error(const struct stn_stencil *s, double lambda, double ppw)
 {
-	double sum = 0;
-
-	for (int i = 0; i < MEAN_DIRECTIONS; i++) {
-		double n[3], e;
-
-		octant_dir(i, MEAN_DIRECTIONS, n);
-		e = error_along(s, lambda, n, ppw);
-		if (isnan(e))
-			return NAN;
-		sum += fabs(e);
-	}
-	return sum / MEAN_DIRECTIONS;
+	return octant_error(s, lambda, ppw, MEAN_DIRECTIONS, 1);
 }
 
 /* A measure of a scheme's error at ppw points per wavelength: its scheme, Courant number and,

@@ -55,6 +55,18 @@ static double value(const struct row *rows, int n, const char *run, const char *
 	return NAN;
 }
 
+/* text written to dir/room.yaml, whose path goes to path. */
+static void write_room(char *path, size_t size, const char *dir, const char *text)
+{
+	FILE *f;
+
+	snprintf(path, size, "%s/room.yaml", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
 /* The rows of a converge.csv of the bands 63, 125 and 250 Hz into rows; their number. */
 static int read_rows(const char *path, struct row *rows)
 {
@@ -91,16 +103,11 @@ static void every_scheme(void **state)
 	char dir[] = "/tmp/roomsim-converge-XXXXXX", path[256];
 	struct row *rows = calloc(MAX_ROWS, sizeof(*rows));
 	int n;
-	FILE *f;
 
 	(void)state;
 	assert_non_null(rows);
 	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/room.yaml", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(room, f);
-	fclose(f);
+	write_room(path, sizeof(path), dir, room);
 	assert_int_equal(sh("%s converge %s --schemes 7-point,leggy-4,compact-r2,compact-r3,"
 			    "compact-r4,iwb,iiso,fcc,auto --dispersions 0.04,0.01 --out %s/c -q > "
 			    "%s/table.txt", ROOMSIM, path, dir, dir), 0);
@@ -151,16 +158,11 @@ static void fitted_box(void **state)
 		"receivers: [{name: R, position: [2.1, 1.7, 1.3]}]\n";
 	char dir[] = "/tmp/roomsim-fit-XXXXXX", path[256];
 	struct row *rows = calloc(2 * MAX_ROWS, sizeof(*rows));
-	FILE *f;
 
 	(void)state;
 	assert_non_null(rows);
 	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/box.yaml", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(box, f);
-	fclose(f);
+	write_room(path, sizeof(path), dir, box);
 	for (int fit = 0; fit < 2; fit++) {
 		char csv[300];
 
