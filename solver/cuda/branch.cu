@@ -175,45 +175,78 @@ static int upload_all(struct cuda_branch *d, const struct branch_walls *b, struc
 
 /* The nodes by grid column, for the diamond kernel (branch.cuh): counts, then starts, then
  * each column's nodes, then each column sorted by z (the nodes are in cell order within each
- * group of branch.h's seg, so a column is a few sorted runs). */
+ * group of branch.h's seg, so a column is a few sorted runs) with its range and ends; and per
+ * material the offset of its nodes' state (sto). */
 static int upload_columns(struct cuda_branch *d, const struct branch_walls *b,
 			  const struct cuda_engine *e, struct rs_error *err)
 {
 	const size_t nxy = (size_t)e->plan.n[0] * e->plan.n[1];
-	unsigned *bcol = (unsigned *)calloc(nxy + 1, sizeof(unsigned));
-	int2 *bzn = (int2 *)malloc((b->nodes ? b->nodes : 1) * sizeof(int2));
+	unsigned *start;
+	int2 *bzn;
+	int4 *bcol, *bzc;
+	long long *sto;
 	int rc = 0;
 
-	if (!bcol || !bzn || b->nodes > UINT_MAX) {
-		free(bcol);
+	if (b->nodes >= INT_MAX)
+		return rs_fail(err, RS_ENOMEM, "%zu wall nodes with branches: the diamond kernel's "
+			       "column lists hold fewer than 2^31 (valid: another kernel)", b->nodes);
+	start = (unsigned *)calloc(nxy + 1, sizeof(unsigned));
+	bzn = (int2 *)malloc((b->nodes ? b->nodes : 1) * sizeof(int2));
+	bcol = (int4 *)malloc((nxy ? nxy : 1) * sizeof(int4));
+	bzc = (int4 *)malloc((nxy ? nxy : 1) * sizeof(int4));
+	sto = (long long *)malloc(((size_t)b->nmat + 1) * sizeof(long long));
+	if (!start || !bzn || !bcol || !bzc || !sto) {
+		free(start);
 		free(bzn);
+		free(bcol);
+		free(bzc);
+		free(sto);
 		return rs_fail(err, RS_ENOMEM, "out of memory for the branch walls' columns");
 	}
 	for (size_t n = 0; n < b->nodes; n++)
-		bcol[b->at[n] % nxy + 1]++;
+		start[b->at[n] % nxy + 1]++;
 	for (size_t c = 0; c < nxy; c++)
-		bcol[c + 1] += bcol[c];
+		start[c + 1] += start[c];
 	for (size_t n = 0; n < b->nodes; n++) {	/* insertion into the column, by z */
 		const size_t c = b->at[n] % nxy;
 
-		bzn[bcol[c]++] = make_int2((int)(b->at[n] / nxy), (int)(unsigned)n);
+		bzn[start[c]++] = make_int2((int)(b->at[n] / nxy), (int)(unsigned)n);
 	}
 	for (size_t c = nxy; c > 0; c--)	/* the counters back to the starts */
-		bcol[c] = bcol[c - 1];
-	bcol[0] = 0;
-	for (size_t c = 0; c < nxy; c++)	/* each column by z: short, nearly sorted */
-		for (unsigned k = bcol[c] + 1; k < bcol[c + 1]; k++)
-			for (unsigned q = k; q > bcol[c] && bzn[q - 1].x > bzn[q].x; q--) {
+		start[c] = start[c - 1];
+	start[0] = 0;
+	for (size_t c = 0; c < nxy; c++) {	/* each column by z: short, nearly sorted */
+		const unsigned lo = start[c], hi = start[c + 1];
+
+		for (unsigned k = lo + 1; k < hi; k++)
+			for (unsigned q = k; q > lo && bzn[q - 1].x > bzn[q].x; q--) {
 				const int2 t = bzn[q];
 
 				bzn[q] = bzn[q - 1];
 				bzn[q - 1] = t;
 			}
-	rc = upload((void **)&d->bcol, bcol, (nxy + 1) * sizeof(unsigned), err) ||
-	     upload((void **)&d->bzn, bzn, b->nodes * sizeof(int2), err);
-	free(bcol);
+		bcol[c] = make_int4((int)lo, (int)hi, hi - lo > 1 ? bzn[lo + 1].x : 0, 0);
+		bzc[c] = hi > lo ? make_int4(bzn[lo].x, bzn[hi - 1].x, bzn[lo].y, bzn[hi - 1].y)
+				 : make_int4(1, 0, 0, 0);	/* no z is in it */
+	}
+	for (int x = 0; x < b->nmat; x++)	/* a material with no nodes of one entry: unused */
+		sto[x] = b->seg[x] < b->entries ? (long long)b->so[b->seg[x]] - (long long)b->seg[x]
+						: 0;
+	rc = upload((void **)&d->bcol, bcol, nxy * sizeof(int4), err) ||
+	     upload((void **)&d->bzn, bzn, b->nodes * sizeof(int2), err) ||
+	     upload((void **)&d->bzc, bzc, nxy * sizeof(int4), err) ||
+	     upload((void **)&d->sto, sto, ((size_t)b->nmat + 1) * sizeof(long long), err);
+	free(start);
 	free(bzn);
+	free(bcol);
+	free(bzc);
+	free(sto);
 	return rc ? RS_EDEVICE : 0;
+}
+
+size_t cuda_branch_columns(const struct vox_plan *p, size_t nodes)
+{
+	return p->fcc ? 0 : 2 * sizeof(int4) * (size_t)p->n[0] * p->n[1] + nodes * sizeof(int2);
 }
 
 int cuda_branch_upload(struct cuda_engine *e, const struct branch_walls *b,
@@ -331,6 +364,8 @@ void cuda_branch_free(struct cuda_engine *e)
 	cudaFree(d->dev);
 	cudaFree(d->bcol);
 	cudaFree(d->bzn);
+	cudaFree(d->bzc);
+	cudaFree(d->sto);
 	cudaFree(d->first);
 	cudaFree(d->mat);
 	cudaFree(d->so);

@@ -14,8 +14,11 @@
  * Device copies of a struct branch_walls: lists as they are, constants in the run's R; the
  * blocks of k_branch_one (material x's nodes of one entry take blocks blk[x] to
  * blk[x + 1] - 1); and per grid column i + nx j, for kernels that meet the nodes cell by
- * cell (diamond): its nodes bcol[col] to bcol[col + 1] - 1 of bzn, each its z (x, rising)
- * and its node (y), read together.
+ * cell (diamond): its nodes, bzn[bcol[col].x] to bzn[bcol[col].y - 1], each its z (x,
+ * rising) and its node (y), read together; bcol[col].z, the z of its second node; and its
+ * ends, bzc[col]: the lowest node's z and the highest's (x > y: no nodes), and their nodes
+ * (z, w). A floor's or a ceiling's node is found in the ends, a wall's (a run of nodes at
+ * every z) at the place its z gives in the column's list, and only others by a search.
  */
 struct cuda_branch {
 	size_t nodes, entries, states;
@@ -30,8 +33,10 @@ struct cuda_branch {
 	void *A, *inv, *gam;		/* R per node, node, entry */
 	void *bb, *cc, *kk;		/* R per branch */
 	void *state, *W;		/* R */
-	unsigned *bcol;
+	int4 *bcol;			/* per column: first, end, second's z */
 	int2 *bzn;
+	int4 *bzc;			/* per column: its lowest and highest nodes */
+	long long *sto;			/* per material x: so[seg[x]] - seg[x] */
 	void *dev;			/* a BranchDev<R> of these, in device memory */
 };
 
@@ -43,8 +48,10 @@ template <typename R> struct BranchDev {
 	int nmat;
 	const R *A, *inv, *gam, *bb, *cc, *kk;
 	R *state, *W;
-	const unsigned *bcol;
+	const int4 *bcol;
 	const int2 *bzn;
+	const int4 *bzc;
+	const long long *sto;
 };
 
 template <typename R> static inline BranchDev<R> branch_dev(const struct cuda_branch *d)
@@ -71,6 +78,8 @@ template <typename R> static inline BranchDev<R> branch_dev(const struct cuda_br
 	b.W = (R *)d->W;
 	b.bcol = d->bcol;
 	b.bzn = d->bzn;
+	b.bzc = d->bzc;
+	b.sto = d->sto;
 	return b;
 }
 
@@ -186,24 +195,38 @@ template <typename R>
 __device__ __noinline__ R branch_cell(const BranchDev<R> *bp, long long col, int z, R un, R v)
 {
 	const BranchDev<R> &b = *bp;
-	const unsigned end = b.bcol[col + 1];
-	unsigned lo = b.bcol[col], hi = end;
+	const int4 c = b.bzc[col], r = b.bcol[col];
+	unsigned n;
 
-	while (lo < hi) {	/* the first of the column's nodes at z or above */
-		const unsigned mid = lo + (hi - lo) / 2;
+	if (z < c.x || z > c.y)
+		return v;
+	if (z == c.x)
+		n = (unsigned)c.z;
+	else if (z == c.y)
+		n = (unsigned)c.w;
+	else {	/* between the ends: where a run from the second node would hold z, else search */
+		const int at = r.x + 1 + (z - r.z);
+		int2 zn = make_int2(-1, 0);
 
-		if (b.bzn[mid].x < z)
-			lo = mid + 1;
-		else
-			hi = mid;
+		if (at > r.x && at < r.y - 1)
+			zn = b.bzn[at];
+		if (zn.x != z) {
+			unsigned lo = (unsigned)r.x + 1, hi = (unsigned)r.y - 1;
+
+			while (lo < hi) {	/* the first node at z or above */
+				const unsigned mid = lo + (hi - lo) / 2;
+
+				if (b.bzn[mid].x < z)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo >= (unsigned)r.y - 1 || b.bzn[lo].x != z)
+				return v;
+			zn = b.bzn[lo];
+		}
+		n = (unsigned)zn.y;
 	}
-	if (lo >= end)
-		return v;
-	const int2 zn = b.bzn[lo];
-	const unsigned n = (unsigned)zn.y;
-
-	if (zn.x != z)
-		return v;
 	if (n >= (unsigned long long)b.seg[b.nmat])	/* several entries */
 		return branch_node<R>(b, n, un, v);
 	/*
@@ -224,9 +247,9 @@ __device__ __noinline__ R branch_cell(const BranchDev<R> *bp, long long col, int
 			xh = mid - 1;
 	}
 	const int o = b.boff[x], nb = b.nb[x];
-	const long long s = b.stride[x], first = b.seg[x];
+	const long long s = b.stride[x];
 	const R A = b.A[n], inv = b.inv[n], gam = b.gam[n];
-	R *const st = b.state + b.so[first] + ((long long)n - first), *const Wp = b.W + n;
+	R *const st = b.state + b.sto[x] + (long long)n, *const Wp = b.W + n;
 
 #define BRANCH_CELL(K) \
 	case K: \

@@ -61,6 +61,10 @@ int cuda_available(char *name, size_t len, size_t *memory);
 size_t cuda_memory(const struct vox_plan *p, int precision, enum kernel_id k, int nrec,
 		   size_t nsamples, size_t nsteps);
 
+/* Device bytes of the branch walls' column lists (branch.cu) beyond their state and tables,
+ * for up to `nodes` nodes: on the cubic grid, for every kernel. */
+size_t cuda_branch_columns(const struct vox_plan *p, size_t nodes);
+
 /* ---- several GPUs (halo.cu, solver/part.h) ---- */
 
 /* Run this thread's CUDA work on GPU `device` of the node, modulo the GPUs it sees, and

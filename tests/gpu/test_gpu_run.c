@@ -219,7 +219,8 @@ void ranks_on_gpus(void **state)
  * the same bytes, rirs.h5 and the snapshots equal. The checkpoint holds the fields in the
  * grid's order whatever the kernel's layout, so diamond's (z fastest) goes on under slice-vec
  * and slice-vec's under diamond; band walls (branch states) and a receiver grid (its file
- * opened again) go on under slice-vec, and the grid file compares equal too.
+ * opened again) go on under slice-vec, and the grid file compares equal too; band walls go
+ * from diamond, which updates them in its towers, to slice-vec and back.
  */
 void resume_on_gpu(void **state)
 {
@@ -233,6 +234,11 @@ void resume_on_gpu(void **state)
 		{ "slice-vec", "diamond", "{absorption: 0.1}", "", SIGKILL },
 		{ "slice-vec", "slice-vec", "{absorption: {125: 0.1, 250: 0.15, 500: 0.25, 1000: 0.3}}",
 		  "  - {name: G, grid: {at: 0.9, spacing: 0.1}}\n", SIGKILL },
+		/* band walls updated in diamond's towers, then by k_branch_one, and back */
+		{ "diamond", "slice-vec", "{absorption: {125: 0.1, 250: 0.15, 500: 0.25, 1000: 0.3}}",
+		  "", SIGTERM },
+		{ "slice-vec", "diamond", "{absorption: {125: 0.1, 250: 0.15, 500: 0.25, 1000: 0.3}}",
+		  "", SIGKILL },
 	};
 	char dir[] = "/tmp/roomsim-gpu-resume-XXXXXX", a[600], b[600];
 
