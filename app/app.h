@@ -65,6 +65,10 @@ int app_plan(const struct room *room, struct app_plan *plan, struct rs_error *er
  * along an axis (counted in double, before anything counts it in int); app_plan calls it. */
 int app_check_size(const struct room *room, struct rs_error *err);
 
+/* On stderr, a warning naming a material the file defines that no surface uses (it has no
+ * effect; with no surfaces key a room's walls are rigid), and where it is. */
+void app_warn_unused(const struct room *room);
+
 /* mkdir -p path; RS_EIO naming the part that cannot be made. */
 int app_mkdirs(const char *path, struct rs_error *err);
 

@@ -506,6 +506,7 @@ int cmd_converge(int argc, char **argv)
 		free(runs);
 		return app_exit_status(runs ? err.code : RS_ENOMEM);
 	}
+	app_warn_unused(room);
 	snprintf(dir, sizeof(dir), "%s", o.out ? o.out : room->out_dir);
 	if (!o.out)
 		strncat(dir, "/converge", sizeof(dir) - strlen(dir) - 1);

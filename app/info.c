@@ -397,6 +397,7 @@ int cmd_info(int argc, char **argv)
 		fprintf(stderr, "roomsim: %s\n", err.msg);
 		return app_exit_status(err.code);
 	}
+	app_warn_unused(room);
 	rc = 0;
 	if (room->stencil_auto) {	/* every candidate, then the room with the one chosen */
 		struct app_candidate cand[APP_MAX_CANDIDATES];

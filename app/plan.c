@@ -27,6 +27,25 @@
  * (a mesh in the wrong units, coordinates of 10^12 m) is refused here with its figures, not
  * wrapped round into a small grid. Bounds past 1 km suggest geometry.units.
  */
+void app_warn_unused(const struct room *room)
+{
+	const int m = room_unused_material(room);
+	struct rs_error err = { 0 };
+	char key[ROOM_NAME_MAX + 16];
+
+	if (m < 0)
+		return;
+	snprintf(key, sizeof(key), "materials.%s", room->materials[m].name);
+	room_at(&err, room, room->materials[m].at, key, "on no surface, so it has no effect (%s; "
+		"valid: name it under surfaces, e.g. surfaces: {default: %s})",
+		room->geo.nshapes ? "neither surfaces nor a shape names it"
+		: room->geo.mesh.ntri ? "surfaces names it for no part of the mesh"
+				      : "surfaces names it nowhere, and a face surfaces gives no "
+					"material is rigid",
+		room->materials[m].name);
+	fprintf(stderr, "roomsim: warning: %s\n", err.msg);
+}
+
 int app_check_size(const struct room *room, struct rs_error *err)
 {
 	const int reach = room_stencil_reach(room);

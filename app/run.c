@@ -737,6 +737,8 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	if (!room)
 		return err->code;
 	r->room = room;
+	if (r->part.rank == 0)
+		app_warn_unused(room);
 	if (!r->out)
 		r->out = room->out_dir;
 	r->backend = backend;

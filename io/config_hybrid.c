@@ -12,23 +12,6 @@
 #define MAX_IMAGE_ORDER 12
 #define MIN_RAYS 1000L
 
-/* Mark the materials on the room's surfaces in used[]. */
-static void used_materials(const struct room *r, int *used)
-{
-	const struct room_geometry *geo = &r->geo;
-
-	if (geo->has_box || !r->shaped)
-		for (int f = 0; f < ROOM_NFACES; f++)
-			if (r->face_material[f] >= 0)
-				used[r->face_material[f]] = 1;
-	for (int t = 0; t < geo->mesh.nparts; t++)
-		if (geo->mesh.parts[t].material >= 0)
-			used[geo->mesh.parts[t].material] = 1;
-	for (int s = 0; s < geo->nshapes; s++)
-		if (geo->shapes[s].material >= 0)
-			used[geo->shapes[s].material] = 1;
-}
-
 /* Every material on a surface has scattering, or hybrid.scattering stands in for it. */
 static int check_scattering(struct yp *p, yaml_node_t *h)
 {
@@ -38,7 +21,7 @@ static int check_scattering(struct yp *p, yaml_node_t *h)
 
 	if (r->hybrid.scattering >= 0)
 		return 0;
-	used_materials(r, used);
+	room_used_materials(r, used);
 	for (int m = 0; m < r->nmaterials; m++) {
 		const struct room_material *mat = &r->materials[m];
 

@@ -36,6 +36,35 @@ int room_at(struct rs_error *err, const struct room *room, struct room_mark at,
 	return RS_EINPUT;
 }
 
+void room_used_materials(const struct room *r, int *used)
+{
+	const struct room_geometry *geo = &r->geo;
+
+	if (geo->has_box || !r->shaped)
+		for (int f = 0; f < ROOM_NFACES; f++)
+			if (r->face_material[f] >= 0)
+				used[r->face_material[f]] = 1;
+	for (int t = 0; t < geo->mesh.nparts; t++)
+		if (geo->mesh.parts[t].material >= 0)
+			used[geo->mesh.parts[t].material] = 1;
+	for (int s = 0; s < geo->nshapes; s++)
+		if (geo->shapes[s].material >= 0)
+			used[geo->shapes[s].material] = 1;
+}
+
+int room_unused_material(const struct room *r)
+{
+	int used[ROOM_MAX_MATERIALS] = { 0 };
+
+	if (r->geo.voxels_path[0])
+		return -1;
+	room_used_materials(r, used);
+	for (int m = 0; m < r->nmaterials; m++)
+		if (!used[m] && r->materials[m].at.line > 0)
+			return m;
+	return -1;
+}
+
 double room_absorption_of_beta(double beta)
 {
 	/*

@@ -346,6 +346,14 @@ void room_source_frame(struct room_source *s);
 int room_balloon_library(const char *name, struct room_balloon *b);
 extern const char *const room_balloon_names[];	/* NULL-terminated */
 
+/* Mark in used[] (ROOM_MAX_MATERIALS, zeroed) the materials on the room's surfaces: a box's
+ * faces, a mesh's parts, the shapes. A voxel file's materials are not marked. */
+void room_used_materials(const struct room *r, int *used);
+
+/* The first material the file defines that no surface uses, or -1 (none, or a voxel file's
+ * room, whose walls' materials are the file's). */
+int room_unused_material(const struct room *r);
+
 /* RS_EINPUT error "FILE:LINE:COL: key: what" at a recorded mark; returns RS_EINPUT. */
 int room_at(struct rs_error *err, const struct room *room, struct room_mark at,
 	    const char *key, const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -2,7 +2,7 @@
 # converge-snap.sh - on any machine (the CPU engine): how much of a box room's error at a
 # coarse spacing is its walls snapped to whole cells (docs/performance.md, "What sets the
 # error at a coarse spacing"). `roomsim converge` with the 7-point scheme, compact R = 4 and
-# leggy order 4 at grid.dispersion 0.01, fmax 500 Hz, 0.5 s, in three boxes of about
+# leggy order 4 at grid.dispersion 0.01, fmax 500 Hz, 0.5 s, in three rigid boxes of about
 # 3 x 2.5 x 2 m: A as given (no scheme's whole cells), B of whole cells of compact R = 4's
 # spacing (16 x 14 x 11 of 182.32 mm) and C of the 7-point scheme's (45 x 39 x 31 of
 # 65.2195 mm), each against a reference whose spacing divides that box's cells (6 and 3
@@ -17,7 +17,6 @@ room() {	# room NAME X Y Z
 grid: {fmax: 500, dispersion: 0.01}
 duration: 0.5
 geometry: {box: [$2, $3, $4]}
-materials: {walls: {absorption: 0.15}}
 sources: [{name: S, position: [0.9, 0.8, 0.7]}]
 receivers: [{name: R, position: [2.1, 1.7, 1.3]}]
 EOT

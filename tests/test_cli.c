@@ -128,6 +128,19 @@ static void info_and_version(void **state)
 	assert_int_equal(sh("%s frobnicate 2> /dev/null", roomsim), 2);
 	assert_int_equal(sh("%s run 2> /dev/null", roomsim), 2);
 	assert_int_equal(sh("%s run tests/small.yaml --backend gpu 2> /dev/null", roomsim), 2);
+	/* a material no surface uses is named, with its line, on stderr; one in use is not */
+	assert_int_equal(sh("printf 'grid: {fmax: 200}\\nduration: 0.01\\ngeometry: {box: [2, 2, 2]}\\n"
+			    "materials:\\n  walls: {absorption: 0.2}\\nsources: [{name: S, position: "
+			    "[0.5, 0.5, 0.5]}]\\nreceivers: [{name: R, position: [1.5, 1.2, 1.1]}]\\n' "
+			    "> %s/unused.yaml && "
+			    "%s info %s/unused.yaml 2>&1 >/dev/null | grep -q 'warning: "
+			    "%s/unused.yaml:5:3: materials.walls: on no surface'", dir, roomsim, dir,
+			    dir), 0);
+	assert_int_equal(sh("printf 'surfaces: {floor: walls}\\n' >> %s/unused.yaml && "
+			    "%s info %s/unused.yaml > /dev/null 2> %s/unused.txt && "
+			    "! grep -q warning %s/unused.txt", dir, roomsim, dir, dir, dir), 0);
+	assert_int_equal(sh("%s info tests/small.yaml > /dev/null 2> %s/small.txt && "
+			    "! grep -q warning %s/small.txt", roomsim, dir, dir), 0);
 }
 
 /* docs/kernels.md's table is the kernel table's own (roomsim kernels --markdown). */
