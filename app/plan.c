@@ -22,11 +22,6 @@
 #define MOST_CELLS 17592186044416.0
 #define MOST_AXIS 1073741824.0
 
-/*
- * The grid's size in double, before vox_plan() counts it in int and size_t (app.h): an absurd room
- * (a mesh in the wrong units, coordinates of 10^12 m) is refused here with its figures, not
- * wrapped round into a small grid. Bounds past 1 km suggest geometry.units.
- */
 void app_warn_unused(const struct room *room)
 {
 	const int m = room_unused_material(room);
@@ -46,6 +41,11 @@ void app_warn_unused(const struct room *room)
 	fprintf(stderr, "roomsim: warning: %s\n", err.msg);
 }
 
+/*
+ * The grid's size in double, before vox_plan() counts it in int and size_t (app.h): an absurd room
+ * (a mesh in the wrong units, coordinates of 10^12 m) is refused here with its figures, not
+ * wrapped round into a small grid. Bounds past 1 km suggest geometry.units.
+ */
 int app_check_size(const struct room *room, struct rs_error *err)
 {
 	const int reach = room_stencil_reach(room);
