@@ -83,12 +83,19 @@ template <typename R> static inline BranchDev<R> branch_dev(const struct cuda_br
 	return b;
 }
 
+/* A load of branch state: through L1, or past it (CG) where other multiprocessors rewrite
+ * the state within the launch (diamond's towers run a few levels apart). */
+template <bool CG, typename T> __device__ __forceinline__ T branch_ld(const T *p)
+{
+	return CG ? __ldcg(p) : *p;
+}
+
 /*
  * Node n's update (branch.h) from its u^n and the scheme's p_k: its entries' sums, the
  * increment d, the branches' new state; returns u^(n+1) = u^n + d. The CPU engine's
  * expression, in its order.
  */
-template <typename R>
+template <typename R, bool CG = false>
 __device__ __forceinline__ R branch_node(const BranchDev<R> &b, size_t n, R un, R pk)
 {
 	const R half = (R)0.5;
@@ -101,8 +108,9 @@ __device__ __forceinline__ R branch_node(const BranchDev<R> &b, size_t n, R un, 
 		R S = 0;
 
 		for (int q = 0; q < nb; q++)
-			S = S + b.bb[o + q] * (y[q * s] + b.cc[o + q] * w[q * s]);
-		acc = acc + b.gam[e] * (S - b.W[e]);
+			S = S + b.bb[o + q] * (branch_ld<CG>(y + q * s) +
+					       b.cc[o + q] * branch_ld<CG>(w + q * s));
+		acc = acc + b.gam[e] * (S - branch_ld<CG>(b.W + e));
 	}
 	d = (b.A[n] * (pk - un) - acc) * b.inv[n];
 	hd = d * half;
@@ -113,7 +121,7 @@ __device__ __forceinline__ R branch_node(const BranchDev<R> &b, size_t n, R un, 
 		R sum = 0;
 
 		for (int q = 0; q < nb; q++) {
-			const R wq = w[q * s], yq = y[q * s];
+			const R wq = branch_ld<CG>(w + q * s), yq = branch_ld<CG>(y + q * s);
 			const R wn = b.bb[o + q] * ((yq + hd) + b.cc[o + q] * wq);
 
 			y[q * s] = yq + (d - b.kk[o + q] * ((wn + wq) * half));
@@ -131,13 +139,13 @@ __device__ __forceinline__ R branch_node(const BranchDev<R> &b, size_t n, R un, 
  * held in registers between the two sums, so that their loads are issued at once; the same
  * expressions in the same order as branch_node. Returns u^(n+1).
  */
-template <typename R, int NB>
+template <typename R, int NB, bool CG = false>
 __device__ __forceinline__ R branch_one(R un, R pk, int nb, long long s, const R *bb,
 					const R *cc, const R *kk, R A, R inv, R gam,
 					R *__restrict__ st, R *__restrict__ Wp)
 {
 	constexpr int K = NB ? NB : 1;
-	const R half = (R)0.5, W = *Wp;
+	const R half = (R)0.5, W = branch_ld<CG>(Wp);
 	R *w = st, *y = st + (long long)(NB ? NB : nb) * s;
 	R wr[K], yr[K], S = 0, acc = 0, sum = 0, d, hd;
 
@@ -146,15 +154,15 @@ __device__ __forceinline__ R branch_one(R un, R pk, int nb, long long s, const R
 
 #pragma unroll
 		for (int q = 0; q < K; q++, pw += s, py += s) {
-			wr[q] = *pw;
-			yr[q] = *py;
+			wr[q] = branch_ld<CG>(pw);
+			yr[q] = branch_ld<CG>(py);
 		}
 #pragma unroll
 		for (int q = 0; q < K; q++)
 			S = S + bb[q] * (yr[q] + cc[q] * wr[q]);
 	} else {
 		for (int q = 0; q < nb; q++)
-			S = S + bb[q] * (y[q * s] + cc[q] * w[q * s]);
+			S = S + bb[q] * (branch_ld<CG>(y + q * s) + cc[q] * branch_ld<CG>(w + q * s));
 	}
 	acc = acc + gam * (S - W);
 	d = (A * (pk - un) - acc) * inv;
@@ -172,7 +180,7 @@ __device__ __forceinline__ R branch_one(R un, R pk, int nb, long long s, const R
 		}
 	} else {
 		for (int q = 0; q < nb; q++) {
-			const R wq = w[q * s], yq = y[q * s];
+			const R wq = branch_ld<CG>(w + q * s), yq = branch_ld<CG>(y + q * s);
 			const R wn = bb[q] * ((yq + hd) + cc[q] * wq);
 
 			y[q * s] = yq + (d - kk[q] * ((wn + wq) * half));
@@ -191,7 +199,7 @@ __device__ __forceinline__ R branch_one(R un, R pk, int nb, long long s, const R
 /* The cell at column col (i + nx j) and z: its update with its branch walls, if it has them
  * (v its scheme update p_k, un its u^n); else v. bp: cuda_branch's dev, so that a caller
  * passes one pointer. */
-template <typename R>
+template <typename R, bool CG = false>
 __device__ __noinline__ R branch_cell(const BranchDev<R> *bp, long long col, int z, R un, R v)
 {
 	const BranchDev<R> &b = *bp;
@@ -228,7 +236,7 @@ __device__ __noinline__ R branch_cell(const BranchDev<R> *bp, long long col, int
 		n = (unsigned)zn.y;
 	}
 	if (n >= (unsigned long long)b.seg[b.nmat])	/* several entries */
-		return branch_node<R>(b, n, un, v);
+		return branch_node<R, CG>(b, n, un, v);
 	/*
 	 * One entry, nearly every node: entry n, its material x the one whose nodes seg[x] to
 	 * seg[x + 1] - 1 hold it, its state at that material's first plus its rank (branch.h),
@@ -253,14 +261,15 @@ __device__ __noinline__ R branch_cell(const BranchDev<R> *bp, long long col, int
 
 #define BRANCH_CELL(K) \
 	case K: \
-		return branch_one<R, BRANCH_UNROLLED(R, K)>(un, v, nb, s, b.bb + o, b.cc + o, \
-							    b.kk + o, A, inv, gam, st, Wp);
+		return branch_one<R, BRANCH_UNROLLED(R, K), CG>(un, v, nb, s, b.bb + o, \
+								b.cc + o, b.kk + o, A, inv, gam, \
+								st, Wp);
 	switch (nb) {
 		BRANCH_CELL(1) BRANCH_CELL(2) BRANCH_CELL(3) BRANCH_CELL(4) BRANCH_CELL(5)
 		BRANCH_CELL(6) BRANCH_CELL(7) BRANCH_CELL(8)
 	default:
-		return branch_one<R, 0>(un, v, nb, s, b.bb + o, b.cc + o, b.kk + o, A, inv, gam, st,
-					Wp);
+		return branch_one<R, 0, CG>(un, v, nb, s, b.bb + o, b.cc + o, b.kk + o, A, inv,
+					    gam, st, Wp);
 	}
 #undef BRANCH_CELL
 }

@@ -19,19 +19,21 @@ static int floor_div(int a, int b)
 	return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
-/* The 7-point towers of tile size DTS, with branch walls (br) or without, split over a
- * cluster (cl) or in one block. */
-template <typename R, int DTS> static const void *dt7_instance(bool br, bool cl)
+/* The 7-point towers of tile size DTS, with branch walls (br 1, or 2 with the towers a few
+ * levels apart) or without (0), split over a cluster (cl, br 1 at most) or in one block. */
+template <typename R, int DTS> static const void *dt7_instance(int br, bool cl)
 {
-	return cl ? (br ? (const void *)k_dt7<R, DTS, true, true>
-			: (const void *)k_dt7<R, DTS, false, true>)
-		  : (br ? (const void *)k_dt7<R, DTS, true, false>
-			: (const void *)k_dt7<R, DTS, false, false>);
+	if (cl)
+		return br ? (const void *)k_dt7<R, DTS, 1, true>
+			  : (const void *)k_dt7<R, DTS, 0, true>;
+	if (br == 2)
+		return (const void *)k_dt7<R, DTS, 2, false>;
+	return br ? (const void *)k_dt7<R, DTS, 1, false> : (const void *)k_dt7<R, DTS, 0, false>;
 }
 
-/* The kernel of reach M and tile size dts, with branch walls (br) or without, split over a
- * cluster (cl) or not; NULL where none is built. */
-template <typename R> static const void *dt_instance(int M, int dts, bool br, bool cl)
+/* The kernel of reach M and tile size dts, with branch walls (br, as dt7_instance) or
+ * without, split over a cluster (cl) or not; NULL where none is built. */
+template <typename R> static const void *dt_instance(int M, int dts, int br, bool cl)
 {
 	if (M > 1 && cl)
 		return NULL;
@@ -48,11 +50,43 @@ template <typename R> static const void *dt_instance(int M, int dts, bool br, bo
 	}
 }
 
+/*
+ * With branch walls k_dt7 runs its towers a few levels apart, each publishing its levels every
+ * ROOMSIM_DT_PUBLISH (4 when unset), or, with ROOMSIM_DT_PUBLISH=0, awaits its neighbours'
+ * whole towers. Unset, dt_advance times both on a run's first full sweeps and keeps the
+ * faster (dt_mode): apart is faster where a few towers are slow (band walls on a box's sides),
+ * whole where every tower has them (its state is then read through L1).
+ */
+static int dt_publish_every(void)
+{
+	const char *env = getenv("ROOMSIM_DT_PUBLISH");
+
+	return env && *env ? max(0, atoi(env)) : 4;
+}
+
+static int dt_publish_set(void)
+{
+	const char *env = getenv("ROOMSIM_DT_PUBLISH");
+
+	return env && *env;
+}
+
+/* The towers with branch walls: 0 (none), 1 (whole towers awaited) or 2 (apart). */
+static int dt_br(const struct cuda_engine *e)
+{
+	if (!e->branch)
+		return 0;
+	if (dt_publish_set())
+		return dt_publish_every() > 0 ? 2 : 1;
+	return e->dt_mode ? e->dt_mode : e->dt_tried == 2 ? 2 : 1;
+}
+
 static const void *dt_kernel(const struct cuda_engine *e, int dts, int split)
 {
-	return e->precision == 4
-		? dt_instance<float>(e->leggy_m, dts, e->branch != NULL, split > 1)
-		: dt_instance<double>(e->leggy_m, dts, e->branch != NULL, split > 1);
+	const int br = dt_br(e);
+
+	return e->precision == 4 ? dt_instance<float>(e->leggy_m, dts, br, split > 1)
+				 : dt_instance<double>(e->leggy_m, dts, br, split > 1);
 }
 
 /* A tile size and tower height as asked (0: the default). */
@@ -383,8 +417,8 @@ static int dt7_launch(struct cuda_engine *e, DtArgs<R> &g, const void *fn, int s
 		cudaFree(e->dt_flags);
 		e->dt_flags = NULL;
 		e->dt_nflags = 0;
-		if (CK(cudaMalloc(&e->dt_flags, need * sizeof(unsigned))) ||
-		    CK(cudaMemset(e->dt_flags, 0, need * sizeof(unsigned))))
+		if (CK(cudaMalloc(&e->dt_flags, need * sizeof(*e->dt_flags))) ||
+		    CK(cudaMemset(e->dt_flags, 0, need * sizeof(*e->dt_flags))))
 			return RS_EDEVICE;
 		e->dt_nflags = need;
 		e->dt_epoch = 0;
@@ -394,9 +428,10 @@ static int dt7_launch(struct cuda_engine *e, DtArgs<R> &g, const void *fn, int s
 	g.flags = e->dt_flags;
 	g.ticket = e->dt_ticket;
 	g.epoch = ++e->dt_epoch;
+	g.pub = dt_br(e) == 2 ? max(1, dt_publish_every()) : 0;
 	if (CK(cudaMemsetAsync(e->dt_ticket, 0, sizeof(int))))
 		return RS_EDEVICE;
-	if (split > 1) {
+	if (split > 1) {	/* clusters wait for whole towers (k_dt7) */
 		cudaLaunchConfig_t cfg = {};
 		cudaLaunchAttribute at;
 
@@ -414,12 +449,17 @@ static int dt7_launch(struct cuda_engine *e, DtArgs<R> &g, const void *fn, int s
 			return rs_fail(err, RS_EDEVICE, "a cluster of %d diamond blocks does not fit "
 				       "on the device", split);
 		cfg.gridDim = dim3(split * min(g.ntow, per));
+		g.pub = 0;
 		return CK(cudaLaunchKernelExC(&cfg, fn, args));
 	}
 	if (CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fn, th, smem)))
 		return RS_EDEVICE;
 	if (per < 1)
 		return rs_fail(err, RS_EDEVICE, "the diamond kernel does not fit on a multiprocessor");
+	/* towers a few levels apart need one block a multiprocessor (its registers allow no
+	 * more), so that L1 holds only lines its tower read since it started (k_dt7) */
+	if (per > 1)
+		g.pub = 0;
 	return CK(cudaLaunchKernel(fn, dim3(min(g.ntow, e->nsm * per)), dim3(th), args, smem, 0));
 }
 
@@ -492,7 +532,31 @@ static int dt_run(struct cuda_engine *e, int nlev, int probes, struct rs_error *
 				 : dt_sweep<double>(e, nlev, probes, err);
 }
 
-/* Advance nsteps by sweeps of nt levels (the last one shorter), stopping between sweeps. */
+/* A sweep of nlev levels, its time per level in *ms. */
+static int dt_timed(struct cuda_engine *e, int nlev, float *ms, struct rs_error *err)
+{
+	cudaEvent_t ev[2] = { NULL, NULL };
+	int rc = RS_EDEVICE;
+
+	if (!CK(cudaEventCreate(&ev[0])) && !CK(cudaEventCreate(&ev[1])) &&
+	    !CK(cudaEventRecord(ev[0], 0)) && !dt_run(e, nlev, 1, err) &&
+	    !CK(cudaEventRecord(ev[1], 0)) && !CK(cudaEventSynchronize(ev[1])) &&
+	    !CK(cudaEventElapsedTime(ms, ev[0], ev[1]))) {
+		*ms /= (float)nlev;
+		rc = 0;
+	}
+	for (int i = 0; i < 2; i++)
+		if (ev[i])
+			cudaEventDestroy(ev[i]);
+	return rc;
+}
+
+/*
+ * Advance nsteps by sweeps of nt levels (the last one shorter), stopping between sweeps.
+ * With branch walls and the towers' schedule not fixed (ROOMSIM_DT_PUBLISH), the first full
+ * sweep runs the towers awaited whole, the second is timed so, the third timed with the
+ * towers apart, and the faster is kept; the fields are the same bits either way.
+ */
 int dt_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop,
 	       struct rs_error *err)
 {
@@ -500,11 +564,21 @@ int dt_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop,
 		return err->code;
 	for (long done = 0; done < nsteps;) {
 		const int n = (int)min((long)dt_nt(e), nsteps - done);
+		const bool trial = e->branch && !e->dt_mode && !dt_publish_set() &&
+				   e->leggy_m == 1 && dt_split(e) == 1 && n == dt_nt(e);
 
 		if (stop && *stop)
 			return rs_fail(err, RS_EINTR, "interrupted");
-		if (dt_run(e, n, 1, err))
-			return RS_EDEVICE;
+		if (trial && e->dt_tried > 0) {
+			if (dt_timed(e, n, &e->dt_ms[e->dt_tried - 1], err))
+				return RS_EDEVICE;
+			if (++e->dt_tried == 3)
+				e->dt_mode = e->dt_ms[1] < e->dt_ms[0] ? 2 : 1;
+		} else {
+			if (dt_run(e, n, 1, err))
+				return RS_EDEVICE;
+			e->dt_tried += trial;
+		}
 		e->step += n;
 		done += n;
 	}
@@ -527,6 +601,7 @@ int cuda_set_diamond(struct cuda_engine *e, int dts, int nt, int split, struct r
 	e->nt = nt;
 	e->split = split;
 	e->dt_dirty = 1;	/* the receiver buffer holds nt levels */
+	e->dt_mode = e->dt_tried = 0;	/* the towers' schedule timed again */
 	return 0;
 }
 

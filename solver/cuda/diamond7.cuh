@@ -13,10 +13,12 @@
  * The same towers for M = 1, built for speed (docs/kernels.md, "diamond", measures each step):
  *  - persistent blocks take towers in stage order from a ticket counter, and a tower waits
  *    only for the two towers of the stage before it whose tiles border it in y (seed 002's
- *    asynchrony: no launch per stage, no stage-wide barrier, no wave quantisation). Every
- *    tower whose data meets this one's is one of those two or an ancestor of them, and the
- *    tickets are taken in an order that only ever waits on running blocks. A tower runs only
- *    the levels at which its tile holds room columns (padding is skipped, row by row).
+ *    asynchrony: no launch per stage, no stage-wide barrier, no wave quantisation); with
+ *    branch walls only as far as each of its levels needs, as they publish the levels they
+ *    have finished (DtDep, k_dt7). Every tower whose data meets this one's is one of
+ *    those two or an ancestor of them, and the tickets are taken in an order that only ever
+ *    waits on running blocks. A tower runs only the levels at which its tile holds room
+ *    columns (padding is skipped, row by row).
  *  - a warp whose cells of the level are all air takes a straight path, without per-cell
  *    tests; the others give every cell the update of its kind (for air it rounds as the air
  *    update does), padding keeps its value, and a source or receiver cell goes to dt_probe.
@@ -34,20 +36,70 @@
  * Towers run on other multiprocessors within the same launch, and L1 is not coherent: what a
  * tower reads was written before the releases it acquired (one thread's acquire load, then
  * the block's barrier), which the memory model orders before every later load of the block,
- * cp.async's included; the tower's first loads also bypass L1 (__ldcg).
+ * cp.async's included; the tower's first loads also bypass L1 (__ldcg). With the towers a
+ * few levels apart (band walls, k_dt7), a tower may read cells written after its start; but
+ * it reads each address of the fields once, each multiprocessor runs one block, and every
+ * tower starts with an acquire, so L1 holds no stale line of them; the branch state, read
+ * at every level, is read past L1.
  */
 
-__device__ __forceinline__ unsigned dt_acquire(const unsigned *p)
+__device__ __forceinline__ unsigned long long dt_acquire(const unsigned long long *p)
 {
-	unsigned v;
+	unsigned long long v;
 
-	asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
 	return v;
 }
 
-__device__ __forceinline__ void dt_release(unsigned *p, unsigned v)
+__device__ __forceinline__ void dt_release(unsigned long long *p, unsigned long long v)
 {
-	asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+	asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/*
+ * A tower's dependencies, as its lead thread holds them: the flags of the two towers of the
+ * stage before that border it in y (NULL where there is none), the least number of levels
+ * both have published as finished in this sweep (seen), and its own flag. A flag holds
+ * epoch << 32 | levels; a tower publishes L only once its own stores of levels up to L are
+ * made and both its neighbours have published at least L, so that L also holds for every
+ * tower to their right whose data meets this one's.
+ */
+struct DtDep {
+	const unsigned long long *f[2];
+	unsigned long long *mine;
+	unsigned long long tag;	/* the sweep's epoch << 32 */
+	unsigned seen;
+	unsigned pubat;		/* it publishes again once it has finished this level */
+};
+
+/* dt_ensure's wait, out of line, so that the tower's loop holds no registers for it. */
+__device__ __noinline__ void dt_wait(DtDep &d, unsigned need)
+{
+	while (d.seen < need) {
+		unsigned m = UINT_MAX;
+
+		for (int e = 0; e < 2; e++)
+			if (d.f[e]) {
+				const unsigned long long v = dt_acquire(d.f[e]);
+
+				m = min(m, (v >> 32) == (d.tag >> 32) ? (unsigned)v : 0u);
+			}
+		d.seen = m;
+		if (m < need)
+			__nanosleep(64);
+	}
+}
+
+/* Wait until both neighbours have finished level need (both flags polled at once). */
+__device__ __forceinline__ void dt_ensure(DtDep &d, unsigned need)
+{
+	if (d.seen < need)
+		dt_wait(d, need);
+}
+
+__device__ __forceinline__ void dt_publish(DtDep &d, unsigned levels)
+{
+	dt_release(d.mine, d.tag | levels);
 }
 
 /* The block's level barrier, an mbarrier in shared memory (sm_80 on) that every thread
@@ -324,8 +376,9 @@ template <bool B> struct DtBool {
  * to lane i, which brings the cell's values over, updates the node (branch_cell, a chain of
  * dependent loads) and sends the result back. A floor or ceiling thread's cells then take
  * one such chain a level, on several lanes at once, not one after another on its own lane.
+ * CG: the state is read past L1 (the towers run a few levels apart, k_dt7).
  */
-template <typename R, int N, typename NEED>
+template <typename R, int N, bool CG, typename NEED>
 __device__ __forceinline__ void dt7_branches(const DtArgs<R> &g, const R (&P)[2 * N + 1][2 * N + 2],
 					     R (&Q)[2 * N + 1][2 * N + 2], long long n0, NEED need)
 {
@@ -369,7 +422,7 @@ __device__ __forceinline__ void dt7_branches(const DtArgs<R> &g, const R (&P)[2 
 				before += __popc(mk);
 			}
 		if (nn >= 0)
-			v = branch_cell<R>(g.br, nn / k_dims.nz, (int)(nn % k_dims.nz), un, v);
+			v = branch_cell<R, CG>(g.br, nn / k_dims.nz, (int)(nn % k_dims.nz), un, v);
 		before = 0;
 #pragma unroll
 		for (int iy = 0; iy < SY; iy++)
@@ -401,10 +454,11 @@ template <int N> struct Dt7Need {
 };
 
 /* dt7_level's cells, every tile cell's update; PLAIN: no cell of the warp has a kind t >=
- * tdiff, so the kinds take plain_update. With branch walls (BR) the cells' updates are
+ * tdiff, so the kinds take plain_update. With branch walls (BR 1, or 2 with the towers a
+ * few levels apart, k_dt7) the cells' updates are
  * first all made, then the warp updates the branch walls of its cells (dt7_branches), then
  * the probes and the output rows take the values. */
-template <typename R, int N, bool ALL, bool DEAD, bool BR, typename PLAIN>
+template <typename R, int N, bool ALL, bool DEAD, int BR, typename PLAIN>
 __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][2 * N + 2],
 					  R (&Q)[2 * N + 1][2 * N + 2], const R *xz, R *ob, long long n0,
 					  int L, bool live, bool top, unsigned long long room,
@@ -456,7 +510,7 @@ __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][
 		}
 	if (!SPLIT)
 		return;
-	dt7_branches<R, N>(g, P, Q, n0, Dt7Need<N>{ T, room });
+	dt7_branches<R, N, BR == 2>(g, P, Q, n0, Dt7Need<N>{ T, room });
 #pragma unroll
 	for (int iy = 0; iy < SY; iy++)
 #pragma unroll
@@ -483,7 +537,7 @@ __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][
  * cells has a kind t >= tdiff (in a box: every warp but those at the x and y walls) takes the
  * kinds' plain update, the same values without the per-neighbour differences.
  */
-template <typename R, int N, bool ALL, bool DEAD, bool BR>
+template <typename R, int N, bool ALL, bool DEAD, int BR>
 __device__ __forceinline__ void dt7_level(const DtArgs<R> &g, R (&P)[2 * N + 1][2 * N + 2],
 					  R (&Q)[2 * N + 1][2 * N + 2], const R *xz, R *ob,
 					  const uint8_t *cls, long long n0, int L, bool live, bool top,
@@ -524,9 +578,10 @@ __device__ __forceinline__ void dt7_level(const DtArgs<R> &g, R (&P)[2 * N + 1][
  * up; a block's end threads also write their cells into the ghost row of the block beside
  * (distributed shared memory), and the level barrier is the cluster's.
  */
-template <typename R, int N, bool BR, bool CL>
+template <typename R, int N, int BR, bool CL>
 __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int la, int lb,
-					  R *xch, R *stage, unsigned long long *bar, unsigned &phase)
+					  R *xch, R *stage, unsigned long long *bar, unsigned &phase,
+					  bool lead, DtDep &dep)
 {
 	constexpr int O = N, SX = 2 * N + 2, SY = 2 * N + 1, SS = dt7_stride(N);
 	constexpr int ES = dt7_estride(N);
@@ -536,6 +591,7 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 	 * registers allow (dts 1 and 2); larger tiles fetch after the shift, as their window
 	 * already fills the registers (docs/performance.md measures both). */
 	constexpr bool EARLY = N <= 2;
+	constexpr bool PIPE = BR == 2 && !CL;	/* towers a few levels apart (k_dt7) */
 	const KDims &d = k_dims;
 	const int tz = threadIdx.x, nzr = g.zhi - g.zlo + 1;
 	/* The thread's z, as an offset from zlo: warp 2 holds the room's 16 top and 16 bottom
@@ -612,6 +668,9 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 					if (m.d[iy][ix])
 						xr[m.slot[iy][ix]] = P[iy][ix];
 		}
+		/* the level after next's edge is fetched at the next level, after this barrier */
+		if (PIPE && lead)
+			dt_ensure(dep, (unsigned)min(L + 2, g.nlev));
 		if (CL)
 			dt_cl_arrive();
 		else
@@ -628,6 +687,11 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 		} else {
 			dt_bar_wait(bar, phase);
 			phase ^= 1;
+			/* every thread's stores of the level before are made */
+			if (PIPE && lead && g.pub && (unsigned)L > dep.pubat) {
+				dt_publish(dep, (unsigned)(L - 1));
+				dep.pubat = (unsigned)(L - 1 + g.pub);
+			}
 		}
 		if (__any_sync(0xffffffffu, room != 0)) {
 			const R *xz = x0 + row * SS;
@@ -683,20 +747,31 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 
 /*
  * The persistent blocks of a sweep: tickets in stage order (stage g.s_hi - i, tower
- * g.tlo[parity] + j for ticket i g.ntw + j); a tower waits for its two neighbours of the
- * stage before, then runs its levels with room columns, then raises its flag to the sweep's
- * epoch. Thread 0 takes a block's next ticket as its tower starts, so that the atomic's
- * latency hides behind the tower. The acquire loads invalidate L1 and the release store
- * fences (ld.acquire and st.release at gpu scope), so no other fence is needed.
- * CL: a cluster runs each tower, split in z; block 0's thread 0 takes the tickets and
- * raises the flags, and the other blocks read the ticket from its shared memory. Their
- * stores reach the flag's release through the cluster barrier (release, then acquire by
- * block 0) and a fence.
+ * g.tlo[parity] + j for ticket i g.ntw + j). A tower waits for its two neighbours of the stage
+ * before (DtDep). BR: none (0), branch walls (1), or branch walls with the towers a few
+ * levels apart (2, PIPE), where a tower waits only as far as each level needs: to start,
+ * their levels up to its first's next (its first window, and the edge its first shift
+ * reads), and before each level L, up to L + 2 (the edge fetched at the next level), so
+ * that the towers of successive stages run at once, a few levels apart, and a tower slowed by
+ * its branch walls delays those after it by a few of its levels, not by all of them; it
+ * publishes its levels every g.pub. Otherwise (or with g.pub 0) a tower waits for its
+ * neighbours' whole towers and publishes only its end: where every tower does the same work,
+ * running them apart gained nothing (docs/performance.md), and its checks cost. Thread 0 takes
+ * a block's next ticket as its tower starts, so that the atomic's latency hides behind the
+ * tower. The acquire loads invalidate L1 and the release stores fence (ld.acquire and
+ * st.release at gpu scope), so no other fence is needed; what a later tower reads was
+ * written before a release it acquired, or by itself. With PIPE, branch state, which the
+ * towers of other multiprocessors rewrite meanwhile, is read past L1 (branch.cuh).
+ * CL: a cluster runs each tower, split in z, and waits for whole towers (the launch sets
+ * g.pub 0); block 0's thread 0 takes the tickets and publishes. The other blocks read the
+ * ticket from its shared memory; their stores reach the end's release through the cluster
+ * barrier (release, then acquire by block 0) and a fence.
  */
-template <typename R, int DTS, bool BR, bool CL>
+template <typename R, int DTS, int BR, bool CL>
 __global__ void __launch_bounds__(DtShape<R, 1, DTS>::threads, 1) k_dt7(DtArgs<R> g)
 {
 	constexpr int N = DTS, SS = dt7_stride(N), ES = dt7_estride(N);
+	constexpr bool PIPE = BR == 2 && !CL;	/* towers a few levels apart */
 	extern __shared__ unsigned char smem[];
 	__shared__ int tk[5];
 	__shared__ unsigned long long bar;
@@ -707,7 +782,10 @@ __global__ void __launch_bounds__(DtShape<R, 1, DTS>::threads, 1) k_dt7(DtArgs<R
 	const int *tkr = CL ? dt_cl_map(tk, 0) : tk;	/* the ticket's block */
 	int next = 0;
 	unsigned phase = 0;	/* of the level barrier: its waits so far, mod 2 */
+	__shared__ DtDep dep;	/* the lead thread's (in shared memory: no registers held) */
 
+	if (lead)
+		dep.tag = (unsigned long long)g.epoch << 32;
 	for (int i = threadIdx.x; i < 4 * SS; i += blockDim.x)	/* the ghost rows */
 		xch[(i / (2 * SS)) * rows * SS + (i / SS % 2 ? rows - 1 : 0) * SS + i % SS] = R(0);
 	for (int i = threadIdx.x; i < 2 * (int)blockDim.x * ES; i += blockDim.x)
@@ -726,30 +804,34 @@ __global__ void __launch_bounds__(DtShape<R, 1, DTS>::threads, 1) k_dt7(DtArgs<R
 			const int t = g.tlo[s & 1] + k % g.ntw;
 			int la = 1, lb = 0;
 
+			dep.f[0] = dep.f[1] = NULL;
+			dep.seen = 0;
 			if (k < g.ntow) {
 				next = atomicAdd(g.ticket, 1);
+				dep.mine = g.flags + k;
 				if (t <= g.thi[s & 1])
 					dt_levels<R, 1, N>(g, s, t, la, lb);
 			}
 			if (k < g.ntow && t <= g.thi[s & 1] && i > 0) {
 				const int p1 = (s + 1) & 1, yc = N * (s & 1) + 2 * N * t;
-				const unsigned *f[2];
 
 				for (int e = 0; e < 2; e++) {
 					const int j = (yc + (2 * e - 1) * N - N * p1) / (2 * N) - g.tlo[p1];
 
-					f[e] = j >= 0 && j < g.ntw ? g.flags + (size_t)(i - 1) * g.ntw + j
-								   : NULL;
-				}
-				for (;;) {	/* both flags polled at once */
-					const bool a = !f[0] || dt_acquire(f[0]) == g.epoch;
-					const bool b = !f[1] || dt_acquire(f[1]) == g.epoch;
-
-					if (a && b)
-						break;
-					__nanosleep(64);
+					dep.f[e] = j >= 0 && j < g.ntw ? g.flags + (size_t)(i - 1) * g.ntw + j
+								       : NULL;
 				}
 			}
+			if (k < g.ntow) {
+				if (!dep.f[0] && !dep.f[1])	/* L1 invalidated all the same (PIPE) */
+					(void)dt_acquire(dep.mine);
+				dt_ensure(dep, la <= lb && PIPE && g.pub
+						       ? (unsigned)min(la + 1, g.nlev)
+						       : (unsigned)g.nlev);
+				if (la <= lb && la > 1)	/* its tile held no room column before la */
+					dt_publish(dep, (unsigned)(la - 1));
+			}
+			dep.pubat = (unsigned)la;
 			tk[0] = k;
 			tk[1] = s;
 			tk[2] = t;
@@ -768,15 +850,17 @@ __global__ void __launch_bounds__(DtShape<R, 1, DTS>::threads, 1) k_dt7(DtArgs<R
 			return;
 		}
 		if (la <= lb)
-			dt7_tower<R, N, BR, CL>(g, s, t, la, lb, xch, stage, &bar, phase);
+			dt7_tower<R, N, BR, CL>(g, s, t, la, lb, xch, stage, &bar, phase, lead, dep);
 		if (CL) {	/* the towers' stores are made and the ticket is read */
 			__threadfence();
 			dt_cl_sync();
 		} else {
 			__syncthreads();	/* the tower's stores are made, tk is read */
 		}
-		if (lead)
-			dt_release(g.flags + k, g.epoch);
+		if (lead) {
+			dt_ensure(dep, (unsigned)g.nlev);
+			dt_publish(dep, (unsigned)g.nlev);
+		}
 	}
 }
 

@@ -139,9 +139,10 @@ template <typename R> struct DtArgs {
 	int zlo, zhi;		/* z range of the room's cells */
 	const int2 *xr;		/* per row y, the x range of its room columns (x > y: none) */
 	/* k_dt7's schedule: tickets i ntw + j run tower tlo[s & 1] + j of stage s_hi - i */
-	unsigned *flags;	/* per ticket: the epoch of the sweep that finished it */
+	unsigned long long *flags;	/* per ticket: epoch << 32 | the levels it has finished */
 	int *ticket;		/* the next ticket, 0 at the launch */
 	unsigned epoch;
+	int pub;		/* a tower publishes its levels every pub (0: at its end only) */
 	int s_hi, ntw, ntow;	/* the first stage, tickets per stage, tickets */
 	int tlo[2], thi[2];	/* the towers of even and odd stages */
 	/* k_dt7's offsets of column (x, y) of the window, at [(y + N) (2 N + 2) + x + N], from

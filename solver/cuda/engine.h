@@ -183,10 +183,14 @@ struct cuda_engine {
 	double *dt_pval;		/* receiver cells' values per level of a sweep */
 	size_t dt_pval_n;		/* doubles dt_pval holds */
 	int dt_dirty;			/* the source or receivers changed since the last sweep */
-	unsigned *dt_flags;		/* k_dt7: per tower, the epoch of the sweep that ran it */
+	unsigned long long *dt_flags;	/* k_dt7: per tower, its sweep's epoch and levels done */
 	size_t dt_nflags;
 	int *dt_ticket;			/* k_dt7's ticket counter */
 	unsigned dt_epoch;		/* the last sweep's */
+	int dt_mode;			/* with branch walls: k_dt7's towers awaited whole (1) or
+					 * a few levels apart (2), 0 while dt_advance times them */
+	int dt_tried;			/* dt_advance's sweeps towards that choice */
+	float dt_ms[2];			/* their times per level, whole and apart */
 	struct cuda_branch *branch;	/* the branch walls (branch.cu), or NULL */
 };
 

@@ -3,7 +3,12 @@
 # with band walls (docs/performance.md, "Band materials"): the bench box with --band-walls and
 # with scalar walls; a box of the bench box's cells with the band material on its floor and
 # ceiling only, then on its four side walls only (which walls pace the towers); and
-# rooms/concert-hall at fmax 1200 Hz with its library band materials (dts 1); 256 steps each.
+# rooms/concert-hall at fmax 1200 Hz with its library band materials (dts 1); then the bench
+# box with scalar walls; 256 steps each. Each with the towers publishing their levels every
+# PUBLISH levels (a list, default "4 0": ROOMSIM_DT_PUBLISH, 0 waiting for whole towers); then
+# the floor-and-ceiling and side-wall boxes at 2 cm run end to end, the schedule timed by run
+# and fixed; then (RUN=0: not) the hall run end to end for 0.2 s with diamond and with
+# slice-vec.
 # BASE=BINARY runs the band-wall cases again with an earlier build, in the same call; NCU=1
 # samples the stall reasons of one sweep with bands on a smaller box's floor and ceiling
 # (Nsight Compute, clocks left alone).
@@ -37,17 +42,48 @@ BOX
 }
 box floor-ceiling "{default: plain, floor: bands, ceiling: bands}" > "$out/box-z.yaml"
 box side-walls "{default: bands, floor: plain, ceiling: plain}" > "$out/box-xy.yaml"
-for bin in .gpu/bin/roomsim ${BASE:+"$BASE"}; do
-	echo "== $bin"
-	"$bin" bench --kernel diamond --steps "$steps" --band-walls
+bands() {	# the band-wall cases, then the scalar bench box, with binary $1
+	"$1" bench --kernel diamond --steps "$steps" --band-walls
 	echo "-- bands on the floor and ceiling only"
-	"$bin" bench --kernel diamond --steps "$steps" --dts 2 "$out/box-z.yaml"
+	"$1" bench --kernel diamond --steps "$steps" --dts 2 "$out/box-z.yaml"
 	echo "-- bands on the side walls only"
-	"$bin" bench --kernel diamond --steps "$steps" --dts 2 "$out/box-xy.yaml"
-	"$bin" bench --kernel diamond --steps "$steps" --dts 1 "$hall"
+	"$1" bench --kernel diamond --steps "$steps" --dts 2 "$out/box-xy.yaml"
+	echo "-- the hall at 1.2 kHz"
+	"$1" bench --kernel diamond --steps "$steps" --dts 1 "$hall"
+	echo "-- scalar walls"
+	"$1" bench --kernel diamond --steps "$steps"
+}
+for pub in ${PUBLISH:-4 0}; do
+	echo "== .gpu/bin/roomsim, ROOMSIM_DT_PUBLISH=$pub"
+	ROOMSIM_DT_PUBLISH=$pub bands .gpu/bin/roomsim
 done > "$out/bench.txt" 2>&1
-echo "== .gpu/bin/roomsim, scalar walls" >> "$out/bench.txt"
-.gpu/bin/roomsim bench --kernel diamond --steps "$steps" >> "$out/bench.txt" 2>&1
+if [ -n "${BASE:-}" ]; then
+	echo "== $BASE"
+	bands "$BASE"
+fi >> "$out/bench.txt" 2>&1
+# run's choice of schedule: the band-wall boxes at 2 cm, 0.1 s, end to end, with the schedule
+# timed (unset) and fixed
+for b in z xy; do
+	sed 's/spacing: 0.01/spacing: 0.02/; s/duration: 0.01/duration: 0.1/' "$out/box-$b.yaml" \
+		> "$out/box-$b-2cm.yaml"
+	for pub in unset 0 4; do
+		echo "== box-$b at 2 cm, 0.1 s, --kernel diamond, ROOMSIM_DT_PUBLISH=$pub"
+		( [ $pub = unset ] || export ROOMSIM_DT_PUBLISH=$pub
+		  .gpu/bin/roomsim run "$out/box-$b-2cm.yaml" --kernel diamond --out "$out/run" 2>&1 |
+			tr "\r" "\n" | grep -E "took" )
+		rm -rf "$out/run"
+	done
+done >> "$out/bench.txt" 2>&1
+if [ "${RUN:-1}" = 1 ]; then
+	for k in diamond slice-vec; do
+		echo "== the hall at 1.2 kHz, 0.2 s, --kernel $k"
+		t0=$(date +%s.%N)
+		.gpu/bin/roomsim run "$hall" --set hybrid= --set duration=0.2 --kernel $k \
+			--out "$out/hall-$k" 2>&1 | tr "\r" "\n" | grep -E "steps|setup" | tail -3
+		awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f s wall\n", b - a }'
+		rm -rf "$out/hall-$k"
+	done >> "$out/bench.txt" 2>&1
+fi
 if [ "${NCU:-0}" = 1 ]; then
 	# k_dt7 with bands on the floor and ceiling of a box a quarter of the bench box's
 	# columns: stall reasons per instruction, sampled (application replay: the towers wait
@@ -63,4 +99,4 @@ if [ "${NCU:-0}" = 1 ]; then
 		> "$out/ncu-source.csv" 2>&1
 fi
 rm -f "$hall"
-grep -E "^==|^--|^diamond" "$out/bench.txt"
+grep -E "^==|^--|^diamond|took|wall" "$out/bench.txt"

@@ -271,7 +271,8 @@ CASE(shapes_f64, 3, 8)
  * mesh, both precisions; the leggy stencil through its kernels, and the fcc kernels in the
  * box, the room of shapes and the mesh;
  * the fields and receivers against the CPU engine; diamond among them, whose towers update
- * the branches cell by cell.
+ * the branches cell by cell (in float32 also with other tile sizes and other intervals at
+ * which its towers publish their levels).
  */
 #define BAND_MATERIALS \
 	"materials: {w: {absorption: {125: 0.1, 250: 0.15, 500: 0.25, 1000: 0.3}},\n" \
@@ -351,6 +352,23 @@ static void band_materials(void **state)
 				      "bands %-11s %s %-16s", names[r], prec == 4 ? "f32" : "f64",
 				      kernel_names[k]);
 				result_free(&got);
+				if (k != KERNEL_DIAMOND || prec != 4 || r >= 4)
+					continue;
+				/* k_dt7's towers publishing their levels at every level (the closest
+				 * interleaving of successive stages) and only at their ends (whole
+				 * towers awaited), on tile sizes 1 and 2 */
+				for (int pub = 0; pub <= 1; pub++)
+					for (int dts = 1; dts <= 2; dts++) {
+						setenv("ROOMSIM_DT_PUBLISH", pub ? "1" : "0", 1);
+						gpu.dts = dts;
+						run(s, &gpu, steps, &got);
+						unsetenv("ROOMSIM_DT_PUBLISH");
+						judge(&got, &ref, steps, s->grid->plan.cells, tol,
+						      "bands %-11s f32 diamond dts %d, published %s",
+						      names[r], dts, pub ? "every level" : "at the end");
+						result_free(&got);
+					}
+				gpu.dts = 0;
 			}
 			result_free(&ref);
 			sim_close(s);
