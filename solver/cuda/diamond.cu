@@ -52,32 +52,28 @@ template <typename R> static const void *dt_instance(int M, int dts, int br, boo
 
 /*
  * With branch walls k_dt7 runs its towers a few levels apart, each publishing its levels every
- * ROOMSIM_DT_PUBLISH (4 when unset), or, with ROOMSIM_DT_PUBLISH=0, awaits its neighbours'
- * whole towers. Unset, dt_advance times both on a run's first full sweeps and keeps the
- * faster (dt_mode): apart is faster where a few towers are slow (band walls on a box's sides),
- * whole where every tower has them (its state is then read through L1).
+ * ROOMSIM_DT_PUBLISH (every 4 when unset), or, with ROOMSIM_DT_PUBLISH=0, awaits its
+ * neighbours' whole towers. Unset (-1 here), dt_advance times both on a run's first full
+ * sweeps and keeps the faster (dt_mode): apart is faster where a few towers are slow (band
+ * walls on a box's sides), whole where every tower has them (its state is then read through
+ * L1).
  */
-static int dt_publish_every(void)
+static int dt_publish(void)
 {
 	const char *env = getenv("ROOMSIM_DT_PUBLISH");
 
-	return env && *env ? max(0, atoi(env)) : 4;
-}
-
-static int dt_publish_set(void)
-{
-	const char *env = getenv("ROOMSIM_DT_PUBLISH");
-
-	return env && *env;
+	return env && *env ? max(0, atoi(env)) : -1;
 }
 
 /* The towers with branch walls: 0 (none), 1 (whole towers awaited) or 2 (apart). */
 static int dt_br(const struct cuda_engine *e)
 {
+	const int pub = dt_publish();
+
 	if (!e->branch)
 		return 0;
-	if (dt_publish_set())
-		return dt_publish_every() > 0 ? 2 : 1;
+	if (pub >= 0)
+		return pub > 0 ? 2 : 1;
 	return e->dt_mode ? e->dt_mode : e->dt_tried == 2 ? 2 : 1;
 }
 
@@ -428,7 +424,7 @@ static int dt7_launch(struct cuda_engine *e, DtArgs<R> &g, const void *fn, int s
 	g.flags = e->dt_flags;
 	g.ticket = e->dt_ticket;
 	g.epoch = ++e->dt_epoch;
-	g.pub = dt_br(e) == 2 ? max(1, dt_publish_every()) : 0;
+	g.pub = dt_br(e) == 2 ? (dt_publish() > 0 ? dt_publish() : 4) : 0;
 	if (CK(cudaMemsetAsync(e->dt_ticket, 0, sizeof(int))))
 		return RS_EDEVICE;
 	if (split > 1) {	/* clusters wait for whole towers (k_dt7) */
@@ -564,7 +560,7 @@ int dt_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop,
 		return err->code;
 	for (long done = 0; done < nsteps;) {
 		const int n = (int)min((long)dt_nt(e), nsteps - done);
-		const bool trial = e->branch && !e->dt_mode && !dt_publish_set() &&
+		const bool trial = e->branch && !e->dt_mode && dt_publish() < 0 &&
 				   e->leggy_m == 1 && dt_split(e) == 1 && n == dt_nt(e);
 
 		if (stop && *stop)
