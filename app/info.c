@@ -336,12 +336,22 @@ static void print_ranks(const struct room *room, const struct app_plan *p, int n
 		if (pt.win[1] - pt.win[0] + 1 > most)
 			most = pt.win[1] - pt.win[0] + 1;
 	}
+	if (room->shaped && !room->geo.voxels) {	/* run balances the slabs' work */
+		const int cap = part_most_layers(g->room[2], n);
+
+		most += cap - (g->room[2] + n - 1) / n;
+		most = most < g->room[2] ? most : g->room[2];
+		printf("ranks      %d, slabs of equal work, each at most %d of the %d layers "
+		       "across %c, in a window of at most %d (%d exchanged each side)\n", n, cap,
+		       g->room[2], 'x' + g->slab, most, pt.depth);
+	} else {
+		printf("ranks      %d, slabs of %d or %d of the %d layers across %c, each in a "
+		       "window of at most %d (%d exchanged each side)\n", n, g->room[2] / n,
+		       (g->room[2] + n - 1) / n, g->room[2], 'x' + g->slab, most, pt.depth);
+	}
 	w.room[2] = most;
 	w.n[2] = most + 2 * g->halo;
 	w.cells = (size_t)w.n[0] * w.n[1] * w.n[2];
-	printf("ranks      %d, slabs of %d or %d of the %d layers across %c, each in a window of "
-	       "at most %d (%d exchanged each side)\n", n, g->room[2] / n,
-	       (g->room[2] + n - 1) / n, g->room[2], 'x' + g->slab, most, pt.depth);
 	printf("           per rank: %s for its window", app_bytes((double)fdtd_memory(
 	       &w, room->precision, room->nreceivers, p->nsamples), mem));
 #ifdef ROOMSIM_CUDA

@@ -32,6 +32,7 @@
 #define CHUNK_STEPS 64
 #define CHUNK_MAX 1024
 #define CHUNK_NODES 2e9
+#define PHASE_STEPS 64	/* ROOMSIM_PHASES: steps timed alone after the run */
 
 static volatile sig_atomic_t stop_requested;
 
@@ -431,6 +432,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	chunk = (long)fmin(CHUNK_MAX, fmax(CHUNK_STEPS, CHUNK_NODES /
 					   (double)vox_nodes(&r->plan.grid))) / CHUNK_STEPS * CHUNK_STEPS;
 	chunk = (chunk + batch - 1) / batch * batch;	/* whole towers of diamond */
+	app_phase("source set");
 	app_progress_begin(&prog, src->name, steps, (double)vox_nodes(&r->plan.grid), r->quiet);
 	while (fdtd_steps(r->engine) < steps) {
 		long done = fdtd_steps(r->engine), n = steps - done;
@@ -473,7 +475,10 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 		if (run_checkpoint_due(r) && (rc = run_checkpoint(r, s, &writer, err)))
 			break;
 		app_progress_update(&prog, fdtd_steps(r->engine));
+		if (!done)
+			app_phase("first chunk stepped");
 	}
+	app_phase("stepped");
 	/* SIGTERM (a scheduler's), or any interrupt of a run that takes checkpoints: one more */
 	if (rc == RS_EINTR &&
 	    part_any(&r->part, stop_requested == SIGTERM || r->ckpt_seconds > 0 || r->ckpt_steps > 0)) {
@@ -501,6 +506,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			       r->plan.nsamples * sizeof(double));
 		part_send0(&r->part, r->rec_rank[q], to, to, r->plan.nsamples * sizeof(double));
 	}
+	app_phase("receivers gathered");
 	if (r->nsp) {
 		const double t0 = app_now();
 
@@ -652,15 +658,34 @@ static int decompose(struct run *r, struct rs_error *err)
 		return 0;
 	if (grids_split(&r->grids, &r->part, r->grid, err))
 		return err->code;
-	if (cuda && part_connect_wait(&r->part, err))	/* started in run_build_grid */
+	if (cuda && part_connect_wait(&r->part, err))	/* started in prepare */
 		return err->code;
-	if (!r->quiet)
-		fprintf(stderr, "roomsim: %d ranks%s, slabs of about %d layers across %c; rank 0 "
-			"updates layers %d to %d of its window %d to %d\n", r->part.size,
+	app_phase("GPU and NCCL awaited");
+	if (!r->quiet) {
+		int least = r->plan.grid.room[2], most = 0;
+		char slabs[96];
+
+		for (int q = 0; q < r->part.size; q++) {
+			int first, last;
+
+			part_slab(&r->part, &r->plan.grid, q, &first, &last);
+			least = last - first + 1 < least ? last - first + 1 : least;
+			most = last - first + 1 > most ? last - first + 1 : most;
+		}
+		if (r->part.cut)
+			snprintf(slabs, sizeof(slabs), "slabs of %d to %d layers (of equal work)",
+				 least, most);
+		else if (most > least)
+			snprintf(slabs, sizeof(slabs), "slabs of %d or %d layers", least, most);
+		else
+			snprintf(slabs, sizeof(slabs), "slabs of %d layers", least);
+		fprintf(stderr, "roomsim: %d ranks%s, %s across %c; rank 0 updates layers %d to "
+			"%d of its window %d to %d\n", r->part.size,
 			!cuda ? " (halos through MPI)" : r->part.staged ? " on GPUs (halos through "
-			"host memory and MPI)" : " on as many GPUs (halos through NCCL)",
-			r->plan.grid.room[2] / r->part.size, 'x' + r->plan.grid.slab,
-			r->part.own[0], r->part.own[1], r->part.win[0], r->part.win[1]);
+			"host memory and MPI)" : " on as many GPUs (halos through NCCL)", slabs,
+			'x' + r->plan.grid.slab, r->part.own[0], r->part.own[1], r->part.win[0],
+			r->part.win[1]);
+	}
 	return 0;
 }
 
@@ -736,6 +761,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 
 	if (!room)
 		return err->code;
+	app_phase("room read");
 	r->room = room;
 	if (r->part.rank == 0)
 		app_warn_unused(room);
@@ -743,6 +769,9 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		r->out = room->out_dir;
 	r->backend = backend;
 	if (choose_backend(r, err))
+		return err->code;
+	/* several ranks: the GPUs' communicator and contexts made beside the setup */
+	if (r->part.size > 1 && part_connect(&r->part, r->backend == ROOM_BACKEND_CUDA, err))
 		return err->code;
 	if (room->stencil_auto) {	/* the fastest scheme for the dispersion asked */
 		struct app_candidate c[APP_MAX_CANDIDATES];
@@ -781,10 +810,16 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	/* the geometric engine's scene: a hole in the room is bad input, found before the grid */
 	if (run_hybrid_open(r, err))
 		return err->code;
-	if (run_build_grid(r, err) || check_points(r, err) || run_spatial_open(r, err) ||
+	app_phase("geometric scene built");
+	if (run_build_grid(r, err))
+		return err->code;
+	app_phase("voxel grid built");
+	if (check_points(r, err) || run_spatial_open(r, err) ||
 	    grids_make(&r->grids, room, r->window ? r->window : r->grid, r->plan.grid.n[2],
-		       &r->part, err) ||
-	    decompose(r, err))
+		       &r->part, err))
+		return err->code;
+	app_phase("points checked");
+	if (decompose(r, err))
 		return err->code;
 	for (int i = 0; i < r->grids.n && !r->quiet; i++)
 		fprintf(stderr, "roomsim: receiver grid %s: %zu points (%s, %d x %d lattice)\n",
@@ -817,6 +852,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.split = room->split;
 	if (app_banks(room, &r->banks, err))
 		return err->code;
+	app_phase("materials fitted");
 	setup.banks = r->banks->bank;
 	setup.nbanks = room->nmaterials;
 	setup.dt = r->plan.dt;
@@ -826,6 +862,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		setup.block_sources |= room->sources[i].balloon != NULL;
 	if (create_engine(r, &setup, err) || (setup.band_frames && run_frames_setup(r, err)))
 		return err->code;
+	app_phase("engine made");
 	snprintf(r->engine_name, sizeof(r->engine_name), "%s%s", setup.cuda ? "cuda:" : "cpu",
 		 setup.cuda ? kernel_names[fdtd_kernel(r->engine)] : "");
 	if (r->part.size > 1)
@@ -894,6 +931,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		rc = keep_space(r, err);
 	if (part_any(&r->part, rc != 0))
 		return rc ? rc : rs_fail(err, RS_EIO, "another rank could not start (rank 0 says why)");
+	app_phase("outputs' space kept");
 	return 0;
 }
 
@@ -993,7 +1031,12 @@ int cmd_run(int argc, char **argv)
 	int backend, rc;
 	double t0 = app_now();
 
+	app_phase("started");
 	rc = part_init(&r.part, &err);
+	if (!rc && r.part.size > 1) {
+		app_phase_rank(r.part.rank);
+		app_phase("MPI started");
+	}
 	if (!rc)
 		rc = parse_args(argc, argv, &file, &r, &backend, &err);
 	if (!rc && r.gpus > 1 && r.part.size == 1)
@@ -1013,6 +1056,7 @@ int cmd_run(int argc, char **argv)
 	if (!rc)
 		rc = run_hybrid_start(&r, &err);
 	if (!rc) {
+		app_phase("ready to step");
 		for (size_t q = 0; q < sizeof(stop_signals) / sizeof(stop_signals[0]); q++)
 			signal(stop_signals[q], on_signal);
 		for (int s = r.resume ? r.resumed.source : 0; s < r.room->nsources && !rc; s++) {
@@ -1034,6 +1078,7 @@ int cmd_run(int argc, char **argv)
 			r.reserved = 0;
 			/* the geometric part of this source, for its full-band WAVs */
 			wrc = run_hybrid_wait(&r, s, rc ? &werr : &err);
+			app_phase("geometric part awaited");
 			if (wrc && rc)
 				fprintf(stderr, "roomsim: %s\n", werr.msg);
 			if (!rc)
@@ -1043,6 +1088,7 @@ int cmd_run(int argc, char **argv)
 				fprintf(stderr, "roomsim: %s\n", werr.msg);
 			if (!rc)
 				rc = wrc;
+			app_phase("outputs written");
 			if (!rc && s + 1 < r.room->nsources && keep_space(&r, &werr))
 				fprintf(stderr, "roomsim: warning: %s\n", werr.msg);
 		}
@@ -1069,7 +1115,19 @@ int cmd_run(int argc, char **argv)
 	run_hybrid_close(&r);
 	run_spatial_close(&r);
 	grids_free(&r.grids);
+	if (app_phases() && r.engine && r.backend == ROOM_BACKEND_CUDA) {
+		/* each rank's own work, to see how even its slab is (it overwrites the fields) */
+		char what[128];
+		const double t = fdtd_time_steps(r.engine, PHASE_STEPS);
+
+		snprintf(what, sizeof(what), "%d steps of the update alone: %.3f ms a step "
+			 "(layers %d to %d)", PHASE_STEPS, t * 1e3 / PHASE_STEPS, r.part.own[0],
+			 r.part.own[1]);
+		app_phase(what);
+	}
+	app_phase("run done");
 	fdtd_destroy(r.engine);
+	app_phase("engine freed");
 	free(r.banks);
 	vox_free(r.window);
 	vox_free(r.grid);
@@ -1082,6 +1140,7 @@ int cmd_run(int argc, char **argv)
 	free(r.rec_index);
 	free(r.frame_p);
 	part_end(&r.part);
+	app_phase("MPI ended");
 	free(r.signals);
 	free(r.air);
 	free(r.completed);

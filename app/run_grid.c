@@ -7,6 +7,7 @@
  * otherwise is gathered from the ranks' slabs: the volume and the wall areas, the snapshot
  * planes' room cells, the receiver grids' points (grids.c).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +206,82 @@ static void done(struct run *r, double t0)
 	r->vox_peak = ru.ru_maxrss;
 }
 
+#define BALANCE_CELLS 2e7	/* the coarse grid of balance(): about this many cells */
+#define BALANCE_NODE 13.0	/* cell updates a band-wall node costs (the hall on four GPUs) */
+
+/*
+ * Slabs of equal work (part_balance) for a room of shapes or a mesh, whose layers hold
+ * unequal numbers of room cells and of band-wall nodes, which are what a step updates: rank
+ * 0 voxelises the room at a coarse spacing (f times the run's, about BALANCE_CELLS cells) and
+ * weighs each layer by the coarse layer around it: its room cells (times f^2, the run's cells
+ * they stand for), its boundary cells with a band material (times f, BALANCE_NODE each), and
+ * a twentieth of a full layer for the columns a kernel passes over. BALANCE_NODE is fitted to
+ * each rank's time alone for two cuts of the concert hall (docs/performance.md). A room that
+ * the coarse grid cannot make (a mesh that leaks at that spacing) keeps slabs of equal
+ * layers; boxes are even, and a voxel file's room is read in slabs of its own.
+ */
+static int balance(struct run *r, const struct room *room, struct rs_error *err)
+{
+	const struct vox_plan *p = &r->plan.grid;
+	const int L = p->room[2];
+	double *w = calloc((size_t)L, sizeof(double));
+	int rc;
+
+	if (!w)
+		return rs_fail(err, RS_ENOMEM, "out of memory");
+	if (r->part.rank == 0) {
+		const double cells = (double)p->room[0] * p->room[1] * L;
+		const double f = fmax(2, ceil(cbrt(cells / BALANCE_CELLS)));
+		struct room *c = malloc(sizeof(*c));
+		struct rs_error quiet = { 0 };
+		struct vox_grid *g = NULL;
+
+		if (c) {	/* the same room, shared lists and all, at the coarse spacing */
+			memcpy(c, room, sizeof(*c));
+			c->spacing = room->spacing * f;
+			if (c->stencil == ROOM_STENCIL_FCC)	/* the cubic grid's cells */
+				c->stencil = ROOM_STENCIL_LEGGY;
+			g = vox_build(c, &quiet);
+			free(c);
+		}
+		if (g) {
+			const struct vox_plan *q = &g->plan;
+			const int Lc = q->room[2];
+			const size_t layer = (size_t)q->n[0] * q->n[1];
+			double *n = calloc(2 * (size_t)Lc, sizeof(double)), *nb = n + Lc;
+
+			for (int k = 0; n && k < Lc; k++)	/* room cells per coarse layer */
+				for (int j = q->halo; j < q->halo + q->room[1]; j++)
+					for (int i = q->halo; i < q->halo + q->room[0]; i++)
+						n[k] += g->cls[vox_index(q, i, j, k + q->halo)] != VOX_PAD;
+			for (size_t x = 0; n && x < g->nwalls; x++) {	/* band-wall nodes */
+				const struct vox_wall *wl = &g->walls[x];
+				const int k = (int)(wl->cell / layer) - q->halo;
+				int band = 0;
+
+				for (int s = 0; s < 6; s++)
+					band |= wl->material[s] != VOX_NO_WALL &&
+						(room->materials[wl->material[s]].nbands > 0 ||
+						 room->materials[wl->material[s]].nbranches > 0);
+				if (band && k >= 0 && k < Lc)
+					nb[k]++;
+			}
+			for (int k = 0; n && k < L; k++) {
+				int kc = (int)((k + 0.5) * Lc / L);
+
+				kc = kc < Lc ? kc : Lc - 1;
+				w[k] = f * f * (n[kc] + 0.05 * q->room[0] * q->room[1]) +
+				       f * BALANCE_NODE * nb[kc];
+			}
+			free(n);
+			vox_free(g);
+		}
+	}
+	rc = part_balance(&r->part, p, w, err);	/* all zero: equal layers */
+	free(w);
+	return rc;
+}
+
 int run_build_grid(struct run *r, struct rs_error *err)
 {
 	const double t0 = app_now();
@@ -224,9 +301,12 @@ int run_build_grid(struct run *r, struct rs_error *err)
 		done(r, t0);
 		return rc;
 	}
-	/* the GPUs' communicator is made beside the window (run.c decompose waits for it) */
-	if (part_plan(&r->part, &r->plan.grid, room->precision, r->backend == ROOM_BACKEND_CUDA,
-		      err) || part_connect(&r->part, err))
+	/* the GPUs' communicator is being made (run.c prepare; decompose waits for it) */
+	if ((room->shaped && !room->geo.voxels && !(getenv("ROOMSIM_BALANCE") &&
+						      !strcmp(getenv("ROOMSIM_BALANCE"), "0")) &&
+	     balance(r, room, err)) ||
+	    part_plan(&r->part, &r->plan.grid, room->precision, r->backend == ROOM_BACKEND_CUDA,
+		      err))
 		return err->code;
 	part_vox_comm(&r->part, &comm);
 	r->window = vox_build_window(room, r->part.win[0], r->part.win[1], r->part.own[0],

@@ -311,6 +311,16 @@ long fdtd_batch(const struct fdtd *f)
 	return fdtd_diamond(f, &dts, &nt, &split) ? nt : 1;
 }
 
+double fdtd_time_steps(struct fdtd *f, int steps)
+{
+	double t = -1;
+
+	if (!f->gpu || GPU_CALL(cuda_time_kernel(f->gpu, cuda_kernel(f->gpu), steps, 3, &t,
+						 &f->err)))
+		return -1;
+	return t;
+}
+
 const double *fdtd_kernel_rates(const struct fdtd *f)
 {
 	return f->gpu ? GPU_VALUE(cuda_auto_rates(f->gpu), NULL) : NULL;

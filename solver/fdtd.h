@@ -106,6 +106,13 @@ int fdtd_cuda_available(char *name, size_t len);
 /* The GPU kernel in use (after auto, the one chosen); KERNEL_AUTO on the CPU. */
 enum kernel_id fdtd_kernel(const struct fdtd *f);
 
+/*
+ * On the GPU: the median seconds of `steps` steps of the kernel and the branch walls alone (no
+ * exchange, sources or receivers) on this engine's grid, or -1. It overwrites the fields with
+ * noise: for a diagnosis after a run (ROOMSIM_PHASES), or before one.
+ */
+double fdtd_time_steps(struct fdtd *f, int steps);
+
 /* After GPU kernel auto: voxel updates/s of each kernel, indexed by enum kernel_id; else NULL. */
 const double *fdtd_kernel_rates(const struct fdtd *f);
 

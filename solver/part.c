@@ -83,6 +83,8 @@ void part_end(struct part *pt)
 	pt->nccl = NULL;
 	pt->stage = NULL;
 #endif
+	free(pt->cut);
+	pt->cut = NULL;
 #ifdef ROOMSIM_MPI
 	int up = 0;
 
@@ -91,10 +93,71 @@ void part_end(struct part *pt)
 #endif
 }
 
-/* The first layer of rank r's slab of the room's L layers from `halo` on. */
-static int slab_start(const struct vox_plan *p, int size, int r)
+/* The first layer of rank r's slab of the room's L layers from `halo` on: part_balance's,
+ * or an equal share. */
+static int slab_start(const struct part *pt, const struct vox_plan *p, int r)
 {
-	return p->halo + (int)((long long)p->room[2] * r / size);
+	return p->halo + (pt->cut ? pt->cut[r] : (int)((long long)p->room[2] * r / pt->size));
+}
+
+int part_most_layers(int layers, int size)
+{
+	const int most = (int)(((long long)layers * 5 + 4LL * size - 1) / (4LL * size));
+
+	return most < layers ? most : layers;
+}
+
+/* The layers exchanged with each neighbour: the stencil's reach; on the fcc lattice two
+ * layers at least, since a receiver reads up to two layers above its lowest node there (one on
+ * the cubic grid). */
+static int exchange_depth(const struct vox_plan *p)
+{
+	return p->fcc && p->halo < 2 ? 2 : p->halo;
+}
+
+int part_balance(struct part *pt, const struct vox_plan *p, const double *w,
+		 struct rs_error *err)
+{
+	const int n = pt->size, layers = p->room[2], most = part_most_layers(layers, n);
+	const int least = exchange_depth(p);
+	double *sum = NULL, total;
+	int *cut;
+
+	if (n == 1 || layers / n < least)
+		return 0;	/* part_plan refuses it, with why */
+	cut = malloc(((size_t)n + 1) * sizeof(int));
+	sum = malloc(((size_t)layers + 1) * sizeof(double));
+	if (!cut || !sum) {
+		free(cut);
+		free(sum);
+		return rs_fail(err, RS_ENOMEM, "out of memory");
+	}
+	sum[0] = 0;
+	for (int k = 0; k < layers; k++)
+		sum[k + 1] = sum[k] + (w[k] > 0 ? w[k] : 0);
+	part_bcast(pt, sum, ((size_t)layers + 1) * sizeof(double));	/* rank 0's */
+	total = sum[layers];
+	cut[0] = 0;
+	cut[n] = layers;
+	for (int r = 1; r < n; r++) {
+		const double at = total * r / n;
+		int k = cut[r - 1], lo, hi;
+
+		while (k < layers && sum[k + 1] < at)	/* the cut whose sum is nearest */
+			k++;
+		if (k < layers && at - sum[k] > sum[k + 1] - at)
+			k++;
+		lo = cut[r - 1] + least;
+		hi = cut[r - 1] + most;
+		lo = lo > layers - (n - r) * most ? lo : layers - (n - r) * most;
+		hi = hi < layers - (n - r) * least ? hi : layers - (n - r) * least;
+		cut[r] = total > 0 ? (k < lo ? lo : k > hi ? hi : k)
+				   : (int)((long long)layers * r / n);
+	}
+	free(sum);
+	free(pt->cut);
+	pt->cut = cut;
+	return 0;
 }
 
 int part_plan(struct part *pt, const struct vox_plan *p, int precision, int device,
@@ -102,9 +165,7 @@ int part_plan(struct part *pt, const struct vox_plan *p, int precision, int devi
 {
 	const int hi = p->halo + p->room[2] - 1;
 
-	/* the stencil's reach; on the fcc lattice two layers at least, since a receiver reads
-	 * up to two layers above its lowest node there (one on the cubic grid) */
-	pt->depth = p->fcc && p->halo < 2 ? 2 : p->halo;
+	pt->depth = exchange_depth(p);
 	pt->halo = p->halo;
 	pt->device = device;
 	pt->layer = (size_t)(p->fcc ? p->n[0] / 2 : p->n[0]) * (size_t)p->n[1] * (size_t)precision;
@@ -114,15 +175,15 @@ int part_plan(struct part *pt, const struct vox_plan *p, int precision, int devi
 		pt->base = 0;
 		return 0;
 	}
-	if (p->room[2] / pt->size < pt->depth)
+	if (p->room[2] / pt->size < pt->depth)	/* part_balance keeps this */
 		return rs_fail(err, RS_EINPUT, "%d ranks split the room's %d layers into slabs "
 			       "thinner than the %d layers each exchanges (valid: at most %d ranks)",
 			       pt->size, p->room[2], pt->depth, p->room[2] / pt->depth);
 	if (pt->layer * (size_t)pt->depth > INT_MAX)
 		return rs_fail(err, RS_EINPUT, "a halo of %zu bytes is more than one message "
 			       "carries", pt->layer * (size_t)pt->depth);
-	pt->own[0] = slab_start(p, pt->size, pt->rank);
-	pt->own[1] = slab_start(p, pt->size, pt->rank + 1) - 1;
+	pt->own[0] = slab_start(pt, p, pt->rank);
+	pt->own[1] = slab_start(pt, p, pt->rank + 1) - 1;
 	/* beyond the exchanged layers, 2 reaches more: a larger stencil's fallback cells (within
 	 * reach of padding) and their touch cells (within reach of those) are found from the
 	 * window's class bytes, and the padding at its ends must not make any of them */
@@ -140,7 +201,7 @@ int part_owner(const struct part *pt, const struct vox_plan *p, int k)
 {
 	int r = 0;
 
-	while (r + 1 < pt->size && k >= slab_start(p, pt->size, r + 1))
+	while (r + 1 < pt->size && k >= slab_start(pt, p, r + 1))
 		r++;
 	return r;
 }
@@ -166,10 +227,11 @@ static void *nccl_thread(void *arg)
 }
 #endif
 
-int part_connect(struct part *pt, struct rs_error *err)
+int part_connect(struct part *pt, int gpu, struct rs_error *err)
 {
 	const int device = pt->local;
 
+	pt->device = gpu;
 	if (pt->size == 1 || !pt->device)
 		return 0;
 #if defined(ROOMSIM_MPI) && defined(ROOMSIM_CUDA)
@@ -193,14 +255,8 @@ int part_connect(struct part *pt, struct rs_error *err)
 	}
 	if (getenv("ROOMSIM_HALO") && !strcmp(getenv("ROOMSIM_HALO"), "mpi"))
 		pt->staged = 1;
-	if ((pt->staged = part_any(pt, pt->staged))) {	/* all ranks alike */
-		char bus[64];
-		int rc = cuda_select(device, bus, sizeof(bus), err);
-
-		if (!rc && !(pt->stage = cuda_pinned(4 * pt->layer * (size_t)pt->depth)))
-			rc = rs_fail(err, RS_ENOMEM, "out of pinned memory for the halos");
-		return part_agree(pt, rc, err);
-	}
+	if ((pt->staged = part_any(pt, pt->staged)))	/* all ranks alike */
+		return 0;	/* part_connect_wait makes the buffers, once the slabs are known */
 	{
 		struct nccl_start *t = calloc(1, sizeof(*t));
 		int bad = !t ? rs_fail(err, RS_ENOMEM, "out of memory")
@@ -258,8 +314,11 @@ int part_connect_wait(struct part *pt, struct rs_error *err)
 		char bus[64];
 
 		/* the GPU on this thread too (its context is made by now) */
-		if (!rc && !pt->staged)
+		if (!rc)
 			rc = cuda_select(pt->local, bus, sizeof(bus), err);
+		if (!rc && pt->staged && !pt->stage &&
+		    !(pt->stage = cuda_pinned(4 * pt->layer * (size_t)pt->depth)))
+			rc = rs_fail(err, RS_ENOMEM, "out of pinned memory for the halos");
 		return part_agree(pt, rc, err);
 	}
 #else
@@ -522,8 +581,8 @@ void part_vox_comm(struct part *pt, struct vox_comm *c)
 
 void part_slab(const struct part *pt, const struct vox_plan *p, int r, int *first, int *last)
 {
-	*first = slab_start(p, pt->size, r);
-	*last = slab_start(p, pt->size, r + 1) - 1;
+	*first = slab_start(pt, p, r);
+	*last = slab_start(pt, p, r + 1) - 1;
 }
 
 void part_layers(const struct part *pt, int zown[2], int zedge[2])

@@ -31,6 +31,8 @@ struct part {
 	int depth;		/* layers received from each neighbour every step */
 	int halo;		/* the grid's padding: window layer k is local layer k - base */
 	int base;
+	int *cut;		/* part_balance: slab r is room layers cut[r] to cut[r + 1] - 1;
+				 * NULL: slabs of equal layers */
 	size_t layer;		/* bytes of one z layer of a field */
 	int device;		/* 1: the fields live on the GPU (exchange through NCCL) */
 	int staged;		/* 1: GPU halos go through host memory and MPI instead: ranks
@@ -54,6 +56,17 @@ void part_end(struct part *pt);
  * fields of `precision` bytes, on the GPU when device. RS_EINPUT when a slab would be
  * thinner than the exchange.
  */
+/*
+ * Slabs of equal work instead of equal layers, before part_plan: w[k] the work of room layer k
+ * of grid p (p->room[2] of them; rank 0's w counts). Each slab holds at least the layers it
+ * exchanges and at most part_most_layers of them. Every cut gives the same bits; it only
+ * moves work.
+ */
+int part_balance(struct part *pt, const struct vox_plan *p, const double *w,
+		 struct rs_error *err);
+/* The most room layers part_balance gives a slab of `layers` over `size` ranks: 5/4 of an
+ * equal share (roomsim info's figure). */
+int part_most_layers(int layers, int size);
 int part_plan(struct part *pt, const struct vox_plan *p, int precision, int device,
 	      struct rs_error *err);
 
@@ -61,14 +74,15 @@ int part_plan(struct part *pt, const struct vox_plan *p, int precision, int devi
 int part_owner(const struct part *pt, const struct vox_plan *p, int k);
 
 /*
- * The NCCL communicator of the GPUs (each rank on GPU pt->local of its node), or the host
- * buffers for MPI where two ranks share a GPU or ROOMSIM_HALO=mpi (after part_plan, on every
- * rank at once). The communicator is made on a thread of its own, which selects the GPU there,
- * so that its connections and the GPU's context (1.5 s on four H200s) are made while the
- * window is built; part_connect_wait waits for it and selects the GPU on the calling thread
- * too. Both agree on failures.
+ * The NCCL communicator of the GPUs (gpu: the fields live on the GPU; each rank on GPU
+ * pt->local of its node), or, where two ranks share a GPU or ROOMSIM_HALO=mpi, host buffers
+ * for MPI (on every rank at once, before part_plan). The communicator is made on a thread of
+ * its own, which selects the GPU there, so that its connections and the GPU's context (2.4 s
+ * on four H100s) are made while the room is read and the window built; part_connect_wait
+ * (after part_plan) waits for it, makes the host buffers, and selects the GPU on the calling
+ * thread too. Both agree on failures.
  */
-int part_connect(struct part *pt, struct rs_error *err);
+int part_connect(struct part *pt, int gpu, struct rs_error *err);
 int part_connect_wait(struct part *pt, struct rs_error *err);
 
 /* fdtd_setup.exchange: swap the layers of field (the newest level) with the neighbours;

@@ -113,6 +113,7 @@ static void carved_room_and_larger_stencils(void **state)
 /*
  * A room from a mesh (the concert hall, coarse): each rank voxelises its own window alone,
  * with the leak check's flood passed between the slabs, and the run is one process's bits;
+ * its slabs hold equal work (run_grid.c balance), no more layers than info says;
  * a receiver in a wall is refused with one process's message. The sketch's layers around the
  * points fall in two groups (R3's is 20 layers above the others'), which ranks 0 and 1 build
  * and share.
@@ -132,6 +133,14 @@ static void mesh_room_on_three_ranks(void **state)
 			    "{name: R2, position: [33.0, 11.0, 2.7]}, "
 			    "{name: R3, position: [20.0, 1.5, 9.2]}]\\n' > mesh.yaml", dir, hall), 0);
 	assert_int_equal(same_on_ranks("mesh", 3), 0);
+	/* its slabs hold equal work, not equal layers, within what info says */
+	assert_int_equal(sh("cd %s && %s -np 3 %s run mesh.yaml --backend cpu --out mesh-b "
+			    "--set duration=0.005 2> mesh-b.err && grep -o 'slabs of [0-9]* to "
+			    "[0-9]* layers (of equal work)' mesh-b.err > slabs && "
+			    "[ \"$(cut -d' ' -f3 slabs)\" -lt \"$(cut -d' ' -f5 slabs)\" ] && "
+			    "%s info mesh.yaml --ranks 3 | grep -o 'slabs of equal work, each at most "
+			    "[0-9]*' > most && [ \"$(cut -d' ' -f5 slabs)\" -le "
+			    "\"$(cut -d' ' -f8 most)\" ]", dir, mpirun, roomsim, roomsim), 0);
 	/* R2 below the floor: refused with the nearest position that works, on every rank count */
 	assert_int_equal(sh("cd %s && sed 's/33.0, 11.0, 2.7/33.0, 11.0, -0.9/' mesh.yaml > "
 			    "wall.yaml && ! %s run wall.yaml --backend cpu --out wall-1 -q 2> "

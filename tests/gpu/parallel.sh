@@ -93,7 +93,7 @@ for c in "box float32 slice-vec" "box float32 naive3d" "box float64 slice-shared
 	rm -rf $w/o1 $w/o2
 	"$R" run $w/c.yaml --backend cuda --kernel $3 --out $w/o1 -q 2> $w/e1.txt || { echo "$c: 1 GPU failed"; cat $w/e1.txt; }
 	many $w/c.yaml --kernel $3 --out $w/o2 2> $w/e2.txt || { echo "$c: $ranks ranks failed"; grep -v "^--\|^ *$" $w/e2.txt | head -8; }
-	grep -E "ranks|kernel [a-z0-9-]+( \(|$)|set up" $w/e2.txt | head -3
+	grep -E "ranks|kernel [a-z0-9-]+( \(|$)|set up|overlap" $w/e2.txt | head -4
 	same "$c" $w/o1 $w/o2 $ranks
 done
 fi
