@@ -945,12 +945,14 @@ static int graph_capture(struct cuda_engine *e)
 
 /* One step launched kernel by kernel (it brings the kernel files' constants to e's). */
 /*
- * A decomposed run's step with its exchange overlapped (overlap_prepare): the layers the
- * neighbours read first, their halos sent and received on the exchange stream while the
- * layers between are updated, the per-thread stream then waiting for both before the
- * receivers are read. The launches write disjoint layers, the exchange writes only received
- * ones (outside zown) and reads only sent ones, and every cell is updated by the same code
- * as in the whole launch, so the bits are those of the step without overlap.
+ * A decomposed run's step with its exchange overlapped (overlap_prepare): once the step
+ * before is done, the layers the neighbours read are updated on the exchange stream and
+ * their halos sent and received after them there, while the layers between are updated on
+ * the per-thread stream, which then waits for both before the receivers are read. So the
+ * edges' small launches and the exchange lie beside the interior's update, not before it.
+ * The launches write disjoint layers and read only level a, the exchange writes only
+ * received ones (outside zown) and reads only sent ones, and every cell is updated by the
+ * same code as in the whole launch, so the bits are those of the step without overlap.
  */
 static int overlap_step(struct cuda_engine *e, struct rs_error *err)
 {
@@ -958,14 +960,14 @@ static int overlap_step(struct cuda_engine *e, struct rs_error *err)
 	const int src = (size_t)e->step < e->inj_steps;
 	void *a = e->u[e->cur], *b = e->u[1 - e->cur];
 
-	if ((d0 && slice_vec_layers(e, a, b, lo, lo + d0 - 1, err)) ||
-	    (d1 && slice_vec_layers(e, a, b, max(lo + d0, hi - d1 + 1), hi, err)))
-		return err->code;
-	e->cur = 1 - e->cur;
 	if (CK(cudaEventRecord(e->xev[0], cudaStreamPerThread)) ||
 	    CK(cudaStreamWaitEvent(e->xstream, e->xev[0], 0)) ||
-	    e->exchange(e->exchange_ctx, b, (void *)e->xstream, err) ||
-	    slice_vec_layers(e, a, b, lo + d0, hi - d1, err) ||
+	    (d0 && slice_vec_layers(e, a, b, lo, lo + d0 - 1, e->xstream, err)) ||
+	    (d1 && slice_vec_layers(e, a, b, max(lo + d0, hi - d1 + 1), hi, e->xstream, err)))
+		return err->code ? err->code : RS_EDEVICE;
+	e->cur = 1 - e->cur;
+	if (e->exchange(e->exchange_ctx, b, (void *)e->xstream, err) ||
+	    slice_vec_layers(e, a, b, lo + d0, hi - d1, NULL, err) ||
 	    (src && inject_record(e, 1, 0, err)) ||
 	    CK(cudaEventRecord(e->xev[1], e->xstream)) ||
 	    CK(cudaStreamWaitEvent(cudaStreamPerThread, e->xev[1], 0)))

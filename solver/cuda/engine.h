@@ -162,7 +162,7 @@ struct cuda_engine {
 	int overlap;			/* 1: slice-vec steps overlap the exchange (engine.cu) */
 	int src_inside;			/* the source's cells lie between the edges (engine.cu) */
 	cudaStream_t xstream;		/* the exchange's stream (high priority) */
-	cudaEvent_t xev[2];		/* edges updated; halos in */
+	cudaEvent_t xev[2];		/* the step before done; halos in */
 	long overlap_steps;		/* steps whose exchange overlapped the interior's update */
 	float *stage;			/* device staging of snapshot planes */
 	size_t stage_bytes;
@@ -256,10 +256,10 @@ int cuda_branch_load(struct cuda_engine *e, const void *state, const void *W,
 		     struct rs_error *err);
 int cuda_branch_step(struct cuda_engine *e, struct rs_error *err);
 
-/* slice_vec.cu: slabs kfrom..kto of level b from level a (a decomposed run's overlapped
- * step, engine.cu). */
+/* slice_vec.cu: slabs kfrom..kto of level b from level a, on stream (NULL: the per-thread
+ * default stream; a decomposed run's overlapped step, engine.cu). */
 int slice_vec_layers(struct cuda_engine *e, const void *a, void *b, int kfrom, int kto,
-		     struct rs_error *err);
+		     void *stream, struct rs_error *err);
 void cuda_branch_free(struct cuda_engine *e);
 
 /* The diamond kernel's host side (diamond.cu) that the engine calls. */

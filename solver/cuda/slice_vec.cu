@@ -82,9 +82,10 @@ __global__ void k_slice_vec(const R *__restrict__ a, R *__restrict__ b,
 	}
 }
 
-/* The slabs kfrom..kto of b from a (a z chunk per block layer of the launch). */
+/* The slabs kfrom..kto of b from a (a z chunk per block layer of the launch), on stream st. */
 template <typename R> static int slice_vec_span(struct cuda_engine *e, const void *a, void *b,
-						int kfrom, int kto, struct rs_error *err)
+						int kfrom, int kto, cudaStream_t st,
+						struct rs_error *err)
 {
 	const dim3 blk(e->block[0], e->block[1]);
 	dim3 g = e->gridv;
@@ -92,7 +93,8 @@ template <typename R> static int slice_vec_span(struct cuda_engine *e, const voi
 	if (kfrom > kto)
 		return 0;
 	g.z = (unsigned)((kto - kfrom + KCHUNK) / KCHUNK);
-	k_slice_vec<R><<<g, blk>>>((const R *)a, (R *)b, e->mask, e->cls, e->blockkv, kfrom, kto);
+	k_slice_vec<R><<<g, blk, 0, st>>>((const R *)a, (R *)b, e->mask, e->cls, e->blockkv,
+					   kfrom, kto);
 	return CK_LAUNCH() ? RS_EDEVICE : 0;
 }
 
@@ -100,18 +102,21 @@ template <typename R> static int slice_vec_run(struct cuda_engine *e, enum kerne
 					       struct rs_error *err)
 {
 	(void)kern;
-	return slice_vec_span<R>(e, e->u[e->cur], e->u[1 - e->cur], 1, e->k.dims.nz - 2, err);
+	return slice_vec_span<R>(e, e->u[e->cur], e->u[1 - e->cur], 1, e->k.dims.nz - 2,
+				 cudaStreamPerThread, err);
 }
 
 ONE_LEVEL_FAMILY(slice_vec, slice_vec_run)
 
 int slice_vec_layers(struct cuda_engine *e, const void *a, void *b, int kfrom, int kto,
-		     struct rs_error *err)
+		     void *stream, struct rs_error *err)
 {
+	const cudaStream_t st = stream ? (cudaStream_t)stream : cudaStreamPerThread;
+
 	if (kconst_sync(e, err))
 		return err->code;
-	return e->precision == 4 ? slice_vec_span<float>(e, a, b, kfrom, kto, err)
-				 : slice_vec_span<double>(e, a, b, kfrom, kto, err);
+	return e->precision == 4 ? slice_vec_span<float>(e, a, b, kfrom, kto, st, err)
+				 : slice_vec_span<double>(e, a, b, kfrom, kto, st, err);
 }
 
 NO_FAMILY_LIMITS(slice_vec)
