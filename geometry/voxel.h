@@ -290,9 +290,9 @@ void vox_free(struct vox_grid *g);
 
 /*
  * The eight nodes (cell coordinates) and weights that interpolate a room position. On the
- * cubic grid the trilinear stencil of vox_locate. On the fcc grid the trilinear stencil in
- * the lattice's own basis (0, 1, 1), (1, 0, 1), (1, 1, 0): a parallelepiped of eight lattice
- * nodes, exact for linear fields. Returns 0 when every node of non-zero weight is a room
+ * cubic grid the trilinear stencil of vox_locate. On the fcc grid piecewise linear over the
+ * lattice's tetrahedra and octahedra (vox_point_fcc): four or six lattice nodes, the other
+ * slots a copy of the first of weight 0, exact for linear fields. Returns 0 when every node of non-zero weight is a room
  * node, otherwise -1 and, in *distance, how far (m) the farthest of them lies outside (the
  * nodes are given either way: on the cubic grid, of the nearest position inside the room's
  * bounds).

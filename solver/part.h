@@ -52,11 +52,6 @@ int part_init(struct part *pt, struct rs_error *err);
 void part_end(struct part *pt);
 
 /*
- * Split grid p's room layers over the ranks and set this rank's window (pt->own, pt->win):
- * fields of `precision` bytes, on the GPU when device. RS_EINPUT when a slab would be
- * thinner than the exchange.
- */
-/*
  * Slabs of equal work instead of equal layers, before part_plan: w[k] the work of room layer k
  * of grid p (p->room[2] of them; rank 0's w counts). Each slab holds at least the layers it
  * exchanges and at most part_most_layers of them. Every cut gives the same bits; it only
@@ -67,6 +62,11 @@ int part_balance(struct part *pt, const struct vox_plan *p, const double *w,
 /* The most room layers part_balance gives a slab of `layers` over `size` ranks: 5/4 of an
  * equal share (roomsim info's figure). */
 int part_most_layers(int layers, int size);
+/*
+ * Split grid p's room layers over the ranks and set this rank's window (pt->own, pt->win):
+ * fields of `precision` bytes, on the GPU when device. RS_EINPUT when a slab would be
+ * thinner than the exchange.
+ */
 int part_plan(struct part *pt, const struct vox_plan *p, int precision, int device,
 	      struct rs_error *err);
 
@@ -77,7 +77,7 @@ int part_owner(const struct part *pt, const struct vox_plan *p, int k);
  * The NCCL communicator of the GPUs (gpu: the fields live on the GPU; each rank on GPU
  * pt->local of its node), or, where two ranks share a GPU or ROOMSIM_HALO=mpi, host buffers
  * for MPI (on every rank at once, before part_plan). The communicator is made on a thread of
- * its own, which selects the GPU there, so that its connections and the GPU's context (2.4 s
+ * its own, which selects the GPU there, so that its connections and the GPU's context (2.3 s
  * on four H100s) are made while the room is read and the window built; part_connect_wait
  * (after part_plan) waits for it, makes the host buffers, and selects the GPU on the calling
  * thread too. Both agree on failures.

@@ -752,8 +752,9 @@ __global__ void k_inject_record(R *u, const long long *__restrict__ src, const d
 				const double *__restrict__ rw, double *out, int nrec, size_t cap,
 				long long sample)
 {
-	if (inj && threadIdx.x < m)	/* m <= CUDA_SOURCE_NODES < the block's threads */
-		u[src[threadIdx.x]] += (R)inj[threadIdx.x];
+	if (inj && threadIdx.x == 0)	/* in order, as the CPU: a cell may come twice */
+		for (int q = 0; q < m; q++)
+			u[src[q]] += (R)inj[q];
 	__syncthreads();
 	for (int r = threadIdx.x; r < nrec; r += blockDim.x) {
 		out[(size_t)r * cap + sample] = point_value(u, rcell, rw, (size_t)r);
@@ -855,8 +856,9 @@ __global__ void k_inject_record_ctl(R *u, const long long *__restrict__ src, con
 {
 	const long long step = ctl[0], sample = step + 1;
 
-	if (step < inj_steps && threadIdx.x < m)
-		u[src[threadIdx.x]] += (R)inj[m * step + threadIdx.x];
+	if (step < inj_steps && threadIdx.x == 0)	/* in order: a cell may come twice */
+		for (int q = 0; q < m; q++)
+			u[src[q]] += (R)inj[m * step + q];
 	__syncthreads();
 	for (int r = threadIdx.x; (size_t)sample < cap && r < nrec; r += blockDim.x) {
 		out[(size_t)r * cap + sample] = point_value(u, rcell, rw, (size_t)r);
