@@ -171,7 +171,7 @@ double app_cpu_rate(int precision, int threads, double cells, int steps, int run
 static int has_bands(const struct room *room)
 {
 	for (int m = 0; m < room->nmaterials; m++)
-		if (room->materials[m].nbands > 0 || room->materials[m].nbranches > 0)
+		if (room_material_banded(&room->materials[m]))
 			return 1;
 	return 0;
 }

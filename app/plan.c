@@ -398,22 +398,17 @@ int app_exit_status(int code)
 	return code == RS_OK ? EXIT_OK : code == RS_EINPUT ? EXIT_USAGE : EXIT_RUNTIME;
 }
 
-double app_now(void)
+static double clock_seconds(clockid_t clock)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(clock, &t);
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* ROOMSIM_PHASES's clock: seconds since the epoch, so that ranks and the process that
- * started them share it. */
-static double wall_now(void)
+double app_now(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+	return clock_seconds(CLOCK_MONOTONIC);
 }
 
 static int phase_rank = -1;	/* -1: the process that starts the ranks, or the only one */
@@ -438,7 +433,7 @@ void app_phase(const char *what)
 
 	if (!app_phases())
 		return;
-	now = wall_now();
+	now = clock_seconds(CLOCK_REALTIME);	/* since the epoch: ranks and mpirun share it */
 	if (origin == 0) {	/* a time since the epoch given, or the first stamp's */
 		origin = atof(env) > 1e9 ? atof(env) : now;
 		last = origin;

@@ -251,9 +251,7 @@ static int balance(struct run *r, const struct room *room, struct rs_error *err)
 			double *n = calloc(2 * (size_t)Lc, sizeof(double)), *nb = n + Lc;
 
 			for (int k = 0; n && k < Lc; k++)	/* room cells per coarse layer */
-				for (int j = q->halo; j < q->halo + q->room[1]; j++)
-					for (int i = q->halo; i < q->halo + q->room[0]; i++)
-						n[k] += g->cls[vox_index(q, i, j, k + q->halo)] != VOX_PAD;
+				n[k] = (double)vox_count_nodes(g, k + q->halo, k + q->halo);
 			for (size_t x = 0; n && x < g->nwalls; x++) {	/* band-wall nodes */
 				const struct vox_wall *wl = &g->walls[x];
 				const int k = (int)(wl->cell / layer) - q->halo;
@@ -261,8 +259,7 @@ static int balance(struct run *r, const struct room *room, struct rs_error *err)
 
 				for (int s = 0; s < 6; s++)
 					band |= wl->material[s] != VOX_NO_WALL &&
-						(room->materials[wl->material[s]].nbands > 0 ||
-						 room->materials[wl->material[s]].nbranches > 0);
+						room_material_banded(&room->materials[wl->material[s]]);
 				if (band && k >= 0 && k < Lc)
 					nb[k]++;
 			}

@@ -76,6 +76,12 @@ struct room_material {
 	struct room_mark at;
 };
 
+/* 1 when material m is frequency-dependent (given by bands or by branches). */
+static inline int room_material_banded(const struct room_material *m)
+{
+	return m->nbands > 0 || m->nbranches > 0;
+}
+
 #define ROOM_BALLOON_BANDS 40	/* bands of a balloon: third octaves 20 Hz to 160 kHz fit */
 
 /*
