@@ -56,13 +56,15 @@ double vox_fit_spacing(const double box[3], double h, double *worst)
 {
 	double best = h, least = vox_fit_residual(box, h);
 
-	for (int i = 1; i <= FIT_TRIES && least > VOX_FIT_TOL; i++) {
+	for (int i = 1; i <= FIT_TRIES; i++) {
 		const double inv = (1 + i * (1 / VOX_FIT_LEAST - 1) / FIT_TRIES) / h;
 		const double r = vox_fit_residual(box, 1 / inv);
 
 		if (r < least) {
 			least = r;
 			best = 1 / inv;
+		} else if (least <= VOX_FIT_TOL && r > least) {
+			break;	/* past the bottom of the first spacings within the tolerance */
 		}
 	}
 	if (worst)
