@@ -33,9 +33,10 @@
  * Each candidate runs at `accuracy` times grid.dispersion: the fraction at which `roomsim
  * converge` measured its error within the 7-point scheme's at grid.dispersion in every box
  * room tried (docs/performance.md, "Accuracy in real rooms": the shoebox example and the
- * studio, 0.5 s, against 24 points per wavelength). 0: not weighed, its error not brought
- * there at any dispersion tried (leggy order 4 and compact R = 4 stay above it in the
- * shoebox at 0.0015), or not measured. ROOMSIM_AUTO_ACCURACY=dispersion weighs every one at
+ * studio, 0.5 s, against 24 points per wavelength; with grid.fit fcc comes within it at 0.6
+ * there but not in the corridor at 0.4, tests/converge-boxes.sh). 0: not weighed, its error
+ * not brought there at any dispersion tried (leggy order 4 and compact R = 4 stay above it in
+ * the shoebox at 0.0015), or not measured. ROOMSIM_AUTO_ACCURACY=dispersion weighs every one at
  * grid.dispersion itself, by its open-space dispersion alone (the tests' way to weigh them).
  */
 static const struct {
