@@ -145,11 +145,11 @@ struct vox_grid {
 /*
  * The spacing at most h and at least VOX_FIT_LEAST h at which a box of sides box[3] comes
  * closest to whole cells: among the largest spacings whose sides are all within VOX_FIT_TOL
- * of a whole number of cells, the one whose worst side is nearest (the first within the
- * tolerance would leave every side about VOX_FIT_TOL cells long), else the one whose worst
- * side is nearest of all tried; *worst (if not NULL) gets that
- * side's distance, in cells. The walls of a box lie on cell faces (voxel.c), so its sides are
- * simulated as whole cells: fitted, at their true length.
+ * of a whole number of cells, the one whose worst side is nearest (the first of them leaves
+ * the sides about VOX_FIT_TOL cells long), else the one whose worst side is nearest of all
+ * tried; *worst (if not NULL) gets that side's distance, in cells. The walls of a box lie on
+ * cell faces (voxel.c), so its sides are simulated as whole cells: fitted, at their true
+ * length.
  */
 #define VOX_FIT_LEAST 0.9
 #define VOX_FIT_TOL 0.05

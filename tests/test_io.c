@@ -209,8 +209,8 @@ static void config_dispersion(void **state)
  * whole cells, and on while that brings them closer (3 x 2.5 x 2 m at fmax 500 Hz and
  * dispersion 0.01: 0.33 cells off; 62.5 mm, 0.958 of the spacing, makes them 40, 32 and 48
  * cells, where the first spacing within 0.05 left each side about 0.04 cells long), ppw
- * follows, and the planned grid simulates the box a side; a box whose sides are whole cells
- * already keeps its spacing; a room of shapes has its bounds fitted.
+ * follows, and the planned grid simulates each side within 0.002 cells; a box whose sides
+ * are whole cells already keeps its spacing; a room of shapes has its bounds fitted.
  */
 static void config_fit(void **state)
 {
