@@ -1,7 +1,8 @@
 /*
  * converge.c - `roomsim converge`: a room run at rising resolution with each scheme, every run
- * against a converged one (the 7-point scheme at many points per wavelength), per octave band
- * (docs/performance.md, "Accuracy in real rooms").
+ * against a converged one (the 7-point scheme at many points per wavelength, or a scheme named
+ * with --reference at a small dispersion), per octave band (docs/performance.md, "Accuracy in
+ * real rooms").
  *
  * Each run is `roomsim run` in a process of its own (this binary, /proc/self/exe), the scheme
  * and grid given with --set, its WAVs in OUT/NAME/. Against the reference's WAVs of the same
@@ -41,12 +42,13 @@ extern char **environ;
 
 static const char usage_converge[] =
 	"usage: roomsim converge FILE.yaml [--schemes LIST] [--dispersions LIST]\n"
-	"                        [--reference PPW] [--out DIR] [--backend cpu|cuda|auto]\n"
+	"                        [--reference PPW|NAME:D] [--out DIR] [--backend cpu|cuda|auto]\n"
 	"                        [--set KEY=VALUE]... [-q]\n"
 	"\n"
 	"Run the room of FILE.yaml with each scheme of LIST at each grid.dispersion of LIST,\n"
-	"and once with the 7-point scheme at PPW points per wavelength (default 24), the\n"
-	"reference; print each run's error against the reference per octave band up to fmax,\n"
+	"and once with the 7-point scheme at PPW points per wavelength (default 24), or with\n"
+	"scheme NAME at grid.dispersion D, the reference; print each run's error against the\n"
+	"reference per octave band up to fmax,\n"
 	"the worst over the source-receiver pairs, and its time:\n"
 	"  spectrum  rms of the sixth-octave level differences over the octave, dB\n"
 	"  early     level difference of the first 50 ms after the direct sound, dB\n"
@@ -55,7 +57,10 @@ static const char usage_converge[] =
 	"  --schemes LIST      comma-separated, of 7-point, leggy-4, compact-r2, compact-r3,\n"
 	"                      compact-r4, iwb, iiso, fcc, auto (default 7-point,auto)\n"
 	"  --dispersions LIST  grid.dispersion of each run (default 0.04,0.02,0.01)\n"
-	"  --reference PPW     the reference's points per wavelength at fmax\n"
+	"  --reference PPW     the reference's points per wavelength at fmax (the 7-point\n"
+	"                      scheme), or NAME:D, a scheme of LIST but auto at grid.dispersion\n"
+	"                      D (e.g. fcc:0.001: a reference without the 7-point scheme's\n"
+	"                      error along the axes, which its runs share)\n"
 	"  --out DIR           each run's outputs in DIR/NAME, the table in DIR/converge.csv\n"
 	"                      (default: output.dir of the file, /converge)\n"
 	"  --backend NAME      as roomsim run's\n"
@@ -110,7 +115,31 @@ struct copts {
 	double disp[8];
 	int ndisp;
 	double ref_ppw;
+	int ref_scheme;		/* the reference's scheme: 0, the 7-point at ref_ppw, or by name */
+	double ref_disp;	/* at this grid.dispersion, for a reference named so */
 };
+
+/* --reference: PPW (the 7-point scheme) or NAME:D; 0, or -1 for a value not valid. */
+static int parse_reference(const char *arg, struct copts *o)
+{
+	const char *colon = strchr(arg, ':');
+	char *end;
+
+	o->ref_scheme = 0;
+	if (!colon) {
+		o->ref_ppw = strtod(arg, &end);
+		return *end || !(o->ref_ppw >= 4 && o->ref_ppw <= 200) ? -1 : 0;
+	}
+	while (o->ref_scheme < NSCHEMES - 1 &&	/* not auto, the last */
+	       (strncmp(schemes[o->ref_scheme].name, arg, (size_t)(colon - arg)) ||
+		schemes[o->ref_scheme].name[colon - arg]))
+		o->ref_scheme++;
+	o->ref_disp = strtod(colon + 1, &end);
+	return o->ref_scheme == NSCHEMES - 1 || *end || colon[1] == 0 ||
+			       !(o->ref_disp >= 1e-4 && o->ref_disp <= 0.5)
+		       ? -1
+		       : 0;
+}
 
 static int parse_list(const char *arg, struct copts *o, int schemes_list, struct rs_error *err)
 {
@@ -156,7 +185,6 @@ static int parse(int argc, char **argv, struct copts *o, struct rs_error *err)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	char *end;
 
 	o->ref_ppw = REFERENCE_PPW;
 	optind = 1;
@@ -171,10 +199,11 @@ static int parse(int argc, char **argv, struct copts *o, struct rs_error *err)
 				return err->code;
 			break;
 		case 'R':
-			o->ref_ppw = strtod(optarg, &end);
-			if (*end || !(o->ref_ppw >= 4 && o->ref_ppw <= 200))
+			if (parse_reference(optarg, o))
 				return rs_fail(err, RS_EINPUT, "--reference: '%s' is not valid (valid: "
-					       "points per wavelength from 4 to 200)", optarg);
+					       "points per wavelength from 4 to 200, or NAME:D with NAME "
+					       "a scheme of --schemes but auto and D from 0.0001 to "
+					       "0.5, e.g. fcc:0.001)", optarg);
 			break;
 		case 'o':
 			o->out = optarg;
@@ -517,7 +546,11 @@ int cmd_converge(int argc, char **argv)
 	}
 	nb = iso_bands(0, room->fmax, room->wav_rate, bands);
 	/* the reference, then each scheme at each dispersion */
-	snprintf(runs[nr].name, sizeof(runs[nr].name), "reference-ppw%g", o.ref_ppw);
+	if (o.ref_scheme)
+		snprintf(runs[nr].name, sizeof(runs[nr].name), "reference-%s-d%g",
+			 schemes[o.ref_scheme].name, o.ref_disp);
+	else
+		snprintf(runs[nr].name, sizeof(runs[nr].name), "reference-ppw%g", o.ref_ppw);
 	runs[nr++].scheme = -1;
 	for (int k = 0; k < o.nscheme; k++)
 		for (int d = 0; d < o.ndisp && nr < MAX_RUNS; d++, nr++) {
@@ -526,16 +559,21 @@ int cmd_converge(int argc, char **argv)
 			snprintf(runs[nr].name, sizeof(runs[nr].name), "%s-d%g",
 				 schemes[o.scheme[k]].name, o.disp[d]);
 		}
-	snprintf(ref_set, sizeof(ref_set), "grid.ppw=%g", o.ref_ppw);
+	if (o.ref_scheme)
+		snprintf(ref_set, sizeof(ref_set), "grid.dispersion=%g", o.ref_disp);
+	else
+		snprintf(ref_set, sizeof(ref_set), "grid.ppw=%g", o.ref_ppw);
 	for (int r = 0; r < nr; r++) {
 		struct crun *c = &runs[r];
 		char *mine[5], disp[64], courant[64];
 		int n = 0;
 
 		if (c->scheme < 0) {
-			mine[n++] = (char *)schemes[0].sets[0];
-			mine[n++] = (char *)schemes[0].sets[1];
+			for (int i = 0; i < 3 && schemes[o.ref_scheme].sets[i]; i++)
+				mine[n++] = (char *)schemes[o.ref_scheme].sets[i];
 			mine[n++] = ref_set;
+			if (carved_courant(&o, schemes[o.ref_scheme].sets, courant, sizeof(courant)))
+				mine[n++] = courant;
 		} else {
 			for (int i = 0; i < 3 && schemes[c->scheme].sets[i]; i++)
 				mine[n++] = (char *)schemes[c->scheme].sets[i];

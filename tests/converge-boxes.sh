@@ -7,8 +7,10 @@
 # given and with grid.fit, then fcc and IWB at more dispersions in the shoebox and the studio,
 # scored against the same reference by docs/bench/dev-accuracy/score.py (converge's spectrum
 # measure, which reads the WAVs of runs already made); last the
-# corridor fitted against a reference at 36 points per wavelength, and with its band
-# materials replaced by an absorption of 0.02. Logs go to $OUT (about 40 minutes on 2 cores).
+# corridor fitted against a reference at 36 points per wavelength, with its band materials
+# replaced by an absorption of 0.02, and so with its near pair off the centre line against
+# fcc and IWB at 0.001 (converge --reference fcc:0.001). Logs go to $OUT (about an hour on 2
+# cores).
 set -eu
 out=${OUT:-/tmp/roomsim-converge-boxes}
 R=${ROOMSIM:-build/roomsim}
@@ -57,4 +59,32 @@ sed -e 's/concrete: {library: rough_concrete}/concrete: {absorption: 0.02}/' \
 "$R" converge "$out/corridor-scalar.yaml" --schemes 7-point,fcc --dispersions 0.01,0.005 \
 	$common --set grid.fmax=400 --set grid.fit=true --out "$out/corridor-scalar" -q \
 	> "$out/corridor-scalar.txt" 2>&1
-cat "$out/fit36-corridor.txt" "$out/corridor-scalar.txt"
+# the same with the source and the near receiver off the centre line, against fcc and IWB at
+# 0.001 (two schemes that agree) as well as the 7-point reference
+sed -e 's/position: \[2.0, 1.1, 1.5\]/position: [2.0, 0.93, 1.37]/' \
+	-e 's/position: \[5.0, 1.1, 1.5\]/position: [5.0, 1.27, 1.62]/' \
+	"$out/corridor-scalar.yaml" > "$out/corridor-off.yaml"
+off="$out/corridor-off.yaml"
+"$R" converge "$off" --schemes 7-point,fcc,iwb --dispersions 0.01,0.005 $common \
+	--set grid.fmax=400 --set grid.fit=true --out "$out/corridor-off" -q > /dev/null 2>&1
+for spec in fcc:0.001 iwb:0.001 7-point:0.0025; do
+	s=${spec%%:*} d=${spec#*:}
+	case $s in
+	fcc) set -- --set scheme.stencil=fcc ;;
+	iwb) set -- --set scheme.stencil=interpolated --set scheme.variant=IWB ;;
+	*) set -- --set scheme.stencil=leggy --set scheme.order=2 ;;
+	esac
+	"$R" run "$off" --out "$out/corridor-off/$s-d$d" -q $common $cleared --set grid.fmax=400 \
+		--set grid.fit=true "$@" --set grid.dispersion="$d"
+done
+(cd "$out/corridor-off" &&
+	$score fcc-d0.001 63,125,250 iwb-d0.001 reference-ppw24 7-point-d0.01 7-point-d0.005 \
+		7-point-d0.0025 fcc-d0.01 fcc-d0.005 iwb-d0.01 iwb-d0.005 &&
+	$score reference-ppw24 63,125,250 7-point-d0.01 7-point-d0.005 7-point-d0.0025 \
+		fcc-d0.01 fcc-d0.005 fcc-d0.001 iwb-d0.01 iwb-d0.005 iwb-d0.001) \
+	> "$out/corridor-off-scores.txt"
+"$R" converge "$off" --schemes 7-point,fcc,iwb --dispersions 0.01,0.005 --reference fcc:0.001 \
+	$common --set grid.fmax=400 --set grid.fit=true --out "$out/corridor-off-fccref" -q \
+	> "$out/corridor-off-fccref.txt" 2>&1
+cat "$out/fit36-corridor.txt" "$out/corridor-scalar.txt" "$out/corridor-off-scores.txt" \
+	"$out/corridor-off-fccref.txt"

@@ -9,7 +9,8 @@
  *  - fcc, whose wall links are weighted to keep walls along the axes second order, comes at
  *    least as close as the 7-point scheme at 0.01 in every band (1.35, 1.97 and 1.12 dB
  *    against 1.81, 2.16 and 1.75 here; unweighted links gave 2.72, 4.14 and 4.91).
- * And grid.fit in a box whose sides are not whole cells (fitted_box).
+ * And grid.fit in a box whose sides are not whole cells (fitted_box), and a reference of
+ * another scheme (named_reference).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -182,11 +183,50 @@ static void fitted_box(void **state)
 	assert_int_equal(sh("rm -rf %s", dir), 0);
 }
 
+/*
+ * --reference NAME:D: the reference is scheme NAME at grid.dispersion D (fcc at 0.01 here), so
+ * fcc at 0.01 is the reference itself, 0 dB off in every band, and the 7-point scheme is not;
+ * a name converge does not run as a reference is refused with what is valid.
+ */
+static void named_reference(void **state)
+{
+	static const char box[] =
+		"grid: {fmax: 400}\nduration: 0.1\ngeometry: {box: [2.0, 1.6, 1.2]}\n"
+		"materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
+		"sources: [{name: S, position: [0.5, 0.5, 0.5]}]\n"
+		"receivers: [{name: R, position: [1.4, 1.0, 0.8]}]\n";
+	char dir[] = "/tmp/roomsim-ref-XXXXXX", path[256], csv[300];
+	struct row *rows = calloc(MAX_ROWS, sizeof(*rows));
+	double seven = 0;
+
+	(void)state;
+	assert_non_null(rows);
+	assert_non_null(mkdtemp(dir));
+	write_room(path, sizeof(path), dir, box);
+	assert_int_equal(sh("%s converge %s --reference auto:0.01 --out %s/bad -q 2> %s/bad.err; "
+			    "[ $? = 2 ] && grep -q \"'auto:0.01' is not valid (valid: .*NAME:D\" "
+			    "%s/bad.err", ROOMSIM, path, dir, dir, dir), 0);
+	assert_int_equal(sh("%s converge %s --reference fcc:0.01 --schemes fcc,7-point "
+			    "--dispersions 0.01 --out %s/r -q > /dev/null && "
+			    "[ -d %s/r/reference-fcc-d0.01 ]", ROOMSIM, path, dir, dir), 0);
+	snprintf(csv, sizeof(csv), "%s/r/converge.csv", dir);
+	assert_int_equal(read_rows(csv, rows), 10);
+	for (int b = 0; b < BANDS; b++) {
+		assert_true(value(rows, 10, "fcc-d0.01", "spectrum dB", b) == 0);
+		seven = fmax(seven, value(rows, 10, "7-point-d0.01", "spectrum dB", b));
+	}
+	print_message("# the 7-point scheme against fcc at 0.01: %.2f dB in the worst band\n", seven);
+	assert_true(seven > 0.01);
+	free(rows);
+	assert_int_equal(sh("rm -rf %s", dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_scheme),
 		cmocka_unit_test(fitted_box),
+		cmocka_unit_test(named_reference),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
