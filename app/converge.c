@@ -48,8 +48,8 @@ static const char usage_converge[] =
 	"Run the room of FILE.yaml with each scheme of LIST at each grid.dispersion of LIST,\n"
 	"and once with the 7-point scheme at PPW points per wavelength (default 24), or with\n"
 	"scheme NAME at grid.dispersion D, the reference; print each run's error against the\n"
-	"reference per octave band up to fmax,\n"
-	"the worst over the source-receiver pairs, and its time:\n"
+	"reference per octave band up to fmax, the worst over the source-receiver pairs, and\n"
+	"its time:\n"
 	"  spectrum  rms of the sixth-octave level differences over the octave, dB\n"
 	"  early     level difference of the first 50 ms after the direct sound, dB\n"
 	"  T30, EDT  relative differences, %; C80 difference, dB\n"
@@ -115,8 +115,8 @@ struct copts {
 	double disp[8];
 	int ndisp;
 	double ref_ppw;
-	int ref_scheme;		/* the reference's scheme: 0, the 7-point at ref_ppw, or by name */
-	double ref_disp;	/* at this grid.dispersion, for a reference named so */
+	int ref_scheme;		/* the reference's scheme (index into schemes[]) */
+	double ref_disp;	/* named NAME:D, at this grid.dispersion; 0: the 7-point at ref_ppw */
 };
 
 /* --reference: PPW (the 7-point scheme) or NAME:D; 0, or -1 for a value not valid. */
@@ -126,6 +126,7 @@ static int parse_reference(const char *arg, struct copts *o)
 	char *end;
 
 	o->ref_scheme = 0;
+	o->ref_disp = 0;
 	if (!colon) {
 		o->ref_ppw = strtod(arg, &end);
 		return *end || !(o->ref_ppw >= 4 && o->ref_ppw <= 200) ? -1 : 0;
@@ -546,7 +547,7 @@ int cmd_converge(int argc, char **argv)
 	}
 	nb = iso_bands(0, room->fmax, room->wav_rate, bands);
 	/* the reference, then each scheme at each dispersion */
-	if (o.ref_scheme)
+	if (o.ref_disp > 0)
 		snprintf(runs[nr].name, sizeof(runs[nr].name), "reference-%s-d%g",
 			 schemes[o.ref_scheme].name, o.ref_disp);
 	else
@@ -559,7 +560,7 @@ int cmd_converge(int argc, char **argv)
 			snprintf(runs[nr].name, sizeof(runs[nr].name), "%s-d%g",
 				 schemes[o.scheme[k]].name, o.disp[d]);
 		}
-	if (o.ref_scheme)
+	if (o.ref_disp > 0)
 		snprintf(ref_set, sizeof(ref_set), "grid.dispersion=%g", o.ref_disp);
 	else
 		snprintf(ref_set, sizeof(ref_set), "grid.ppw=%g", o.ref_ppw);

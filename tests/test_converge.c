@@ -186,7 +186,8 @@ static void fitted_box(void **state)
 /*
  * --reference NAME:D: the reference is scheme NAME at grid.dispersion D (fcc at 0.01 here), so
  * fcc at 0.01 is the reference itself, 0 dB off in every band, and the 7-point scheme is not;
- * a name converge does not run as a reference is refused with what is valid.
+ * so is the 7-point scheme named at 0.02; a name converge does not run as a reference is
+ * refused with what is valid.
  */
 static void named_reference(void **state)
 {
@@ -217,6 +218,14 @@ static void named_reference(void **state)
 	}
 	print_message("# the 7-point scheme against fcc at 0.01: %.2f dB in the worst band\n", seven);
 	assert_true(seven > 0.01);
+	/* the 7-point scheme named: at the dispersion given, not at the default 24 ppw */
+	assert_int_equal(sh("%s converge %s --reference 7-point:0.02 --schemes 7-point "
+			    "--dispersions 0.02 --out %s/s -q > /dev/null && "
+			    "[ -d %s/s/reference-7-point-d0.02 ]", ROOMSIM, path, dir, dir), 0);
+	snprintf(csv, sizeof(csv), "%s/s/converge.csv", dir);
+	assert_int_equal(read_rows(csv, rows), 5);
+	for (int b = 0; b < BANDS; b++)
+		assert_true(value(rows, 5, "7-point-d0.02", "spectrum dB", b) == 0);
 	free(rows);
 	assert_int_equal(sh("rm -rf %s", dir), 0);
 }
