@@ -56,11 +56,13 @@ static double value(const struct row *rows, int n, const char *run, const char *
 	return NAN;
 }
 
-/* text written to dir/room.yaml, whose path goes to path. */
-static void write_room(char *path, size_t size, const char *dir, const char *text)
+/* A new folder from the template dir (made in place) holding text as room.yaml, whose path
+ * goes to path. */
+static void write_room(char *path, size_t size, char *dir, const char *text)
 {
 	FILE *f;
 
+	assert_non_null(mkdtemp(dir));
 	snprintf(path, size, "%s/room.yaml", dir);
 	f = fopen(path, "w");
 	assert_non_null(f);
@@ -107,7 +109,6 @@ static void every_scheme(void **state)
 
 	(void)state;
 	assert_non_null(rows);
-	assert_non_null(mkdtemp(dir));
 	write_room(path, sizeof(path), dir, room);
 	assert_int_equal(sh("%s converge %s --schemes 7-point,leggy-4,compact-r2,compact-r3,"
 			    "compact-r4,iwb,iiso,fcc,auto --dispersions 0.04,0.01 --out %s/c -q > "
@@ -161,7 +162,6 @@ static void fitted_box(void **state)
 
 	(void)state;
 	assert_non_null(rows);
-	assert_non_null(mkdtemp(dir));
 	write_room(path, sizeof(path), dir, box);
 	for (int fit = 0; fit < 2; fit++) {
 		char csv[300];
@@ -202,7 +202,6 @@ static void named_reference(void **state)
 
 	(void)state;
 	assert_non_null(rows);
-	assert_non_null(mkdtemp(dir));
 	write_room(path, sizeof(path), dir, box);
 	assert_int_equal(sh("%s converge %s --reference auto:0.01 --out %s/bad -q 2> %s/bad.err; "
 			    "[ $? = 2 ] && grep -q \"'auto:0.01' is not valid (valid: .*NAME:D\" "
