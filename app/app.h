@@ -61,6 +61,17 @@ int app_banks(const struct room *room, struct wall_banks **out, struct rs_error 
 /* Plan room's run; RS_EINPUT naming the grid key when it cannot fit in memory. */
 int app_plan(const struct room *room, struct app_plan *plan, struct rs_error *err);
 
+/* Device bytes the run of plan needs on one GPU with kernel k (-1: the room's): fields,
+ * tables, receivers, branch walls, receiver grids and snapshot frames (kernel auto's least:
+ * cuda_memory); 0 in a build without CUDA. */
+size_t app_device_memory(const struct room *room, const struct app_plan *plan, int k);
+
+/* RS_EINPUT naming the grid key when a run on one GPU with kernel k (-1: the room's) needs
+ * more device memory than the GPU has; 0 where it fits or no GPU is usable. Before the grid
+ * is built, so that a room too large fails at once. */
+int app_check_device(const struct room *room, const struct app_plan *plan, int k,
+		     struct rs_error *err);
+
 /* RS_EINPUT, naming the geometry key, when the room's grid would pass 2^44 cells or 2^30
  * along an axis (counted in double, before anything counts it in int); app_plan calls it. */
 int app_check_size(const struct room *room, struct rs_error *err);

@@ -247,19 +247,10 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 	{
 		char name[128];
 		size_t devmem = 0;
-		const size_t branch_columns =
-			p->branches ? cuda_branch_columns(g, p->grid.boundary) : 0;
 
 		if (cuda_available(name, sizeof(name), &devmem))
 			printf("gpu        %s: %s of device memory needed, %s in all\n", name,
-			       app_bytes((double)(cuda_memory(g, room->precision, room->kernel,
-							      room->nreceivers + p->spatial_points,
-							      p->nsamples,
-							      (size_t)p->steps) + p->branch_memory +
-						  branch_columns +
-						  p->grid_points * (128 + 4 * GRID_WINDOW) +
-						  p->frame_memory),
-					 need),
+			       app_bytes((double)app_device_memory(room, p, -1), need),
 			       app_bytes((double)devmem, have));
 	}
 #endif

@@ -17,6 +17,9 @@
 #include "../solver/signal.h"
 #include "../geometry/receivers.h"
 #include "grids.h"
+#ifdef ROOMSIM_CUDA
+#include "../solver/cuda/fdtd_cuda.h"
+#endif
 
 /* Beyond any machine or cluster: 2^44 cells (141 TB of float32 fields), 2^30 along an axis. */
 #define MOST_CELLS 17592186044416.0
@@ -220,6 +223,47 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 			       app_bytes((double)p->memory, need), p->grid.n[0], p->grid.n[1],
 			       p->grid.n[2], app_bytes((double)avail, have));
 	return 0;
+}
+
+size_t app_device_memory(const struct room *room, const struct app_plan *p, int k)
+{
+#ifdef ROOMSIM_CUDA
+	const struct vox_plan *g = &p->grid;
+
+	return cuda_memory(g, room->precision, (enum kernel_id)(k >= 0 ? k : room->kernel),
+			   room->nreceivers + p->spatial_points, p->nsamples, (size_t)p->steps) +
+	       p->branch_memory + (p->branches ? cuda_branch_columns(g, g->boundary) : 0) +
+	       p->grid_points * (128 + 4 * GRID_WINDOW) + p->frame_memory;
+#else
+	(void)room;
+	(void)p;
+	(void)k;
+	return 0;
+#endif
+}
+
+int app_check_device(const struct room *room, const struct app_plan *p, int k,
+		     struct rs_error *err)
+{
+#ifdef ROOMSIM_CUDA
+	char name[128], need[32], have[32];
+	size_t total = 0;
+	const size_t n = app_device_memory(room, p, k);
+
+	if (!cuda_available(name, sizeof(name), &total) || n <= total)
+		return 0;
+	return room_at(err, room, room->grid_at, "grid", "the run needs %s of device memory "
+		       "(%d x %d x %d cells) but the GPU (%s) has %s (valid: a coarser grid: lower "
+		       "fmax or ppw, a larger spacing, or a smaller room; several GPUs, with "
+		       "mpirun; or --backend cpu)", app_bytes((double)n, need), p->grid.n[0],
+		       p->grid.n[1], p->grid.n[2], name, app_bytes((double)total, have));
+#else
+	(void)room;
+	(void)p;
+	(void)k;
+	(void)err;
+	return 0;
+#endif
 }
 
 int app_mkdirs(const char *path, struct rs_error *err)

@@ -792,6 +792,11 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	}
 	if (app_plan(room, &r->plan, err))
 		return err->code;
+	/* one GPU: the run must fit in its memory (a decomposed run's slabs are checked by each
+	 * rank's engine) */
+	if (r->backend == ROOM_BACKEND_CUDA && r->part.size == 1 &&
+	    app_check_device(room, &r->plan, r->kernel, err))
+		return err->code;
 	{	/* the outputs must fit on the disk (all of them, the HDF5 files uncompressed) */
 		struct app_disk d;
 		const double avail = app_disk_free(r->out);

@@ -206,6 +206,9 @@ static int dt_check(const struct cuda_engine *e, int dts, int nt, int split, cha
 	    (e->leggy_m > 1 && (e->fallback || e->lines)))
 		return snprintf(why, len, "it runs the 7-point scheme in any room and leggy "
 				"stencils of order 4, 6 and 8 in a box"), 1;
+	if (!e->dt_cls && e->dt_nomem)
+		return snprintf(why, len, "its tables (%.2f GiB) do not fit beside the fields in "
+				"device memory", cuda_diamond_memory(&e->plan, 0) / 1073741824.0), 1;
 	if (!e->dt_cls)
 		return snprintf(why, len, "the room has no cells"), 1;
 	if (!dt_kernel(e, dts, 1))

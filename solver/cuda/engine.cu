@@ -32,24 +32,27 @@ int cuda_available(char *name, size_t len, size_t *memory)
 
 static void graph_drop(struct cuda_engine *e);
 
+size_t cuda_diamond_memory(const struct vox_plan *p, int nrec)
+{
+	/* its class bytes, probe ranges, row ranges, receiver values per level and tower
+	 * flags */
+	return p->fcc ? 0
+		      : p->cells + (size_t)p->n[0] * p->n[1] * sizeof(int2) +
+				p->n[1] * sizeof(int2) + (size_t)nrec * 8 * DT_MAX_NT * 8 +
+				sizeof(unsigned) * (p->n[0] + DT_MAX_NT) * (p->n[1] / 2 + 2);
+}
+
 size_t cuda_memory(const struct vox_plan *p, int precision, enum kernel_id k, int nrec,
 		   size_t nsamples, size_t nsteps)
 {
 	const size_t cols = (size_t)p->n[0] * p->n[1];
-	size_t diamond = 0;
 
 	if (p->fcc)	/* folded fields and class bytes */
 		return (2 * (size_t)precision + 1) * (p->cells / 2) +
 		       (size_t)nrec * nsamples * sizeof(double) + nsteps * 8 * sizeof(double);
-	/* the diamond kernel's class bytes, probe ranges, row ranges, receiver values per level
-	 * and tower flags */
-	if (k == KERNEL_DIAMOND || k == KERNEL_AUTO)
-		diamond = p->cells + cols * sizeof(int2) + p->n[1] * sizeof(int2) +
-			  (size_t)nrec * 8 * DT_MAX_NT * 8 +
-			  sizeof(unsigned) * (p->n[0] + DT_MAX_NT) * (p->n[1] / 2 + 2);
 	return 2 * p->cells * (size_t)precision + p->cells + (p->cells / 32 + 1) * 4 +
 	       2 * sizeof(int2) * cols + (size_t)nrec * nsamples * sizeof(double) +
-	       nsteps * 8 * sizeof(double) + diamond;
+	       nsteps * 8 * sizeof(double) + (k == KERNEL_DIAMOND ? cuda_diamond_memory(p, nrec) : 0);
 }
 
 /* The coefficients in the precision of K (struct kcoefs_f32 or kcoefs_f64). */
@@ -486,8 +489,17 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->grid3.z = (p->n[2] + bz - 1) / bz;
 	e->grid2.z = e->gridv.z = (p->n[2] - 2 + KCHUNK - 1) / KCHUNK;
 	/* naive3d's per-block heights cover bz slabs: a block is skipped when none is inside */
-	if (cuda_reset(e, err) || ((e->kernel == KERNEL_DIAMOND || e->kernel == KERNEL_AUTO) &&
-				   dt_prepare(e, s->grid, err)))
+	if (cuda_reset(e, err))
+		goto out_free;
+	/* kernel auto weighs diamond only where its tables fit beside everything else, with
+	 * room to spare for the receivers and the kernels' trials */
+	if (e->kernel == KERNEL_AUTO) {
+		if (CK(cudaMemGetInfo(&free_b, &total_b)))
+			goto out_free;
+		e->dt_nomem = free_b < cuda_diamond_memory(p, 0) + DT_SPARE;
+	}
+	if ((e->kernel == KERNEL_DIAMOND || (e->kernel == KERNEL_AUTO && !e->dt_nomem)) &&
+	    dt_prepare(e, s->grid, err))
 		goto out_free;
 	if (check_kernel(e, s, err) || (e->kernel == KERNEL_AUTO && cuda_choose_kernel(e, err)) ||
 	    overlap_prepare(e, s, err))

@@ -42,6 +42,7 @@ extern "C" {
 #define SH_N (SH_MAX_REACH + 1)
 
 #define DT_MAX_NT 1024		/* diamond: levels per sweep at most (bounds the probe buffer) */
+#define DT_SPARE (512u << 20)	/* kernel auto: device bytes left free beside diamond's tables */
 
 /* The per-kind coefficients of solver/fdtd.h (struct fdtd_coefs) in the run's precision. */
 #define KCOEFS_(R)                                                                                \
@@ -175,6 +176,7 @@ struct cuda_engine {
 	int dts, nt, split;		/* its tile size, tower height and blocks per tower; 0 = default */
 	int dt_zlo, dt_zhi;		/* z range of the room's cells */
 	uint8_t *dt_cls;		/* class bytes, z fastest; NULL: diamond cannot run */
+	int dt_nomem;			/* kernel auto: diamond's tables did not fit */
 	int2 *dt_probez;		/* per column: z range of its source and receiver cells */
 	int2 *dt_xr;			/* per row y: x range of its room columns */
 	int2 *h_probez;			/* the same on the host */

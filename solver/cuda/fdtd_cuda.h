@@ -56,10 +56,14 @@ struct cuda_setup {
 /* 1 when a CUDA device is usable; name and total memory filled when not NULL. */
 int cuda_available(char *name, size_t len, size_t *memory);
 
-/* Device bytes a run with kernel k needs (auto: with every kernel's tables); checked against
- * free device memory by cuda_create(). */
+/* Device bytes a run with kernel k needs, its branch walls aside; checked against free device
+ * memory by cuda_create(). Kernel auto's count leaves out diamond's tables: auto weighs
+ * diamond only where they fit beside the rest. */
 size_t cuda_memory(const struct vox_plan *p, int precision, enum kernel_id k, int nrec,
 		   size_t nsamples, size_t nsteps);
+
+/* Device bytes of the diamond kernel's own tables, with nrec receivers. */
+size_t cuda_diamond_memory(const struct vox_plan *p, int nrec);
 
 /* Device bytes of the branch walls' column lists (branch.cu) beyond their state and tables,
  * for up to `nodes` nodes: on the cubic grid, for every kernel. */

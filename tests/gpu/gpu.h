@@ -45,6 +45,7 @@ void diamond_run(void **state);
 void ranks_on_gpus(void **state);
 void resume_on_gpu(void **state);
 void band_frames_on_gpu(void **state);
+void device_memory_on_gpu(void **state);
 
 /* test_gpu_phys.c */
 void energy_on_gpu(void **state);

@@ -1164,7 +1164,7 @@ int main(void)
 		cmocka_unit_test(long_runs_on_gpu), cmocka_unit_test(band_long_runs_on_gpu),
 		cmocka_unit_test(mesh_room_on_gpu), cmocka_unit_test(receiver_grids_on_gpu),
 		cmocka_unit_test(ranks_on_gpus), cmocka_unit_test(resume_on_gpu),
-		cmocka_unit_test(band_frames_on_gpu),
+		cmocka_unit_test(band_frames_on_gpu), cmocka_unit_test(device_memory_on_gpu),
 	};
 	const struct CMUnitTest few[] = {
 		cmocka_unit_test(lshaped_f32), cmocka_unit_test(texture_subvolumes),

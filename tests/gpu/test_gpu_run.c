@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../solver/cuda/fdtd_cuda.h"
 #include "../../solver/kernels.h"
 #include "../../solver/signal.h"
 
@@ -403,4 +404,68 @@ void band_frames_on_gpu(void **state)
 			    "2> d.err; [ $? = 2 ] && grep -q 'output.snapshots.band: full' d.err",
 			    dir, roomsim), 0);
 	sh("rm -rf %s", dir);
+}
+
+/* 1 when the file at log holds text (no quotes in it). */
+static int in_log(const char *log, const char *text)
+{
+	return sh("grep -qF -- '%s' %s", text, log) == 0;
+}
+
+/* A cube of 1 cm cells, side cbrt(cells) cells, kernel auto, a few steps, into dir/NAME. */
+static void write_cube(const char *dir, const char *name, double cells)
+{
+	char path[512];
+	const double side = 0.01 * floor(cbrt(cells));
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.yaml", dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "name: %s\ngrid: {spacing: 0.01}\nscheme: {precision: float32}\n"
+		   "duration: 0.0002\ngeometry: {box: [%.2f, %.2f, %.2f]}\n"
+		   "materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
+		   "sources: [{name: S, position: [1.1, 1.2, 1.3]}]\n"
+		   "receivers: [{name: R, position: [2.1, 2.2, 2.3]}]\n"
+		   "output:\n  dir: %s/%s\n", name, side, side, side, dir, name);
+	fclose(f);
+}
+
+/*
+ * Device memory (app_check_device, cuda_create): a room whose fields need more than the GPU
+ * has is refused before its grid is built, naming the grid key and the device, with no
+ * outputs; one whose fields fit but not diamond's tables beside them runs, kernel auto
+ * leaving diamond out and saying why. Each cube sized from the device's memory (the fields,
+ * class bytes and bits 9.1 bytes a cell, diamond's tables 1 more); skipped where the host's
+ * memory is what refuses first.
+ */
+void device_memory_on_gpu(void **state)
+{
+	char dir[] = "/tmp/roomsim-gpu-mem-XXXXXX", log[600];
+	size_t total = 0;
+
+	(void)state;
+	if (quick || only_kernels)
+		skip();
+	assert_true(cuda_available(NULL, 0, &total));
+	assert_non_null(mkdtemp(dir));
+	write_cube(dir, "over", 1.25 * (double)total / 9.1);
+	snprintf(log, sizeof(log), "%s/over.log", dir);
+	assert_int_equal(sh("%s run %s/over.yaml -q --backend cuda > %s 2>&1", roomsim, dir, log),
+			 2);	/* bad input (docs/cli.md) */
+	if (!in_log(log, "device memory")) {
+		print_message("# the host's memory refused the room first: %s\n", log);
+		assert_true(in_log(log, "of memory"));
+		skip();
+	}
+	assert_true(in_log(log, "over.yaml:2:") && in_log(log, "grid:") &&
+		    in_log(log, "the GPU (") && in_log(log, "valid:"));
+	assert_int_not_equal(sh("test -e %s/over/S_R.wav", dir), 0);
+	sh("cat %s >&2", log);
+	write_cube(dir, "tight", (double)total / 9.6);
+	snprintf(log, sizeof(log), "%s/tight.log", dir);
+	assert_int_equal(sh("%s run %s/tight.yaml --backend cuda > %s 2>&1", roomsim, dir, log), 0);
+	sh("grep -E 'kernel (diamond|auto)|took' %s >&2", log);
+	assert_true(in_log(log, "do not fit beside the fields"));
+	assert_int_equal(sh("test -s %s/tight/S_R.wav", dir), 0);
+	assert_int_equal(sh("rm -rf %s", dir), 0);
 }
