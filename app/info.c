@@ -246,12 +246,14 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 #ifdef ROOMSIM_CUDA
 	{
 		char name[128];
-		size_t devmem = 0;
+		size_t devmem = 0, dneed;
 
-		if (cuda_available(name, sizeof(name), &devmem))
-			printf("gpu        %s: %s of device memory needed, %s in all\n", name,
-			       app_bytes((double)app_device_memory(room, p, -1), need),
-			       app_bytes((double)devmem, have));
+		if (cuda_available(name, sizeof(name), &devmem)) {
+			dneed = app_device_memory(room, p, -1);
+			printf("gpu        %s: %s of device memory needed, %s in all%s\n", name,
+			       app_bytes((double)dneed, need), app_bytes((double)devmem, have),
+			       dneed > devmem ? ": too little, run on it will refuse" : "");
+		}
 	}
 #endif
 	if (gpu->rate > 0)	/* run's default backend, auto, takes the GPU */

@@ -249,6 +249,21 @@ size_t cuda_branch_columns(const struct vox_plan *p, size_t nodes)
 	return p->fcc ? 0 : 2 * sizeof(int4) * (size_t)p->n[0] * p->n[1] + nodes * sizeof(int2);
 }
 
+size_t cuda_branch_bytes(const struct branch_walls *b, const struct vox_plan *p, int precision)
+{
+	const size_t m = b ? (size_t)b->nmat : 0, R = (size_t)precision;
+
+	if (!b)
+		return 0;
+	/* upload_all: cell, so, stride, seg, blk, first, mat, nb and boff; A, inv, gam, the
+	 * branches' constants, the state and W; then the columns and sto (not on the fcc grid) */
+	return b->nodes * sizeof(long long) + b->entries * sizeof(long long) +
+	       (2 * m + 1) * sizeof(long long) + (m + 1) * sizeof(int) +
+	       (b->nodes + 1 + b->entries) * sizeof(unsigned) + 2 * m * sizeof(int) +
+	       (2 * b->nodes + 2 * b->entries + 3 * (size_t)b->nbranch + b->states) * R +
+	       (p->fcc ? 0 : cuda_branch_columns(p, b->nodes) + (m + 1) * sizeof(long long));
+}
+
 int cuda_branch_upload(struct cuda_engine *e, const struct branch_walls *b,
 		       struct rs_error *err)
 {

@@ -442,6 +442,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	if (CK(cudaMemGetInfo(&free_b, &total_b)) ||
 	    CK(cudaDeviceGetAttribute(&e->nsm, cudaDevAttrMultiProcessorCount, 0)))
 		goto out_free;
+	need += cuda_branch_bytes(s->branch, p, s->precision);
 	if (need > free_b) {
 		rs_fail(err, RS_ENOMEM, "the grid needs %.2f GiB of device memory, %.2f GiB is free",
 			need / 1073741824.0, free_b / 1073741824.0);

@@ -69,6 +69,9 @@ size_t cuda_diamond_memory(const struct vox_plan *p, int nrec);
  * for up to `nodes` nodes: on the cubic grid, for every kernel. */
 size_t cuda_branch_columns(const struct vox_plan *p, size_t nodes);
 
+/* Device bytes of branch walls b as cuda_branch_upload() allocates them (0 for NULL). */
+size_t cuda_branch_bytes(const struct branch_walls *b, const struct vox_plan *p, int precision);
+
 /* ---- several GPUs (halo.cu, solver/part.h) ---- */
 
 /* Run this thread's CUDA work on GPU `device` of the node, modulo the GPUs it sees, and
