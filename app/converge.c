@@ -43,7 +43,7 @@ extern char **environ;
 static const char usage_converge[] =
 	"usage: roomsim converge FILE.yaml [--schemes LIST] [--dispersions LIST]\n"
 	"                        [--reference PPW|NAME:D] [--out DIR] [--backend cpu|cuda|auto]\n"
-	"                        [--set KEY=VALUE]... [-q]\n"
+	"                        [--set KEY=VALUE]... [--reuse] [-q]\n"
 	"\n"
 	"Run the room of FILE.yaml with each scheme of LIST at each grid.dispersion of LIST,\n"
 	"and once with the 7-point scheme at PPW points per wavelength (default 24), or with\n"
@@ -65,6 +65,9 @@ static const char usage_converge[] =
 	"                      (default: output.dir of the file, /converge)\n"
 	"  --backend NAME      as roomsim run's\n"
 	"  --set KEY=VALUE     as roomsim run's, for every run (e.g. duration=0.5)\n"
+	"  --reuse             a run whose outputs in DIR are an earlier converge's with the\n"
+	"                      same room file, settings and build is not run again (the\n"
+	"                      reference made once serves later lists of schemes)\n"
 	"  -q, --quiet         only the table\n"
 	"\n"
 	"Exit status: 0 done, 1 a run failed, 2 bad usage or bad input.\n";
@@ -100,6 +103,7 @@ struct crun {
 	double dispersion;
 	double seconds;		/* wall time */
 	int rc;			/* its exit status */
+	int reused;		/* its outputs an earlier run's (--reuse) */
 	long cells;		/* its grid's, from its log */
 	char chosen[96];	/* auto: what it chose */
 	/* per band: the worst over the pairs */
@@ -110,7 +114,7 @@ struct crun {
 struct copts {
 	const char *file, *out, *backend;
 	char *sets[APP_MAX_SETS];
-	int nsets, quiet;
+	int nsets, quiet, reuse;
 	int scheme[NSCHEMES], nscheme;
 	double disp[8];
 	int ndisp;
@@ -182,6 +186,7 @@ static int parse(int argc, char **argv, struct copts *o, struct rs_error *err)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "set", required_argument, NULL, 's' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "reuse", no_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -222,6 +227,9 @@ static int parse(int argc, char **argv, struct copts *o, struct rs_error *err)
 			break;
 		case 'q':
 			o->quiet = 1;
+			break;
+		case 'u':
+			o->reuse = 1;
 			break;
 		case 'h':
 			fputs(usage_converge, stdout);
@@ -282,11 +290,67 @@ static int carved_courant(const struct copts *o, const char *const *sets, char *
 
 /* One run: this binary's `run` with the user's overrides and the run's, its stderr into
  * DIR/NAME.log; the wall time. */
+/* FNV-1a of the file at path and its size: what --reuse compares of the room file; 0 when it
+ * cannot be read. */
+static unsigned long long file_hash(const char *path, long *size)
+{
+	unsigned long long h = 1469598103934665603ull;
+	FILE *f = fopen(path, "rb");
+	int ch;
+
+	*size = 0;
+	if (!f)
+		return 0;
+	while ((ch = getc(f)) != EOF) {
+		h = (h ^ (unsigned char)ch) * 1099511628211ull;
+		++*size;
+	}
+	fclose(f);
+	return h;
+}
+
+/*
+ * What makes a run's outputs: the build, the room file's bytes and the run's arguments, one
+ * line each, into stamp (DIR/NAME.done holds it after the line of its wall time once the run
+ * has finished).
+ */
+static void run_stamp(const struct copts *o, char *const *argv, char *stamp, size_t size)
+{
+	long bytes;
+	const unsigned long long h = file_hash(o->file, &bytes);
+	size_t n = (size_t)snprintf(stamp, size, "build %s\nroom %016llx %ld\n", ROOMSIM_GIT,
+				    h, bytes);
+
+	for (int i = 1; argv[i] && n < size; i++)
+		n += (size_t)snprintf(stamp + n, size - n, "%s\n", argv[i]);
+}
+
+/* --reuse: 1, with c's wall time, when dir/NAME.done holds stamp after it and NAME's folder is
+ * there. */
+static int reusable(const char *done, const char *out, const char *stamp, struct crun *c)
+{
+	char *text = calloc(1, 65536);
+	FILE *f = fopen(done, "r");
+	struct stat st;
+	size_t n = 0;
+	int ok = 0;
+
+	if (text && f)
+		n = fread(text, 1, 65535, f);
+	if (f)
+		fclose(f);
+	if (n && sscanf(text, "seconds %lf", &c->seconds) == 1 && strchr(text, '\n') &&
+	    !strcmp(strchr(text, '\n') + 1, stamp) && !stat(out, &st) && S_ISDIR(st.st_mode))
+		ok = 1;
+	free(text);
+	return ok;
+}
+
 static int spawn_run(const struct copts *o, const struct room *room, struct crun *c,
 		     const char *dir, char *const *mine, int nmine)
 {
 	char *argv[2 * APP_MAX_SETS + 16], out[ROOM_PATH_MAX + 80], log[ROOM_PATH_MAX + 80];
-	char fmax[64];
+	char fmax[64], done[ROOM_PATH_MAX + 80], *stamp = NULL;
 	posix_spawn_file_actions_t fa;
 	int n = 0, status = 0;
 	pid_t pid;
@@ -319,12 +383,23 @@ static int spawn_run(const struct copts *o, const struct room *room, struct crun
 		argv[n++] = mine[i];
 	}
 	argv[n] = NULL;
+	snprintf(done, sizeof(done), "%s/%s.done", dir, c->name);
+	if (!(stamp = calloc(1, 32768)))
+		return c->rc = -1;
+	run_stamp(o, argv, stamp, 32768);
+	if (o->reuse && reusable(done, out, stamp, c)) {
+		c->rc = 0;
+		c->reused = 1;
+		goto log;
+	}
+	unlink(done);	/* its outputs are about to change */
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	t0 = app_now();
 	if (posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ)) {
 		posix_spawn_file_actions_destroy(&fa);
+		free(stamp);
 		return c->rc = -1;
 	}
 	posix_spawn_file_actions_destroy(&fa);
@@ -332,6 +407,17 @@ static int spawn_run(const struct copts *o, const struct room *room, struct crun
 		;
 	c->seconds = app_now() - t0;
 	c->rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	if (c->rc == 0) {	/* finished: --reuse may take its outputs later */
+		FILE *f = fopen(done, "w");
+
+		if (f) {
+			fprintf(f, "seconds %.17g\n%s", c->seconds, stamp);
+			if (fclose(f))
+				unlink(done);
+		}
+	}
+log:
+	free(stamp);
 	{	/* the grid, and what auto chose, from its log */
 		FILE *f = fopen(log, "r");
 		char line[1024];
@@ -493,10 +579,11 @@ static void print_table(FILE *f, int csv, const struct crun *runs, int nr,
 		const struct crun *c = &runs[r];
 
 		if (!csv) {
-			fprintf(f, "%-22s %s%s%s, %.3g M cells, %.1f s%s%s\n", c->name,
+			fprintf(f, "%-22s %s%s%s, %.3g M cells, %.1f s%s%s%s\n", c->name,
 				c->scheme < 0 ? "the reference" : schemes[c->scheme].name,
 				c->chosen[0] ? " -> " : "", c->chosen, c->cells / 1e6, c->seconds,
-				c->rc ? "  FAILED: " : "", c->rc ? c->why : "");
+				c->reused ? " (reused)" : "", c->rc ? "  FAILED: " : "",
+				c->rc ? c->why : "");
 			if (c->rc || c->scheme < 0)
 				continue;
 			fprintf(f, "  %-12s", "band");
@@ -585,7 +672,11 @@ int cmd_converge(int argc, char **argv)
 		}
 		if (!o.quiet)
 			fprintf(stderr, "roomsim: converge: %s (%d of %d)\n", c->name, r + 1, nr);
-		if (spawn_run(&o, room, c, dir, mine, n)) {
+		if (spawn_run(&o, room, c, dir, mine, n) == 0 && c->reused && !o.quiet)
+			fprintf(stderr, "roomsim: converge: %s reused: its outputs in %s/%s are an "
+				"earlier run's with the same room file, settings and build\n", c->name,
+				dir, c->name);
+		if (c->rc) {
 			failed = 1;
 			if (c->scheme < 0) {
 				fprintf(stderr, "roomsim: the reference run failed: see %s/%s.log\n", dir,

@@ -229,12 +229,64 @@ static void named_reference(void **state)
 	assert_int_equal(sh("rm -rf %s", dir), 0);
 }
 
+/*
+ * --reuse: a run whose outputs are an earlier converge's with the same room file, settings
+ * and build is not run again, and gives the same figures; a run with another setting, or a
+ * room file changed, runs again, and so does every run without --reuse.
+ */
+static void reuse(void **state)
+{
+	static const char box[] =
+		"grid: {fmax: 400}\nduration: 0.1\ngeometry: {box: [2.0, 1.6, 1.2]}\n"
+		"materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
+		"sources: [{name: S, position: [0.5, 0.5, 0.5]}]\n"
+		"receivers: [{name: R, position: [1.4, 1.0, 0.8]}]\n";
+	char dir[] = "/tmp/roomsim-reuse-XXXXXX", path[256], csv[300];
+	struct row *rows = calloc(MAX_ROWS, sizeof(*rows));
+	double first[BANDS];
+
+	(void)state;
+	assert_non_null(rows);
+	write_room(path, sizeof(path), dir, box);
+	/* the first: nothing to reuse */
+	assert_int_equal(sh("%s converge %s --schemes 7-point --dispersions 0.02 --out %s/u "
+			    "--reuse > /dev/null 2> %s/1.err && ! grep -q reused %s/1.err && "
+			    "[ -s %s/u/reference-ppw24.done ]", ROOMSIM, path, dir, dir, dir, dir), 0);
+	snprintf(csv, sizeof(csv), "%s/u/converge.csv", dir);
+	assert_int_equal(read_rows(csv, rows), 5);
+	for (int b = 0; b < BANDS; b++)
+		first[b] = value(rows, 5, "7-point-d0.02", "spectrum dB", b);
+	/* a scheme more: the reference and the 7-point run reused, fcc run */
+	assert_int_equal(sh("%s converge %s --schemes 7-point,fcc --dispersions 0.02 --out %s/u "
+			    "--reuse > /dev/null 2> %s/2.err && "
+			    "grep -q 'reference-ppw24 reused' %s/2.err && "
+			    "grep -q '7-point-d0.02 reused' %s/2.err && "
+			    "! grep -q 'fcc-d0.02 reused' %s/2.err", ROOMSIM, path, dir, dir, dir, dir,
+			    dir), 0);
+	assert_int_equal(read_rows(csv, rows), 10);
+	for (int b = 0; b < BANDS; b++)
+		assert_true(value(rows, 10, "7-point-d0.02", "spectrum dB", b) == first[b]);
+	/* another setting, no --reuse, or the room file changed: run again */
+	assert_int_equal(sh("%s converge %s --schemes 7-point --dispersions 0.02 --out %s/u "
+			    "--reuse --set duration=0.09 > /dev/null 2> %s/3.err && "
+			    "! grep -q reused %s/3.err", ROOMSIM, path, dir, dir, dir), 0);
+	assert_int_equal(sh("%s converge %s --schemes 7-point --dispersions 0.02 --out %s/u "
+			    "> /dev/null 2> %s/4.err && ! grep -q reused %s/4.err", ROOMSIM, path,
+			    dir, dir, dir), 0);
+	assert_int_equal(sh("echo '# changed' >> %s && %s converge %s --schemes 7-point "
+			    "--dispersions 0.02 --out %s/u --reuse > /dev/null 2> %s/5.err && "
+			    "! grep -q reused %s/5.err", path, ROOMSIM, path, dir, dir, dir), 0);
+	free(rows);
+	assert_int_equal(sh("rm -rf %s", dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_scheme),
 		cmocka_unit_test(fitted_box),
 		cmocka_unit_test(named_reference),
+		cmocka_unit_test(reuse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
