@@ -288,8 +288,6 @@ static int carved_courant(const struct copts *o, const char *const *sets, char *
 	return rc;
 }
 
-/* One run: this binary's `run` with the user's overrides and the run's, its stderr into
- * DIR/NAME.log; the wall time. */
 /* FNV-1a of the file at path and its size: what --reuse compares of the room file; 0 when it
  * cannot be read. */
 static unsigned long long file_hash(const char *path, long *size)
@@ -346,6 +344,9 @@ static int reusable(const char *done, const char *out, const char *stamp, struct
 	return ok;
 }
 
+/* One run: this binary's `run` with the user's overrides and the run's, its stderr into
+ * DIR/NAME.log; the wall time (--reuse: an earlier run's outputs and wall
+ * time where reusable). */
 static int spawn_run(const struct copts *o, const struct room *room, struct crun *c,
 		     const char *dir, char *const *mine, int nmine)
 {

@@ -52,7 +52,8 @@ size_t cuda_memory(const struct vox_plan *p, int precision, enum kernel_id k, in
 		       (size_t)nrec * nsamples * sizeof(double) + nsteps * 8 * sizeof(double);
 	return 2 * p->cells * (size_t)precision + p->cells + (p->cells / 32 + 1) * 4 +
 	       2 * sizeof(int2) * cols + (size_t)nrec * nsamples * sizeof(double) +
-	       nsteps * 8 * sizeof(double) + (k == KERNEL_DIAMOND ? cuda_diamond_memory(p, nrec) : 0);
+	       nsteps * 8 * sizeof(double) +
+	       (k == KERNEL_DIAMOND ? cuda_diamond_memory(p, nrec) : 0);
 }
 
 /* The coefficients in the precision of K (struct kcoefs_f32 or kcoefs_f64). */
@@ -444,7 +445,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 		goto out_free;
 	need += cuda_branch_bytes(s->branch, p, s->precision);
 	if (need > free_b) {
-		rs_fail(err, RS_ENOMEM, "the grid needs %.2f GiB of device memory, %.2f GiB is free",
+		rs_fail(err, RS_ENOMEM, "the run needs %.2f GiB of device memory, %.2f GiB is free",
 			need / 1073741824.0, free_b / 1073741824.0);
 		goto out_free;
 	}
