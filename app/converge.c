@@ -121,6 +121,8 @@ struct copts {
 	double ref_ppw;
 	int ref_scheme;		/* the reference's scheme (index into schemes[]) */
 	double ref_disp;	/* named NAME:D, at this grid.dispersion; 0: the 7-point at ref_ppw */
+	unsigned long long room_hash;	/* the room file's, as the runs start (file_hash) */
+	long room_bytes;
 };
 
 /* --reference: PPW (the 7-point scheme) or NAME:D; 0, or -1 for a value not valid. */
@@ -314,10 +316,8 @@ static unsigned long long file_hash(const char *path, long *size)
  */
 static void run_stamp(const struct copts *o, char *const *argv, char *stamp, size_t size)
 {
-	long bytes;
-	const unsigned long long h = file_hash(o->file, &bytes);
 	size_t n = (size_t)snprintf(stamp, size, "build %s\nroom %016llx %ld\n", ROOMSIM_GIT,
-				    h, bytes);
+				    o->room_hash, o->room_bytes);
 
 	for (int i = 1; argv[i] && n < size; i++)
 		n += (size_t)snprintf(stamp + n, size - n, "%s\n", argv[i]);
@@ -625,6 +625,7 @@ int cmd_converge(int argc, char **argv)
 		return app_exit_status(runs ? err.code : RS_ENOMEM);
 	}
 	app_warn_unused(room);
+	o.room_hash = file_hash(o.file, &o.room_bytes);
 	snprintf(dir, sizeof(dir), "%s", o.out ? o.out : room->out_dir);
 	if (!o.out)
 		strncat(dir, "/converge", sizeof(dir) - strlen(dir) - 1);

@@ -183,6 +183,13 @@ static void fitted_box(void **state)
 	assert_int_equal(sh("rm -rf %s", dir), 0);
 }
 
+/* A 2 x 1.6 x 1.2 m box at fmax 400 Hz, 0.1 s: named_reference's and reuse's room. */
+static const char small_box[] =
+	"grid: {fmax: 400}\nduration: 0.1\ngeometry: {box: [2.0, 1.6, 1.2]}\n"
+	"materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
+	"sources: [{name: S, position: [0.5, 0.5, 0.5]}]\n"
+	"receivers: [{name: R, position: [1.4, 1.0, 0.8]}]\n";
+
 /*
  * --reference NAME:D: the reference is scheme NAME at grid.dispersion D (fcc at 0.01 here), so
  * fcc at 0.01 is the reference itself, 0 dB off in every band, and the 7-point scheme is not;
@@ -191,18 +198,13 @@ static void fitted_box(void **state)
  */
 static void named_reference(void **state)
 {
-	static const char box[] =
-		"grid: {fmax: 400}\nduration: 0.1\ngeometry: {box: [2.0, 1.6, 1.2]}\n"
-		"materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
-		"sources: [{name: S, position: [0.5, 0.5, 0.5]}]\n"
-		"receivers: [{name: R, position: [1.4, 1.0, 0.8]}]\n";
 	char dir[] = "/tmp/roomsim-ref-XXXXXX", path[256], csv[300];
 	struct row *rows = calloc(MAX_ROWS, sizeof(*rows));
 	double seven = 0;
 
 	(void)state;
 	assert_non_null(rows);
-	write_room(path, sizeof(path), dir, box);
+	write_room(path, sizeof(path), dir, small_box);
 	assert_int_equal(sh("%s converge %s --reference auto:0.01 --out %s/bad -q 2> %s/bad.err; "
 			    "[ $? = 2 ] && grep -q \"'auto:0.01' is not valid (valid: .*NAME:D\" "
 			    "%s/bad.err", ROOMSIM, path, dir, dir, dir), 0);
@@ -236,18 +238,13 @@ static void named_reference(void **state)
  */
 static void reuse(void **state)
 {
-	static const char box[] =
-		"grid: {fmax: 400}\nduration: 0.1\ngeometry: {box: [2.0, 1.6, 1.2]}\n"
-		"materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
-		"sources: [{name: S, position: [0.5, 0.5, 0.5]}]\n"
-		"receivers: [{name: R, position: [1.4, 1.0, 0.8]}]\n";
 	char dir[] = "/tmp/roomsim-reuse-XXXXXX", path[256], csv[300];
 	struct row *rows = calloc(MAX_ROWS, sizeof(*rows));
 	double first[BANDS];
 
 	(void)state;
 	assert_non_null(rows);
-	write_room(path, sizeof(path), dir, box);
+	write_room(path, sizeof(path), dir, small_box);
 	/* the first: nothing to reuse */
 	assert_int_equal(sh("%s converge %s --schemes 7-point --dispersions 0.02 --out %s/u "
 			    "--reuse > /dev/null 2> %s/1.err && ! grep -q reused %s/1.err && "
