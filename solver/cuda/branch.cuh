@@ -196,45 +196,58 @@ __device__ __forceinline__ R branch_one(R un, R pk, int nb, long long s, const R
  * or 0 for the loop). */
 #define BRANCH_UNROLLED(R, K) (sizeof(R) == 4 || (K) <= 8 ? (K) : 0)
 
-/* The cell at column col (i + nx j) and z: its update with its branch walls, if it has them
- * (v its scheme update p_k, un its u^n); else v. bp: cuda_branch's dev, so that a caller
- * passes one pointer. */
+#define BRANCH_NONE 0xffffffffu	/* branch_node_of: the cell has no node */
+
+/* The node of the cell at z of the column whose ends are c (bzc) and list r (bcol), or
+ * BRANCH_NONE: a floor's or a ceiling's in the column's ends, a wall's at the place its z
+ * gives in the column's list, and only others by a search. */
+template <typename R>
+__device__ __forceinline__ unsigned branch_node_in(const BranchDev<R> &b, int4 c, int4 r, int z)
+{
+	if (z < c.x || z > c.y)
+		return BRANCH_NONE;
+	if (z == c.x)
+		return (unsigned)c.z;
+	if (z == c.y)
+		return (unsigned)c.w;
+	/* between the ends: where a run from the second node would hold z, else search */
+	const int at = r.x + 1 + (z - r.z);
+	int2 zn = make_int2(-1, 0);
+
+	if (at > r.x && at < r.y - 1)
+		zn = b.bzn[at];
+	if (zn.x != z) {
+		unsigned lo = (unsigned)r.x + 1, hi = (unsigned)r.y - 1;
+
+		while (lo < hi) {	/* the first node at z or above */
+			const unsigned mid = lo + (hi - lo) / 2;
+
+			if (b.bzn[mid].x < z)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo >= (unsigned)r.y - 1 || b.bzn[lo].x != z)
+			return BRANCH_NONE;
+		zn = b.bzn[lo];
+	}
+	return (unsigned)zn.y;
+}
+
+/* The same, the column's ends (c) and list (r) read here. */
+template <typename R>
+__device__ __forceinline__ unsigned branch_node_of(const BranchDev<R> &b, long long col, int z)
+{
+	return branch_node_in(b, b.bzc[col], b.bcol[col], z);
+}
+
+/* Node n's update (un its u^n, v its scheme update p_k); returns u^(n+1). bp: cuda_branch's
+ * dev, so that a caller passes one pointer. */
 template <typename R, bool CG = false>
-__device__ __noinline__ R branch_cell(const BranchDev<R> *bp, long long col, int z, R un, R v)
+__device__ __noinline__ R branch_at(const BranchDev<R> *bp, unsigned n, R un, R v)
 {
 	const BranchDev<R> &b = *bp;
-	const int4 c = b.bzc[col], r = b.bcol[col];
-	unsigned n;
 
-	if (z < c.x || z > c.y)
-		return v;
-	if (z == c.x)
-		n = (unsigned)c.z;
-	else if (z == c.y)
-		n = (unsigned)c.w;
-	else {	/* between the ends: where a run from the second node would hold z, else search */
-		const int at = r.x + 1 + (z - r.z);
-		int2 zn = make_int2(-1, 0);
-
-		if (at > r.x && at < r.y - 1)
-			zn = b.bzn[at];
-		if (zn.x != z) {
-			unsigned lo = (unsigned)r.x + 1, hi = (unsigned)r.y - 1;
-
-			while (lo < hi) {	/* the first node at z or above */
-				const unsigned mid = lo + (hi - lo) / 2;
-
-				if (b.bzn[mid].x < z)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo >= (unsigned)r.y - 1 || b.bzn[lo].x != z)
-				return v;
-			zn = b.bzn[lo];
-		}
-		n = (unsigned)zn.y;
-	}
 	if (n >= (unsigned long long)b.seg[b.nmat])	/* several entries */
 		return branch_node<R, CG>(b, n, un, v);
 	/*
@@ -272,6 +285,16 @@ __device__ __noinline__ R branch_cell(const BranchDev<R> *bp, long long col, int
 					    gam, st, Wp);
 	}
 #undef BRANCH_CELL
+}
+
+/* The cell at column col and z: its update with its branch walls, if it has them (v its
+ * scheme update p_k, un its u^n); else v. */
+template <typename R>
+__device__ __forceinline__ R branch_cell(const BranchDev<R> *bp, long long col, int z, R un, R v)
+{
+	const unsigned n = branch_node_of(*bp, col, z);
+
+	return n == BRANCH_NONE ? v : branch_at<R>(bp, n, un, v);
 }
 
 #endif

@@ -182,14 +182,16 @@ static int dt_nt(const struct cuda_engine *e)
 }
 
 /* The z exchange: one value per tile column and thread, with M ghosts at each end; k_dt7
- * keeps two, at an odd stride. */
+ * keeps two, at an odd stride, and the staging of the edge, and with branch walls a node per
+ * tile column and thread and a round's places (diamond7.cuh, Dt7Br). */
 static size_t dt_smem(const struct cuda_engine *e, int dts, int split)
 {
 	const int N = e->leggy_m * dts, th = dt_threads(e, split);
 
-	if (e->leggy_m == 1)	/* and the staging of the edge */
+	if (e->leggy_m == 1)
 		return (size_t)2 * (dt7_stride(N) * (th + 2) + dt7_estride(N) * th) *
-		       e->precision;
+			       e->precision +
+		       (e->branch ? (size_t)th * (2 * e->precision + 4 * (1 + 2 * N * N)) : 0);
 	return (size_t)2 * N * N * (th + 2 * e->leggy_m) * e->precision;
 }
 

@@ -231,6 +231,8 @@ template <int N> struct Dt7Map {
 	bool w[2 * N + 1][2 * N + 2], d[2 * N + 1][2 * N + 2], n[2 * N + 1][2 * N + 2];
 	bool t[2 * N + 1][2 * N + 2], e[2 * N + 1][2 * N + 2];
 	int slot[2 * N + 1][2 * N + 2], eslot[2 * N + 1][2 * N + 2];
+	int rw[2 * N + 1], roff[2 * N + 1];	/* a tile row's columns, and those of the rows before */
+	int nk[2 * N + 1][2 * N + 2];	/* an entering column's rank, row by row */
 };
 
 template <int N> __host__ __device__ constexpr Dt7Map<N> dt7_map()
@@ -249,6 +251,14 @@ template <int N> __host__ __device__ constexpr Dt7Map<N> dt7_map()
 			m.slot[iy][ix] = m.d[iy][ix] ? dt_slot(N, x, y) : -1;
 			m.eslot[iy][ix] = m.e[iy][ix] ? dt7_eslot(N, x, y) : -1;
 		}
+	for (int iy = 0, k = 0; iy < 2 * N + 1; iy++)
+		for (int ix = 0; ix < 2 * N + 2; ix++)
+			m.nk[iy][ix] = m.n[iy][ix] ? k++ : -1;
+	for (int iy = 1, o = 0; iy < 2 * N; iy++) {
+		m.rw[iy] = 2 * N - 2 * dt_abs(iy - N);
+		m.roff[iy] = o;
+		o += m.rw[iy];
+	}
 	return m;
 }
 
@@ -369,22 +379,168 @@ template <bool B> struct DtBool {
 };
 
 /*
- * The branch walls of the warp's cells at one level (BR), shared out over its lanes: cell
- * (iy, ix) of a lane needs its node's update when need(lane, iy, ix); its u^n is P and its
- * scheme update is in Q, where the update with its branches replaces it. The cells of the
- * warp that need one are numbered slot by slot, lane by lane; round r gives cell 32 r + i
- * to lane i, which brings the cell's values over, updates the node (branch_cell, a chain of
- * dependent loads) and sends the result back. A floor or ceiling thread's cells then take
- * one such chain a level, on several lanes at once, not one after another on its own lane.
- * CG: the state is read past L1 (the towers run a few levels apart, k_dt7).
+ * The branch walls of k_dt7 (BR): each thread keeps the node of its cell in every tile column
+ * (BRANCH_NONE where it has none) in the node cache, nc[place * blockDim.x + thread], a
+ * column's place being its tile row's first plus its x modulo the row's width, so that a
+ * column keeps its place while it crosses the tile and one entering takes that of the one
+ * that left a level before. The nodes of the tile are looked up as a tower starts, and those
+ * of the entering columns at each level between the barrier's arrive and wait, from their
+ * columns' ends and lists copied in two levels ahead (dt7_columns), so that a level's branch
+ * updates wait for no lookup. bu, bv and bn: a warp's 32 cells of a round of
+ * branch updates (dt7_branches), at [the warp's first thread + i].
  */
-template <typename R, int N, bool CG, typename NEED>
-__device__ __forceinline__ void dt7_branches(const DtArgs<R> &g, const R (&P)[2 * N + 1][2 * N + 2],
-					     R (&Q)[2 * N + 1][2 * N + 2], long long n0, NEED need)
+template <typename R> struct Dt7Br {
+	unsigned *nc;
+	R *bu, *bv;
+	unsigned *bn;
+	int4 *col;	/* the entering columns' ends and lists (dt7_columns) */
+};
+
+/* The node cache's place of the cell of tile column (iy, ix) at the level of frame Xf. */
+template <int N> __device__ __forceinline__ int dt7_place(int iy, int ix, int Xf)
+{
+	constexpr Dt7Map<N> m = dt7_map<N>();
+	const int w = m.rw[iy], r = (Xf + ix - N) % w;
+
+	return m.roff[iy] + (r < 0 ? r + w : r);
+}
+
+/* The columns entering the tile at each level: 2 N - 1, one per tile row. */
+__host__ __device__ constexpr int dt7_nenter(int N)
+{
+	return 2 * N - 1;
+}
+
+/*
+ * The ends and list (bzc, bcol) of the columns entering the tile at the level of frame Xn,
+ * into part Xn & 3 of the block's column ring, thread k copying those of the column of rank
+ * k: by cp.async (ASYNC, committed by the caller), else loaded. Written two levels before
+ * they are read (dt7_enter) and read within the level's barrier, so a part that is written
+ * was last read before the level barrier that its writer has passed: four parts.
+ */
+template <typename R, int N, bool ASYNC>
+__device__ __forceinline__ void dt7_columns(const DtArgs<R> &g, int4 *ring, int Xn, int Y0)
+{
+	constexpr Dt7Map<N> m = dt7_map<N>();
+	constexpr int NE = dt7_nenter(N);
+	const KDims &d = k_dims;
+
+	if ((int)threadIdx.x >= NE)
+		return;
+#pragma unroll
+	for (int iy = 0; iy < 2 * N + 1; iy++)
+#pragma unroll
+		for (int ix = 0; ix < 2 * N + 2; ix++) {
+			if (!m.n[iy][ix] || m.nk[iy][ix] != (int)threadIdx.x)
+				continue;
+			const int X = Xn + ix - N, Y = Y0 + iy - N;
+			int4 *const p = ring + 2 * ((Xn & 3) * NE + m.nk[iy][ix]);
+
+			if (X < 0 || X >= d.nx || Y < 0 || Y >= d.ny) {
+				p[0] = make_int4(1, 0, 0, 0);	/* no nodes */
+				p[1] = make_int4(0, 0, 0, 0);
+			} else if (ASYNC) {
+				const long long c = X + (long long)d.nx * Y;
+
+				asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
+						     (unsigned)__cvta_generic_to_shared(p)),
+					     "l"(g.br->bzc + c)
+					     : "memory");
+				asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
+						     (unsigned)__cvta_generic_to_shared(p + 1)),
+					     "l"(g.br->bcol + c)
+					     : "memory");
+			} else {
+				const long long c = X + (long long)d.nx * Y;
+
+				p[0] = g.br->bzc[c];
+				p[1] = g.br->bcol[c];
+			}
+		}
+}
+
+/* The nodes of the thread's cells in the columns entering the tile at the level of frame Xf,
+ * those of the bits of want (slow room cells), into the node cache, from the column ring. */
+template <typename R, int N>
+__device__ __forceinline__ void dt7_enter(const DtArgs<R> &g, const Dt7Br<R> &br, int Xf, int z,
+					  unsigned long long want)
+{
+	constexpr Dt7Map<N> m = dt7_map<N>();
+	constexpr int NE = dt7_nenter(N);
+
+#pragma unroll
+	for (int iy = 0; iy < 2 * N + 1; iy++)
+#pragma unroll
+		for (int ix = 0; ix < 2 * N + 2; ix++)
+			if (m.n[iy][ix] && ((want >> dt_bit(N, ix - N, iy - N)) & 1)) {
+				const int4 *p = br.col + 2 * ((Xf & 3) * NE + m.nk[iy][ix]);
+
+				br.nc[dt7_place<N>(iy, ix, Xf) * blockDim.x + threadIdx.x] =
+					branch_node_in(*g.br, p[0], p[1], z);
+			}
+}
+
+/* The nodes of the thread's cells in the tile columns of the bits of want (room columns
+ * whose cell is slow), at the level of frame Xf, into the node cache. */
+template <typename R, int N>
+__device__ __forceinline__ void dt7_nodes(const DtArgs<R> &g, const Dt7Br<R> &br, int Xf, int Y0,
+					  int z, unsigned long long want)
+{
+	constexpr Dt7Map<N> m = dt7_map<N>();
+	const KDims &d = k_dims;
+
+#pragma unroll
+	for (int iy = 0; iy < 2 * N + 1; iy++)
+#pragma unroll
+		for (int ix = 0; ix < 2 * N + 2; ix++)
+			if (m.d[iy][ix] && ((want >> dt_bit(N, ix - N, iy - N)) & 1))
+				br.nc[dt7_place<N>(iy, ix, Xf) * blockDim.x + threadIdx.x] =
+					branch_node_of(*g.br, (long long)(Xf + ix - N) +
+								      (long long)d.nx * (Y0 + iy - N),
+						       z);
+}
+
+/* The bits of the tile columns of want whose cell has a node (the node cache's). */
+template <typename R, int N>
+__device__ __forceinline__ unsigned long long dt7_need(const Dt7Br<R> &br, int Xf,
+						       unsigned long long want)
+{
+	constexpr Dt7Map<N> m = dt7_map<N>();
+	unsigned long long need = 0;
+
+#pragma unroll
+	for (int iy = 0; iy < 2 * N + 1; iy++)
+#pragma unroll
+		for (int ix = 0; ix < 2 * N + 2; ix++) {
+			const int b = dt_bit(N, ix - N, iy - N);
+
+			if (m.d[iy][ix] && ((want >> b) & 1) &&
+			    br.nc[dt7_place<N>(iy, ix, Xf) * blockDim.x + threadIdx.x] != BRANCH_NONE)
+				need |= 1ull << b;
+		}
+	return need;
+}
+
+/*
+ * The branch walls of the warp's cells at one level, shared out over its lanes: the cells of
+ * the bits of need, whose u^n is in P and whose scheme update is in Q, where the update with
+ * its branches replaces it. The warp's cells are numbered slot by slot, lane by lane; in
+ * round r the lane holding cell 32 r + i writes its node, u^n and update to place i of the
+ * warp's part of bn, bu and bv, lane i updates that node (branch_at) and writes the result
+ * back, and the cell's lane takes it. A floor or ceiling thread's cells then take one
+ * update's chain of loads a level, on several lanes at once, not one after another on its
+ * own lane. CG: the state is read past L1 (the towers run a few levels apart, k_dt7).
+ */
+template <typename R, int N, bool CG>
+__device__ __forceinline__ void dt7_branches(const DtArgs<R> &g, const Dt7Br<R> &br,
+					     const R (&P)[2 * N + 1][2 * N + 2],
+					     R (&Q)[2 * N + 1][2 * N + 2], int Xf,
+					     unsigned long long need)
 {
 	constexpr int SX = 2 * N + 2, SY = 2 * N + 1;
 	constexpr Dt7Map<N> m = dt7_map<N>();
 	constexpr unsigned ALL = 0xffffffffu;
+	const int w0 = threadIdx.x & ~31;
 	unsigned lane, below, total = 0;
 
 	asm("mov.u32 %0, %%laneid;" : "=r"(lane));
@@ -394,10 +550,9 @@ __device__ __forceinline__ void dt7_branches(const DtArgs<R> &g, const R (&P)[2 
 #pragma unroll
 		for (int ix = 0; ix < SX; ix++)
 			if (m.d[iy][ix])
-				total += __popc(__ballot_sync(ALL, need(iy, ix)));
+				total += __popc(
+					__ballot_sync(ALL, (need >> dt_bit(N, ix - N, iy - N)) & 1));
 	for (unsigned r = 0; 32 * r < total; r++) {
-		long long nn = -1;
-		R un = 0, v = 0;
 		unsigned before = 0;	/* cells numbered in the slots before this one */
 
 #pragma unroll
@@ -406,23 +561,23 @@ __device__ __forceinline__ void dt7_branches(const DtArgs<R> &g, const R (&P)[2 
 			for (int ix = 0; ix < SX; ix++) {
 				if (!m.d[iy][ix])
 					continue;
-				const unsigned mk = __ballot_sync(ALL, need(iy, ix));
-				const int j = (int)(32 * r + lane) - (int)before;
-				const bool take = j >= 0 && j < __popc(mk);
-				const int src = take ? (int)__fns(mk, 0, j + 1) : (int)lane;
-				const R a = __shfl_sync(ALL, P[iy][ix], src);
-				const R b = __shfl_sync(ALL, Q[iy][ix], src);
-				const long long at = __shfl_sync(ALL, n0, src) + g.eo[iy * SX + ix];
+				const bool mine = (need >> dt_bit(N, ix - N, iy - N)) & 1;
+				const unsigned mk = __ballot_sync(ALL, mine);
+				const unsigned i = before + __popc(mk & below) - 32 * r;
 
-				if (take) {
-					nn = at;
-					un = a;
-					v = b;
+				if (mine && i < 32) {
+					br.bn[w0 + i] = br.nc[dt7_place<N>(iy, ix, Xf) * blockDim.x +
+							      threadIdx.x];
+					br.bu[w0 + i] = P[iy][ix];
+					br.bv[w0 + i] = Q[iy][ix];
 				}
 				before += __popc(mk);
 			}
-		if (nn >= 0)
-			v = branch_cell<R, CG>(g.br, nn / k_dims.nz, (int)(nn % k_dims.nz), un, v);
+		__syncwarp();
+		if (lane < total - 32 * r)
+			br.bv[w0 + lane] = branch_at<R, CG>(g.br, br.bn[w0 + lane], br.bu[w0 + lane],
+							    br.bv[w0 + lane]);
+		__syncwarp();
 		before = 0;
 #pragma unroll
 		for (int iy = 0; iy < SY; iy++)
@@ -430,28 +585,17 @@ __device__ __forceinline__ void dt7_branches(const DtArgs<R> &g, const R (&P)[2 
 			for (int ix = 0; ix < SX; ix++) {
 				if (!m.d[iy][ix])
 					continue;
-				const bool mine = need(iy, ix);
+				const bool mine = (need >> dt_bit(N, ix - N, iy - N)) & 1;
 				const unsigned mk = __ballot_sync(ALL, mine);
 				const unsigned i = before + __popc(mk & below) - 32 * r;
-				const R got = __shfl_sync(ALL, v, (int)(i & 31));
 
 				if (mine && i < 32)
-					Q[iy][ix] = got;
+					Q[iy][ix] = br.bv[w0 + i];
 				before += __popc(mk);
 			}
+		__syncwarp();	/* the places are read before the next round writes them */
 	}
 }
-
-/* Whether a cell of the thread's tile has branch walls to update (dt7_branches). */
-template <int N> struct Dt7Need {
-	const unsigned (&T)[2 * N + 1][2 * N + 2];
-	unsigned long long room;
-
-	__device__ __forceinline__ bool operator()(int iy, int ix) const
-	{
-		return ((room >> dt_bit(N, ix - N, iy - N)) & 1) && T[iy][ix] != VOX_AIR;
-	}
-};
 
 /* dt7_level's cells, every tile cell's update; PLAIN: no cell of the warp has a kind t >=
  * tdiff, so the kinds take plain_update. With branch walls (BR 1, or 2 with the towers a
@@ -463,7 +607,7 @@ __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][
 					  R (&Q)[2 * N + 1][2 * N + 2], const R *xz, R *ob, long long n0,
 					  int L, bool live, bool top, unsigned long long room,
 					  unsigned long long prob, const unsigned (&T)[2 * N + 1][2 * N + 2],
-					  PLAIN)
+					  const Dt7Br<R> &br, int Xf, unsigned long long need, PLAIN)
 {
 	constexpr int O = N, SX = 2 * N + 2, SY = 2 * N + 1, SS = dt7_stride(N);
 	constexpr Dt7Map<N> m = dt7_map<N>();
@@ -510,7 +654,7 @@ __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][
 		}
 	if (!SPLIT)
 		return;
-	dt7_branches<R, N, BR == 2>(g, P, Q, n0, Dt7Need<N>{ T, room });
+	dt7_branches<R, N, BR == 2>(g, br, P, Q, Xf, need);
 #pragma unroll
 	for (int iy = 0; iy < SY; iy++)
 #pragma unroll
@@ -542,11 +686,12 @@ __device__ __forceinline__ void dt7_level(const DtArgs<R> &g, R (&P)[2 * N + 1][
 					  R (&Q)[2 * N + 1][2 * N + 2], const R *xz, R *ob,
 					  const uint8_t *cls, long long n0, int L, bool live, bool top,
 					  unsigned long long room, unsigned long long fast,
-					  unsigned long long prob)
+					  unsigned long long prob, const Dt7Br<R> &br, int Xf)
 {
 	const KCoefs<R> &c = kc<R>();
 	unsigned T[2 * N + 1][2 * N + 2];
 	bool diff = false;	/* a cell of the thread's has a kind t >= tdiff */
+	const unsigned long long need = BR && !ALL ? dt7_need<R, N>(br, Xf, room & ~fast) : 0;
 
 	if (!ALL)
 #pragma unroll
@@ -564,10 +709,10 @@ __device__ __forceinline__ void dt7_level(const DtArgs<R> &g, R (&P)[2 * N + 1][
 			}
 	if (ALL || __any_sync(0xffffffffu, diff))
 		dt7_cells<R, N, ALL, DEAD, BR>(g, P, Q, xz, ob, n0, L, live, top, room, prob, T,
-					   DtBool<false>());
+					       br, Xf, need, DtBool<false>());
 	else
 		dt7_cells<R, N, ALL, DEAD, BR>(g, P, Q, xz, ob, n0, L, live, top, room, prob, T,
-					   DtBool<true>());
+					       br, Xf, need, DtBool<true>());
 }
 
 /*
@@ -624,6 +769,12 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 	int CB[SY][SX];
 	int2 PZ[SY][SX];
 	unsigned long long room = 0, fast = 0, prob = 0;
+	/* the branch walls' node cache and round places, after the staging areas */
+	__shared__ int4 ring[BR ? 8 * dt7_nenter(N) : 1];
+	R *const bu = stage + 2 * blockDim.x * ES;
+	const Dt7Br<R> br = { reinterpret_cast<unsigned *>(bu + 2 * blockDim.x) + blockDim.x, bu,
+			      bu + blockDim.x, reinterpret_cast<unsigned *>(bu + 2 * blockDim.x),
+			      ring };
 
 #pragma unroll
 	for (int iy = 0; iy < SY; iy++)
@@ -642,6 +793,10 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 				dt_class_bits(cb, pz, z, 1ull << dt_bit(N, x, y), room, fast, prob);
 			}
 		}
+	if (BR)
+		dt7_nodes<R, N>(g, br, X0 + la - 1, Y0, z, room & ~fast);
+	if (BR && la < lb)	/* the columns entering next level, seen after this level's barrier */
+		dt7_columns<R, N, false>(g, br.col, X0 + la, Y0);
 	if (la < lb)
 		dt7_fetch<R, N>(g, g.lev[la & 1], X0 + la, Y0, z, live, erow + (la & 1) * ehalf, CB,
 				PZ);
@@ -675,6 +830,11 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 			dt_cl_arrive();
 		else
 			dt_bar_arrive(bar);
+		/* the columns entering two levels on, copied in by the shift after this level */
+		if (BR && L + 2 <= lb) {
+			dt7_columns<R, N, true>(g, br.col, Xf + 2, Y0);
+			asm volatile("cp.async.commit_group;" ::: "memory");
+		}
 		/* while the other warps write theirs: the bits of the columns entering the tile
 		 * next level (their bytes loaded a level ago), and the edge of the level after */
 		if (EARLY && more)
@@ -682,6 +842,10 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 		if (EARLY && ahead)
 			dt7_fetch<R, N>(g, g.lev[(L + 1) & 1], Xf + 2, Y0, z, live,
 					erow + ((L + 1) & 1) * ehalf, CB, PZ);
+		/* the nodes of the entering columns (the places of those that left, which the
+		 * level before has used) */
+		if (BR && L > la)
+			dt7_enter<R, N>(g, br, Xf, z, room & ~fast & (TILE & ~KEEP));
 		if (CL) {
 			dt_cl_wait();
 		} else {
@@ -700,13 +864,13 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 
 			if (!__all_sync(0xffffffffu, ((fast | dead) & TILE) == TILE))
 				dt7_level<R, N, false, false, BR>(g, P, Q, xz, ob, g.cls + n0, n0, L, live,
-							      top, room, fast, prob);
+							      top, room, fast, prob, br, Xf);
 			else if (__any_sync(0xffffffffu, !live))
 				dt7_level<R, N, true, true, BR>(g, P, Q, xz, ob, g.cls + n0, n0, L, live,
-							    top, room, fast, prob);
+							    top, room, fast, prob, br, Xf);
 			else
 				dt7_level<R, N, true, false, BR>(g, P, Q, xz, ob, g.cls + n0, n0, L, live,
-							     top, room, fast, prob);
+							     top, room, fast, prob, br, Xf);
 		}
 		if (!more)
 			break;

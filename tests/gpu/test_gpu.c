@@ -356,9 +356,10 @@ static void band_materials(void **state)
 					continue;
 				/* k_dt7's towers publishing their levels at every level (the closest
 				 * interleaving of successive stages) and only at their ends (whole
-				 * towers awaited), on tile sizes 1 and 2 */
+				 * towers awaited), on tile sizes 1 to 3 (the node cache's places
+				 * a power of 2 or not) */
 				for (int pub = 0; pub <= 1; pub++)
-					for (int dts = 1; dts <= 2; dts++) {
+					for (int dts = 1; dts <= 3; dts++) {
 						setenv("ROOMSIM_DT_PUBLISH", pub ? "1" : "0", 1);
 						gpu.dts = dts;
 						run(s, &gpu, steps, &got);
@@ -368,6 +369,15 @@ static void band_materials(void **state)
 						      names[r], dts, pub ? "every level" : "at the end");
 						result_free(&got);
 					}
+				if (r == 3) {	/* the mesh room's towers split over two blocks */
+					gpu.dts = 1;
+					gpu.split = 2;
+					run(s, &gpu, steps, &got);
+					judge(&got, &ref, steps, s->grid->plan.cells, tol,
+					      "bands %-11s f32 diamond dts 1, split 2", names[r]);
+					result_free(&got);
+					gpu.split = 0;
+				}
 				gpu.dts = 0;
 			}
 			result_free(&ref);
