@@ -1,17 +1,22 @@
-"""compare.py OUT PF - PFFDTD's responses (OUT/pffdtd-{cart,fcc}.h5, from the inputs in PF) and
-roomsim's (OUT/*.wav) against roomsim's converged reference, per octave band, as roomsim converge
+"""compare.py OUT PF [hall] - PFFDTD's responses (OUT/pffdtd-{cart,fcc}.h5, from the inputs in PF)
+and roomsim's against roomsim's converged reference, per octave band, as roomsim converge
 measures them: the rms of the sixth-octave level differences and the level of the first 50 ms
-after the direct sound, the worst over the two receivers. PFFDTD's output is processed as its own
-process_outputs.py does (the 8 trilinear points summed, a 10 Hz high-pass with the integrator of
-its differentiated source), resampled to the WAVs' rate and scaled by one gain for both receivers
+after the direct sound, the worst over the receivers. The seminar room (tests/gpu/pffdtd.sh):
+roomsim's WAVs in OUT as RUN-S_RECEIVER.wav, PF/cart and PF/fcc PFFDTD's inputs; the hall
+(tests/gpu/pffdtd-hall.sh): OUT/roomsim.tgz unpacked into OUT (OUT/RUN/stage_RECEIVER.wav), PF
+PFFDTD's input folder (hall_fcc). PFFDTD's output is processed as its own process_outputs.py
+does (the 8 trilinear points summed, a 10 Hz high-pass with the integrator of its
+differentiated source), resampled to the WAVs' rate and scaled by one gain for all receivers
 (its level scale is not roomsim's): the reference's level over 44 Hz to 1.4 kHz. Where OUT holds
-no PFFDTD output (pffdtd.sh with ROOMSIM_ONLY=1), roomsim's rows alone."""
+no PFFDTD output (ROOMSIM_ONLY=1), roomsim's rows alone."""
 import numpy as np, h5py, sys
 from scipy.io import wavfile
 from scipy.signal import butter, bilinear_zpk, zpk2sos, sosfilt, resample_poly
 d = sys.argv[1].rstrip('/') + '/'  # tests/gpu/pffdtd.sh's OUT
 pf = sys.argv[2].rstrip('/') + '/'  # the PFFDTD inputs (.gpu/pf)
-def wav(name):
+hall = len(sys.argv) > 3 and sys.argv[3] == 'hall'
+def wav(run, rec):
+    name = ('%s/stage_%s.wav' if hall else '%s-S_%s.wav') % (run, rec)
     fs, x = wavfile.read(d + name); return fs, x.astype(np.float64)
 def onset(h):  # first sample whose square reaches 20 dB below the largest
     e = h * h; return int(np.argmax(e >= 0.01 * e.max()))
@@ -35,8 +40,9 @@ def metrics(a, x, fs):
     return np.array(sp), np.array(ea)
 def pffdtd(kind, fs_out):
     u = h5py.File(d + 'pffdtd-%s.h5' % kind, 'r')['u_out'][...]
-    c = h5py.File(pf + '%s/comms_out.h5' % kind, 'r')
-    Ts = float(h5py.File(pf + '%s/sim_consts.h5' % kind, 'r')['Ts'][()])
+    at = pf if hall else pf + kind + '/'
+    c = h5py.File(at + 'comms_out.h5', 'r')
+    Ts = float(h5py.File(at + 'sim_consts.h5', 'r')['Ts'][()])
     alpha = c['out_alpha'][...]; diff = bool(c['diff'][()])
     r = np.sum((u * alpha.flat[:][:, None]).reshape((*alpha.shape, -1)), axis=1)
     # PFFDTD's own initial_process: a 4th-order 10 Hz high-pass with the integrator of its
@@ -49,25 +55,26 @@ def pffdtd(kind, fs_out):
     from fractions import Fraction
     fr = Fraction(fs_out / fs_sim).limit_denominator(2000)
     return [resample_poly(x, fr.numerator, fr.denominator) for x in r], fs_sim
-names = ['front', 'back']
-ref = [wav('reference-ppw24-S_%s.wav' % n) for n in names]
+names = ['stalls', 'rear', 'side_balcony', 'rear_balcony'] if hall else ['front', 'back']
+ref = [wav('reference-fcc-d0.0025' if hall else 'reference-ppw24', n) for n in names]
 fs = ref[0][0]
 rows = {}
 for run in ['7-point-d0.01', 'fcc-d0.01']:
-    res = [metrics(ref[i][1], wav('%s-S_%s.wav' % (run, n))[1], fs) for i, n in enumerate(names)]
+    res = [metrics(ref[i][1], wav(run, n)[1], fs) for i, n in enumerate(names)]
     rows['roomsim ' + run] = res
 import os
-for kind in ['cart', 'fcc']:
+for kind in ['fcc'] if hall else ['cart', 'fcc']:
     if not os.path.exists(d + 'pffdtd-%s.h5' % kind):  # a run of roomsim's side alone
         continue
     outs, fs_sim = pffdtd(kind, fs)
-    # one gain for both receivers: the level of the reference over 63 Hz - 1.4 kHz
+    # one gain for all receivers: the level of the reference over 44 Hz - 1.4 kHz
     def band_energy(x):
         m = 1
         while m < len(x): m *= 2
         P = power(x, len(x), m); return be(P, m, fs, 44, 1414)
-    g = np.sqrt(sum(band_energy(ref[i][1]) for i in range(2)) / sum(band_energy(outs[i]) for i in range(2)))
-    res = [metrics(ref[i][1], g * outs[i], fs) for i in range(2)]
+    k = range(len(names))
+    g = np.sqrt(sum(band_energy(ref[i][1]) for i in k) / sum(band_energy(outs[i]) for i in k))
+    res = [metrics(ref[i][1], g * outs[i], fs) for i in k]
     rows['PFFDTD ' + kind] = res
     print('PFFDTD %s: sim rate %.1f Hz, gain %.4g' % (kind, fs_sim, g))
 print('%-31s %s' % ('band', '  '.join('%5s' % b for b in ('63', '125', '250', '500', '1k'))))
