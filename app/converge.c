@@ -11,7 +11,11 @@
  *   early     the level difference of the first 50 ms after the direct sound
  *   T30, EDT  the relative differences (ISO 3382-1, as roomsim analyze gives them)
  *   C80       the difference
- * each the worst over the pairs.
+ * each the worst over the pairs. With --placements N each scheme and dispersion runs N times, at
+ * dispersions a percent apart (spacings about half a percent apart), so that the grid falls
+ * elsewhere on the room: the walls' staircases, a box's rounded sides, the sources and
+ * receivers within their cells; the table adds each measure's mean over those runs and its
+ * range (largest less smallest).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,13 +41,17 @@
 #define REFERENCE_PPW 24.0	/* the reference: the 7-point scheme, its dispersion 0.1 % */
 #define EARLY_SECONDS 0.05	/* the early window after the direct sound */
 #define SIXTHS 6
+#define MAX_PLACEMENTS 5
+
+/* --placements: each run's grid.dispersion, as a factor of the one listed */
+static const double placement[MAX_PLACEMENTS] = { 1, 1.01, 0.99, 1.02, 0.98 };
 
 extern char **environ;
 
 static const char usage_converge[] =
 	"usage: roomsim converge FILE.yaml [--schemes LIST] [--dispersions LIST]\n"
 	"                        [--reference PPW|NAME:D] [--out DIR] [--backend cpu|cuda|auto]\n"
-	"                        [--set KEY=VALUE]... [--reuse] [-q]\n"
+	"                        [--placements N] [--set KEY=VALUE]... [--reuse] [-q]\n"
 	"\n"
 	"Run the room of FILE.yaml with each scheme of LIST at each grid.dispersion of LIST,\n"
 	"and once with the 7-point scheme at PPW points per wavelength (default 24), or with\n"
@@ -63,6 +71,12 @@ static const char usage_converge[] =
 	"                      error along the axes, which its runs share)\n"
 	"  --out DIR           each run's outputs in DIR/NAME, the table in DIR/converge.csv\n"
 	"                      (default: output.dir of the file, /converge)\n"
+	"  --placements N      each scheme and dispersion D run N times (1 to 5, default 1),\n"
+	"                      at D, 1.01 D, 0.99 D, 1.02 D, 0.98 D, so that the grid falls\n"
+	"                      elsewhere on the room each time (the walls' staircases, the\n"
+	"                      sources and receivers in their cells); the table adds each\n"
+	"                      measure's mean over the N runs and its range (largest less\n"
+	"                      smallest), as NAME-mean and NAME-range\n"
 	"  --backend NAME      as roomsim run's\n"
 	"  --set KEY=VALUE     as roomsim run's, for every run (e.g. duration=0.5)\n"
 	"  --reuse             a run whose outputs in DIR are an earlier converge's with the\n"
@@ -100,6 +114,7 @@ struct crun {
 	char name[64];		/* its folder */
 	char why[200];		/* a failed run: the last line of its log */
 	int scheme;		/* index into schemes[]; -1: the reference */
+	int last;		/* the last run of its placements (--placements) */
 	double dispersion;
 	double seconds;		/* wall time */
 	int rc;			/* its exit status */
@@ -117,7 +132,7 @@ struct copts {
 	int nsets, quiet, reuse;
 	int scheme[NSCHEMES], nscheme;
 	double disp[8];
-	int ndisp;
+	int ndisp, placements;
 	double ref_ppw;
 	int ref_scheme;		/* the reference's scheme (index into schemes[]) */
 	double ref_disp;	/* named NAME:D, at this grid.dispersion; 0: the 7-point at ref_ppw */
@@ -178,6 +193,12 @@ static int parse_list(const char *arg, struct copts *o, int schemes_list, struct
 	return 0;
 }
 
+/* The folder name of scheme k of the list at dispersion d of the list, placement p. */
+static void run_name(const struct copts *o, int k, int d, int p, char *name, size_t size)
+{
+	snprintf(name, size, "%s-d%g", schemes[o->scheme[k]].name, o->disp[d] * placement[p]);
+}
+
 static int parse(int argc, char **argv, struct copts *o, struct rs_error *err)
 {
 	static const struct option opts[] = {
@@ -189,12 +210,14 @@ static int parse(int argc, char **argv, struct copts *o, struct rs_error *err)
 		{ "set", required_argument, NULL, 's' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "reuse", no_argument, NULL, 'u' },
+		{ "placements", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	o->ref_ppw = REFERENCE_PPW;
+	o->placements = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "S:d:R:o:b:s:qh", opts, NULL)) != -1) {
 		switch (c) {
@@ -233,6 +256,16 @@ static int parse(int argc, char **argv, struct copts *o, struct rs_error *err)
 		case 'u':
 			o->reuse = 1;
 			break;
+		case 'p': {
+			char *end;
+			const long n = strtol(optarg, &end, 10);
+
+			if (*end || n < 1 || n > MAX_PLACEMENTS)
+				return rs_fail(err, RS_EINPUT, "--placements: '%s' is not valid (valid: "
+					       "1 to %d)", optarg, MAX_PLACEMENTS);
+			o->placements = (int)n;
+			break;
+		}
 		case 'h':
 			fputs(usage_converge, stdout);
 			exit(EXIT_OK);
@@ -253,6 +286,24 @@ static int parse(int argc, char **argv, struct copts *o, struct rs_error *err)
 		o->disp[o->ndisp++] = 0.02;
 		o->disp[o->ndisp++] = 0.01;
 	}
+	if (1 + o->nscheme * o->ndisp * o->placements > MAX_RUNS)
+		return rs_fail(err, RS_EINPUT, "%d schemes at %d dispersions%s make %d runs beside "
+			       "the reference, more than %d (valid: fewer schemes, dispersions or "
+			       "placements)", o->nscheme, o->ndisp,
+			       o->placements > 1 ? " and their placements" : "",
+			       o->nscheme * o->ndisp * o->placements, MAX_RUNS - 1);
+	for (int i = 0; i < o->nscheme * o->ndisp * o->placements; i++)
+		for (int j = 0; j < i; j++) {	/* each run its own folder */
+			const int n = o->ndisp * o->placements;
+			char a[64], b[64];
+
+			run_name(o, i / n, i % n / o->placements, i % o->placements, a, sizeof(a));
+			run_name(o, j / n, j % n / o->placements, j % o->placements, b, sizeof(b));
+			if (!strcmp(a, b))
+				return rs_fail(err, RS_EINPUT, "--schemes, --dispersions and "
+					       "--placements give run %s twice (valid: each scheme "
+					       "once, dispersions further apart)", a);
+		}
 	return 0;
 }
 
@@ -564,11 +615,73 @@ static int compare(const struct room *room, const char *dir, const struct crun *
 	return 0;
 }
 
-static void print_table(FILE *f, int csv, const struct crun *runs, int nr,
+static const char *const what[] = { "spectrum dB", "early dB", "T30 %", "EDT %", "C80 dB" };
+
+/* Run c's measure k (what[k]), per band. */
+static const double *measure(const struct crun *c, int k)
+{
+	return k == 0 ? c->spectrum : k == 1 ? c->early : k == 2 ? c->t30 : k == 3 ? c->edt
+										: c->c80;
+}
+
+/*
+ * The placements of one scheme and dispersion, the n runs from g on (--placements): each
+ * measure's mean over those that ran and its range, as rows NAME-mean and NAME-range (NAME the
+ * first run's), in the text table or the csv.
+ */
+static void print_placements(FILE *f, int csv, const struct crun *g, int n,
+			     const struct iso_band *bands, int nb)
+{
+	double seconds = 0;
+	long cells = 0;
+	int ok = 0;
+
+	for (int i = 0; i < n; i++)
+		if (!g[i].rc) {
+			seconds += g[i].seconds;
+			cells += g[i].cells;
+			ok++;
+		}
+	if (!ok)
+		return;
+	if (!csv)
+		fprintf(f, "%-22s %s over %d of %d placements, %.3g M cells, %.1f s on average: "
+			"each measure's mean, then its range\n", g->name, schemes[g->scheme].name,
+			ok, n, (double)cells / ok / 1e6, seconds / ok);
+	if (!csv) {
+		fprintf(f, "  %-18s", "band");
+		for (int b = 0; b < nb; b++)
+			fprintf(f, " %7s", bands[b].name);
+		fprintf(f, "\n");
+	}
+	for (int range = 0; range < 2; range++)
+		for (int k = 0; k < 5; k++) {
+			if (csv)
+				fprintf(f, "%s-%s,%s,%g,%ld,%.3f,%s", g->name, range ? "range" : "mean",
+					schemes[g->scheme].name, g->dispersion, cells / ok,
+					seconds / ok, what[k]);
+			else
+				fprintf(f, "  %-5s %-12s", range ? "range" : "mean", what[k]);
+			for (int b = 0; b < nb; b++) {
+				double sum = 0, lo = INFINITY, hi = -INFINITY;
+
+				for (int i = 0; i < n; i++)
+					if (!g[i].rc) {	/* a NaN (no T30) makes both NaN */
+						const double v = measure(&g[i], k)[b];
+
+						sum += v;
+						lo = v < lo || isnan(v) ? v : lo;
+						hi = v > hi || isnan(v) ? v : hi;
+					}
+				fprintf(f, csv ? ",%.4g" : " %7.2f", range ? hi - lo : sum / ok);
+			}
+			fprintf(f, "\n");
+		}
+}
+
+static void print_table(FILE *f, int csv, const struct crun *runs, int nr, int placements,
 			const struct iso_band *bands, int nb)
 {
-	static const char *const what[] = { "spectrum dB", "early dB", "T30 %", "EDT %",
-					    "C80 dB" };
 
 	if (csv) {
 		fprintf(f, "run,scheme,dispersion,cells,seconds,measure");
@@ -585,16 +698,15 @@ static void print_table(FILE *f, int csv, const struct crun *runs, int nr,
 				c->chosen[0] ? " -> " : "", c->chosen, c->cells / 1e6, c->seconds,
 				c->reused ? " (reused)" : "", c->rc ? "  FAILED: " : "",
 				c->rc ? c->why : "");
-			if (c->rc || c->scheme < 0)
-				continue;
-			fprintf(f, "  %-12s", "band");
-			for (int b = 0; b < nb; b++)
-				fprintf(f, " %7s", bands[b].name);
-			fprintf(f, "\n");
+			if (!c->rc && c->scheme >= 0) {
+				fprintf(f, "  %-12s", "band");
+				for (int b = 0; b < nb; b++)
+					fprintf(f, " %7s", bands[b].name);
+				fprintf(f, "\n");
+			}
 		}
 		for (int k = 0; k < 5 && !c->rc && c->scheme >= 0; k++) {
-			const double *v = k == 0 ? c->spectrum : k == 1 ? c->early : k == 2 ? c->t30
-					: k == 3 ? c->edt : c->c80;
+			const double *v = measure(c, k);
 
 			if (csv)
 				fprintf(f, "%s,%s,%g,%ld,%.3f,%s", c->name, schemes[c->scheme].name,
@@ -605,6 +717,8 @@ static void print_table(FILE *f, int csv, const struct crun *runs, int nr,
 				fprintf(f, csv ? ",%.4g" : " %7.2f", v[b]);
 			fprintf(f, "\n");
 		}
+		if (placements > 1 && c->scheme >= 0 && c->last)
+			print_placements(f, csv, c - (placements - 1), placements, bands, nb);
 	}
 }
 
@@ -642,13 +756,14 @@ int cmd_converge(int argc, char **argv)
 	else
 		snprintf(runs[nr].name, sizeof(runs[nr].name), "reference-ppw%g", o.ref_ppw);
 	runs[nr++].scheme = -1;
-	for (int k = 0; k < o.nscheme; k++)
-		for (int d = 0; d < o.ndisp && nr < MAX_RUNS; d++, nr++) {
-			runs[nr].scheme = o.scheme[k];
-			runs[nr].dispersion = o.disp[d];
-			snprintf(runs[nr].name, sizeof(runs[nr].name), "%s-d%g",
-				 schemes[o.scheme[k]].name, o.disp[d]);
-		}
+	for (int k = 0; k < o.nscheme; k++)	/* parse() keeps them within MAX_RUNS */
+		for (int d = 0; d < o.ndisp; d++)
+			for (int p = 0; p < o.placements; p++, nr++) {
+				runs[nr].scheme = o.scheme[k];
+				runs[nr].dispersion = o.disp[d] * placement[p];
+				runs[nr].last = p == o.placements - 1;
+				run_name(&o, k, d, p, runs[nr].name, sizeof(runs[nr].name));
+			}
 	if (o.ref_disp > 0)
 		snprintf(ref_set, sizeof(ref_set), "grid.dispersion=%g", o.ref_disp);
 	else
@@ -695,14 +810,14 @@ int cmd_converge(int argc, char **argv)
 			failed = 1;
 		}
 	}
-	print_table(stdout, 0, runs, nr, bands, nb);
+	print_table(stdout, 0, runs, nr, o.placements, bands, nb);
 	{
 		char path[ROOM_PATH_MAX + 40];
 		FILE *f;
 
 		snprintf(path, sizeof(path), "%s/converge.csv", dir);
 		if ((f = fopen(path, "w"))) {
-			print_table(f, 1, runs, nr, bands, nb);
+			print_table(f, 1, runs, nr, o.placements, bands, nb);
 			fclose(f);
 		}
 	}

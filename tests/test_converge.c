@@ -9,8 +9,8 @@
  *  - fcc, whose wall links are weighted to keep walls along the axes second order, comes at
  *    least as close as the 7-point scheme at 0.01 in every band (1.35, 1.97 and 1.12 dB
  *    against 1.81, 2.16 and 1.75 here; unweighted links gave 2.72, 4.14 and 4.91).
- * And grid.fit in a box whose sides are not whole cells (fitted_box), and a reference of
- * another scheme (named_reference).
+ * And grid.fit in a box whose sides are not whole cells (fitted_box), a reference of another
+ * scheme (named_reference), reused runs (reuse) and the runs of --placements (placements).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -277,6 +277,62 @@ static void reuse(void **state)
 	assert_int_equal(sh("rm -rf %s", dir), 0);
 }
 
+/*
+ * --placements 3: the 7-point scheme at 0.02, 0.0202 and 0.0198, each its own run, then rows
+ * NAME-mean and NAME-range that hold each measure's mean and range over the three; a range is
+ * 0 only where the three agree, and at least one differs (the sources and receivers sit
+ * elsewhere in their cells). Too many runs, or a run named twice, are refused before any run.
+ */
+static void placements(void **state)
+{
+	char dir[] = "/tmp/roomsim-place-XXXXXX", path[256], csv[300];
+	static const char *const name[] = { "7-point-d0.02", "7-point-d0.0202", "7-point-d0.0198" };
+	struct row *rows = calloc(MAX_ROWS, sizeof(*rows));
+	int n, differ = 0;
+
+	(void)state;
+	assert_non_null(rows);
+	write_room(path, sizeof(path), dir, small_box);
+	assert_int_equal(sh("%s converge %s --schemes 7-point --dispersions 0.02 --placements 3 "
+			    "--out %s/p -q > %s/p.txt 2> %s/p.err && grep -q '7-point over 3 of 3 "
+			    "placements' %s/p.txt", ROOMSIM, path, dir, dir, dir, dir), 0);
+	snprintf(csv, sizeof(csv), "%s/p/converge.csv", dir);
+	n = read_rows(csv, rows);
+	assert_int_equal(n, 5 * 5);
+	for (int b = 0; b < BANDS; b++) {
+		const char *m[] = { "spectrum dB", "early dB", "C80 dB" };
+
+		for (int k = 0; k < 3; k++) {
+			double v[3], mean = 0, lo = INFINITY, hi = -INFINITY;
+
+			for (int i = 0; i < 3; i++) {
+				v[i] = value(rows, n, name[i], m[k], b);
+				assert_false(isnan(v[i]));
+				mean += v[i] / 3;
+				lo = fmin(lo, v[i]);
+				hi = fmax(hi, v[i]);
+			}
+			/* the csv's four figures: within rounding */
+			assert_true(fabs(value(rows, n, "7-point-d0.02-mean", m[k], b) - mean) <=
+				    1e-3 * fmax(1, fabs(mean)));
+			assert_true(fabs(value(rows, n, "7-point-d0.02-range", m[k], b) - (hi - lo)) <=
+				    1e-3 * fmax(1, hi - lo));
+			differ |= hi > lo;
+		}
+	}
+	assert_true(differ);
+	assert_int_equal(sh("%s converge %s --schemes 7-point,fcc,iwb,iiso --dispersions 0.04,0.02 "
+			    "--placements 5 --out %s/many -q 2> %s/many.err; [ $? = 2 ] && grep -q "
+			    "'make 40 runs beside the reference, more than 31' %s/many.err && "
+			    "[ ! -e %s/many ]", ROOMSIM, path, dir, dir, dir, dir), 0);
+	assert_int_equal(sh("%s converge %s --schemes 7-point --dispersions 0.0202,0.02 "
+			    "--placements 2 --out %s/twice -q 2> %s/twice.err; [ $? = 2 ] && grep -q "
+			    "'give run 7-point-d0.0202 twice' %s/twice.err && [ ! -e %s/twice ]",
+			    ROOMSIM, path, dir, dir, dir, dir), 0);
+	free(rows);
+	assert_int_equal(sh("rm -rf %s", dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +340,7 @@ int main(void)
 		cmocka_unit_test(fitted_box),
 		cmocka_unit_test(named_reference),
 		cmocka_unit_test(reuse),
+		cmocka_unit_test(placements),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
