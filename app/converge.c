@@ -644,11 +644,10 @@ static void print_placements(FILE *f, int csv, const struct crun *g, int n,
 		}
 	if (!ok)
 		return;
-	if (!csv)
+	if (!csv) {
 		fprintf(f, "%-22s %s over %d of %d placements, %.3g M cells, %.1f s on average: "
 			"each measure's mean, then its range\n", g->name, schemes[g->scheme].name,
 			ok, n, (double)cells / ok / 1e6, seconds / ok);
-	if (!csv) {
 		fprintf(f, "  %-18s", "band");
 		for (int b = 0; b < nb; b++)
 			fprintf(f, " %7s", bands[b].name);
@@ -682,7 +681,6 @@ static void print_placements(FILE *f, int csv, const struct crun *g, int n,
 static void print_table(FILE *f, int csv, const struct crun *runs, int nr, int placements,
 			const struct iso_band *bands, int nb)
 {
-
 	if (csv) {
 		fprintf(f, "run,scheme,dispersion,cells,seconds,measure");
 		for (int b = 0; b < nb; b++)
