@@ -4,7 +4,9 @@
 # several calls. TESTS: the names, in order (default: the whole suite, main()'s list in
 # tests/gpu/test_gpu.c); DEADLINE: seconds from the start after which no further test is
 # begun (default 540). Each test's output goes to $OUT/NAME.txt; a line per test to stdout
-# and $OUT/each.txt: ok or FAILED, seconds, the comparisons bitwise equal.
+# and $OUT/each.txt: ok, skipped or FAILED, seconds, the comparisons bitwise equal.
+# long_runs_on_gpu and band_long_runs_on_gpu (10^6 steps on each kernel) take most of a
+# 600-s call each: give them calls of their own, or leave them out of TESTS.
 set -u
 out=${OUT:-/tmp/roomsim-each}
 deadline=${DEADLINE:-540}
