@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "../common/rs_error.h"
+#include "../common/rs_phase.h"
 #include "../geometry/voxel.h"
 #include "../io/config.h"
 #include "../model/room.h"
@@ -127,15 +128,6 @@ struct app_progress {
 	int quiet, tty;
 };
 double app_now(void);
-/*
- * With ROOMSIM_PHASES set (and not 0), a line on stderr: the time since the origin, since the
- * last stamp, and what was just done. The origin is ROOMSIM_PHASES itself when it is a time
- * since the epoch (date +%s.%N), shared by every rank it reaches, else the first stamp.
- * app_phase_rank names the rank in the lines.
- */
-void app_phase(const char *what);
-void app_phase_rank(int rank);
-int app_phases(void);	/* ROOMSIM_PHASES is on */
 void app_progress_begin(struct app_progress *p, const char *label, long total, double cells,
 			int quiet);
 void app_progress_update(struct app_progress *p, long done);

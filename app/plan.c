@@ -455,42 +455,6 @@ double app_now(void)
 	return clock_seconds(CLOCK_MONOTONIC);
 }
 
-static int phase_rank = -1;	/* -1: the process that starts the ranks, or the only one */
-
-void app_phase_rank(int rank)
-{
-	phase_rank = rank;
-}
-
-int app_phases(void)
-{
-	const char *env = getenv("ROOMSIM_PHASES");
-
-	return env && *env && strcmp(env, "0");
-}
-
-void app_phase(const char *what)
-{
-	static double origin, last;
-	const char *env = getenv("ROOMSIM_PHASES");
-	double now;
-
-	if (!app_phases())
-		return;
-	now = clock_seconds(CLOCK_REALTIME);	/* since the epoch: ranks and mpirun share it */
-	if (origin == 0) {	/* a time since the epoch given, or the first stamp's */
-		origin = atof(env) > 1e9 ? atof(env) : now;
-		last = origin;
-	}
-	if (phase_rank >= 0)
-		fprintf(stderr, "roomsim: phase rank %d: %8.3f s (+%.3f) %s\n", phase_rank,
-			now - origin, now - last, what);
-	else
-		fprintf(stderr, "roomsim: phase: %8.3f s (+%.3f) %s\n", now - origin, now - last,
-			what);
-	last = now;
-}
-
 /* Redraw at most this often on a terminal; in a log, one line per this many seconds. */
 #define PROGRESS_TTY_S 0.25
 #define PROGRESS_LOG_S 10.0

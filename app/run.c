@@ -432,7 +432,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 	chunk = (long)fmin(CHUNK_MAX, fmax(CHUNK_STEPS, CHUNK_NODES /
 					   (double)vox_nodes(&r->plan.grid))) / CHUNK_STEPS * CHUNK_STEPS;
 	chunk = (chunk + batch - 1) / batch * batch;	/* whole towers of diamond */
-	app_phase("source set");
+	rs_phase("source set");
 	app_progress_begin(&prog, src->name, steps, (double)vox_nodes(&r->plan.grid), r->quiet);
 	while (fdtd_steps(r->engine) < steps) {
 		long done = fdtd_steps(r->engine), n = steps - done;
@@ -476,9 +476,9 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			break;
 		app_progress_update(&prog, fdtd_steps(r->engine));
 		if (!done)
-			app_phase("first chunk stepped");
+			rs_phase("first chunk stepped");
 	}
-	app_phase("stepped");
+	rs_phase("stepped");
 	/* SIGTERM (a scheduler's), or any interrupt of a run that takes checkpoints: one more */
 	if (rc == RS_EINTR &&
 	    part_any(&r->part, stop_requested == SIGTERM || r->ckpt_seconds > 0 || r->ckpt_steps > 0)) {
@@ -506,7 +506,7 @@ static int simulate(struct run *r, int s, struct rs_error *err)
 			       r->plan.nsamples * sizeof(double));
 		part_send0(&r->part, r->rec_rank[q], to, to, r->plan.nsamples * sizeof(double));
 	}
-	app_phase("receivers gathered");
+	rs_phase("receivers gathered");
 	if (r->nsp) {
 		const double t0 = app_now();
 
@@ -660,7 +660,7 @@ static int decompose(struct run *r, struct rs_error *err)
 		return err->code;
 	if (cuda && part_connect_wait(&r->part, err))	/* started in prepare */
 		return err->code;
-	app_phase("GPU and NCCL awaited");
+	rs_phase("GPU and NCCL awaited");
 	if (!r->quiet) {
 		int least = r->plan.grid.room[2], most = 0;
 		char slabs[96];
@@ -761,7 +761,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 
 	if (!room)
 		return err->code;
-	app_phase("room read");
+	rs_phase("room read");
 	r->room = room;
 	if (r->part.rank == 0)
 		app_warn_unused(room);
@@ -770,9 +770,13 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	r->backend = backend;
 	if (choose_backend(r, err))
 		return err->code;
-	/* several ranks: the GPUs' communicator and contexts made beside the setup */
+	rs_phase("backend chosen");
+	/* several ranks: the GPUs' communicator and contexts made beside the setup; one GPU:
+	 * its context */
 	if (r->part.size > 1 && part_connect(&r->part, r->backend == ROOM_BACKEND_CUDA, err))
 		return err->code;
+	if (r->part.size == 1 && r->backend == ROOM_BACKEND_CUDA)
+		fdtd_cuda_warm();
 	if (room->stencil_auto) {	/* the fastest scheme for the dispersion asked */
 		struct app_candidate c[APP_MAX_CANDIDATES];
 		int n, k = app_scheme_choose(room, r->backend == ROOM_BACKEND_CUDA, r->threads, c,
@@ -815,15 +819,15 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	/* the geometric engine's scene: a hole in the room is bad input, found before the grid */
 	if (run_hybrid_open(r, err))
 		return err->code;
-	app_phase("geometric scene built");
+	rs_phase("geometric scene built");
 	if (run_build_grid(r, err))
 		return err->code;
-	app_phase("voxel grid built");
+	rs_phase("voxel grid built");
 	if (check_points(r, err) || run_spatial_open(r, err) ||
 	    grids_make(&r->grids, room, r->window ? r->window : r->grid, r->plan.grid.n[2],
 		       &r->part, err))
 		return err->code;
-	app_phase("points checked");
+	rs_phase("points checked");
 	if (decompose(r, err))
 		return err->code;
 	for (int i = 0; i < r->grids.n && !r->quiet; i++)
@@ -857,7 +861,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 	setup.split = room->split;
 	if (app_banks(room, &r->banks, err))
 		return err->code;
-	app_phase("materials fitted");
+	rs_phase("materials fitted");
 	setup.banks = r->banks->bank;
 	setup.nbanks = room->nmaterials;
 	setup.dt = r->plan.dt;
@@ -867,7 +871,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		setup.block_sources |= room->sources[i].balloon != NULL;
 	if (create_engine(r, &setup, err) || (setup.band_frames && run_frames_setup(r, err)))
 		return err->code;
-	app_phase("engine made");
+	rs_phase("engine made");
 	snprintf(r->engine_name, sizeof(r->engine_name), "%s%s", setup.cuda ? "cuda:" : "cpu",
 		 setup.cuda ? kernel_names[fdtd_kernel(r->engine)] : "");
 	if (r->part.size > 1)
@@ -936,7 +940,7 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		rc = keep_space(r, err);
 	if (part_any(&r->part, rc != 0))
 		return rc ? rc : rs_fail(err, RS_EIO, "another rank could not start (rank 0 says why)");
-	app_phase("outputs' space kept");
+	rs_phase("outputs' space kept");
 	return 0;
 }
 
@@ -1036,11 +1040,11 @@ int cmd_run(int argc, char **argv)
 	int backend, rc;
 	double t0 = app_now();
 
-	app_phase("started");
+	rs_phase("started");
 	rc = part_init(&r.part, &err);
 	if (!rc && r.part.size > 1) {
-		app_phase_rank(r.part.rank);
-		app_phase("MPI started");
+		rs_phase_rank(r.part.rank);
+		rs_phase("MPI started");
 	}
 	if (!rc)
 		rc = parse_args(argc, argv, &file, &r, &backend, &err);
@@ -1061,7 +1065,7 @@ int cmd_run(int argc, char **argv)
 	if (!rc)
 		rc = run_hybrid_start(&r, &err);
 	if (!rc) {
-		app_phase("ready to step");
+		rs_phase("ready to step");
 		for (size_t q = 0; q < sizeof(stop_signals) / sizeof(stop_signals[0]); q++)
 			signal(stop_signals[q], on_signal);
 		for (int s = r.resume ? r.resumed.source : 0; s < r.room->nsources && !rc; s++) {
@@ -1083,7 +1087,7 @@ int cmd_run(int argc, char **argv)
 			r.reserved = 0;
 			/* the geometric part of this source, for its full-band WAVs */
 			wrc = run_hybrid_wait(&r, s, rc ? &werr : &err);
-			app_phase("geometric part awaited");
+			rs_phase("geometric part awaited");
 			if (wrc && rc)
 				fprintf(stderr, "roomsim: %s\n", werr.msg);
 			if (!rc)
@@ -1093,7 +1097,7 @@ int cmd_run(int argc, char **argv)
 				fprintf(stderr, "roomsim: %s\n", werr.msg);
 			if (!rc)
 				rc = wrc;
-			app_phase("outputs written");
+			rs_phase("outputs written");
 			if (!rc && s + 1 < r.room->nsources && keep_space(&r, &werr))
 				fprintf(stderr, "roomsim: warning: %s\n", werr.msg);
 		}
@@ -1120,7 +1124,7 @@ int cmd_run(int argc, char **argv)
 	run_hybrid_close(&r);
 	run_spatial_close(&r);
 	grids_free(&r.grids);
-	if (app_phases() && r.engine && r.backend == ROOM_BACKEND_CUDA) {
+	if (rs_phases() && r.engine && r.backend == ROOM_BACKEND_CUDA) {
 		/* each rank's own work, to see how even its slab is (it overwrites the fields) */
 		char what[128];
 		const double t = fdtd_time_steps(r.engine, PHASE_STEPS);
@@ -1128,11 +1132,12 @@ int cmd_run(int argc, char **argv)
 		snprintf(what, sizeof(what), "%d steps of the update alone: %.3f ms a step "
 			 "(layers %d to %d)", PHASE_STEPS, t * 1e3 / PHASE_STEPS, r.part.own[0],
 			 r.part.own[1]);
-		app_phase(what);
+		rs_phase(what);
 	}
-	app_phase("run done");
+	rs_phase("run done");
 	fdtd_destroy(r.engine);
-	app_phase("engine freed");
+	fdtd_cuda_settle();	/* a run that failed before its engine */
+	rs_phase("engine freed");
 	free(r.banks);
 	vox_free(r.window);
 	vox_free(r.grid);
@@ -1145,7 +1150,7 @@ int cmd_run(int argc, char **argv)
 	free(r.rec_index);
 	free(r.frame_p);
 	part_end(&r.part);
-	app_phase("MPI ended");
+	rs_phase("MPI ended");
 	free(r.signals);
 	free(r.air);
 	free(r.completed);

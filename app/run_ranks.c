@@ -106,10 +106,10 @@ int run_start_ranks(int gpus, int argc, char **argv, struct rs_error *err)
 			return err->code;
 		}
 		close(fd[0]);
-		app_phase("mpirun started");
+		rs_phase("mpirun started");
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
-		app_phase("mpirun ended");
+		rs_phase("mpirun ended");
 		exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 	}
 }

@@ -10,6 +10,7 @@
 #include "voxel.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,9 +356,11 @@ static void own_cells(const struct vox_grid *g, const struct vox_span *s, size_t
 static int assign_kinds(struct vox_grid *g, const struct room *room, const struct vox_span *s,
 			double q)
 {
-	struct kind_list *mine = calloc(1, sizeof(*mine));
+	const int T = omp_get_max_threads();
+	struct kind_list *mine = calloc((size_t)T + 1, sizeof(*mine));
 	struct kind_key *flat = malloc(2 * VOX_MAX_KINDS * sizeof(*flat)), keys[VOX_MAX_KINDS];
-	int seen[KIND_SLOTS], slot[KIND_SLOTS], rc;
+	int seen[KIND_SLOTS], slot[KIND_SLOTS], rc, stray = 0;
+	double error = 0;
 	size_t lo, hi;
 
 	if (!mine || !flat) {
@@ -365,35 +368,55 @@ static int assign_kinds(struct vox_grid *g, const struct room *room, const struc
 		free(flat);
 		return -2;
 	}
-	for (int e = 0; e < KIND_SLOTS; e++)
-		seen[e] = -1;
 	own_cells(g, s, &lo, &hi);
-	for (int diff = 0; diff < 2; diff++)	/* this rank's kinds, in the order of its cells */
-		for (size_t w = 0; w < g->nwalls; w++) {
-			double error;
+	/* this rank's kinds, in the order of its cells: each thread lists those of its run of
+	 * walls (mine[1 + t]), and the lists are joined in the runs' order */
+#pragma omp parallel num_threads(T) reduction(max : error)
+	{
+		const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+		const size_t w0 = g->nwalls * (size_t)t / (size_t)nt;
+		const size_t w1 = g->nwalls * (size_t)(t + 1) / (size_t)nt;
+		struct kind_key own[2 * VOX_MAX_KINDS];
+		int tseen[KIND_SLOTS];
+
+		for (int e = 0; e < KIND_SLOTS; e++)
+			tseen[e] = -1;
+		for (size_t w = w0; w < w1; w++) {
+			double err;
 			struct kind_key k;
 
 			if (g->walls[w].cell < lo || g->walls[w].cell >= hi)
 				continue;
-			k = wall_kind(g, room, &g->walls[w], q, &error);
-			if (k.diff != diff)
-				continue;
-			mine->error = fmax(mine->error, error);
-			list_add(mine, seen, flat, &k);
+			k = wall_kind(g, room, &g->walls[w], q, &err);
+			error = fmax(error, err);
+			list_add(&mine[1 + t], tseen, own, &k);
+		}
+	}
+	for (int e = 0; e < KIND_SLOTS; e++)
+		seen[e] = -1;
+	mine->error = error;
+	for (int diff = 0; diff < 2; diff++)
+		for (int t = 0; t < T; t++) {
+			mine->full |= mine[1 + t].full;
+			for (int e = 0; e < mine[1 + t].n[diff]; e++)
+				list_add(mine, seen, flat, &mine[1 + t].key[diff][e]);
 		}
 	rc = merge_kinds(g, s, mine, slot);
 	for (int t = 2; t < g->nkinds && !rc; t++)
 		keys[t] = (struct kind_key){ g->kinds[t].beta_sum, g->kinds[t].K, g->kinds[t].diff };
-	for (size_t w = 0; w < g->nwalls && !rc; w++) {
-		double error;
-		const struct kind_key k = wall_kind(g, room, &g->walls[w], q, &error);
-		const int e = slot[kind_slot(slot, keys, &k)];
+	if (!rc) {
+#pragma omp parallel for schedule(static) num_threads(T) reduction(| : stray)
+		for (size_t w = 0; w < g->nwalls; w++) {
+			double err;
+			const struct kind_key k = wall_kind(g, room, &g->walls[w], q, &err);
+			const int e = slot[kind_slot(slot, keys, &k)];
 
-		if (e < 0) {	/* a wall no rank's slab holds: not a valid span */
-			rc = -3;
-			break;
+			if (e < 0)	/* a wall no rank's slab holds: not a valid span */
+				stray = 1;
+			else
+				g->cls[g->walls[w].cell] = (uint8_t)e;
 		}
-		g->cls[g->walls[w].cell] = (uint8_t)e;
+		rc = stray ? -3 : 0;
 	}
 	free(mine);
 	free(flat);

@@ -16,6 +16,7 @@
  *    shapes to set either of the two nodes (it holds one and not the other).
  */
 #include "voxelise.h"
+#include "../common/rs_phase.h"
 
 #include <math.h>
 #include <omp.h>
@@ -142,10 +143,15 @@ static int make_base(struct build *b, int probe, struct rs_error *err)
 				}
 		return 0;
 	}
-	if (b->room->geo.mesh.ntri)
-		return vx_load_triangles(b, err) || vx_mesh_inside(b, err) ||
-		       (!probe && (vx_leak_check(b, err) || vx_make_bins(b, err)))
-		       ? (err ? err->code : RS_EINPUT) : 0;
+	if (b->room->geo.mesh.ntri) {
+		if (vx_load_triangles(b, err) || vx_mesh_inside(b, err))
+			return err ? err->code : RS_EINPUT;
+		rs_phase("grid: the mesh's inside");
+		if (!probe && vx_leak_check(b, err))
+			return err ? err->code : RS_EINPUT;
+		rs_phase("grid: leak check");
+		return !probe && vx_make_bins(b, err) ? (err ? err->code : RS_EINPUT) : 0;
+	}
 	return b->room->geo.voxels_path[0] ? read_voxel_file(b, err) : 0;
 }
 
@@ -171,12 +177,15 @@ struct vox_grid *vox_build_shaped(const struct room *room, const struct vox_span
 	if (b.g->plan.fcc ? vx_fcc_walls(&b, s->probe, err)
 			  : !s->probe && vx_make_walls(&b, err))
 		goto out_free;
+	rs_phase("grid: walls");
 	if (!b.g->plan.fcc) {
 		vox_pad_beside(b.g);
 		finish(b.g);
 	}
+	rs_phase("grid: padding and counts");
 	if (!s->probe && vox_set_kinds(b.g, room, s, err))
 		goto out_free;
+	rs_phase("grid: kinds");
 	goto out;
 
 out_free:

@@ -40,6 +40,64 @@ static int index_banks(const struct wall_model *const *banks, int nbanks, int *m
 	return n;
 }
 
+/* Wall wl's entries: its branch materials (their room indices) and the areas of their faces,
+ * a material's faces summed in face order; their number. */
+static int wall_entries(const struct vox_wall *wl, const int *material_of, int mats[6],
+			double area[6])
+{
+	int ns = 0;
+
+	for (int f = 0; f < 6; f++) {
+		const int m = wl->material[f];
+		int e;
+
+		if (m == VOX_NO_WALL || material_of[m] < 0)
+			continue;
+		for (e = 0; e < ns && mats[e] != m; e++)
+			;
+		if (e < ns) {	/* a second face of the same material: one entry */
+			area[e] += wl->area[f];
+			continue;
+		}
+		mats[ns] = m;
+		area[ns++] = wl->area[f];
+	}
+	return ns;
+}
+
+/* What a run of walls holds: per material index x its nodes of one entry (node[x]) and its
+ * entries on nodes of several (in_multi[x]); the nodes of several (node[nmat]), their
+ * entries (multi), and the state values of all. */
+struct walk_count {
+	size_t node[VOX_NO_WALL + 1], in_multi[VOX_NO_WALL], multi, states;
+};
+
+static void count_walls(const struct vox_grid *g, const struct wall_model *const *banks,
+			const int *material_of, int nmat, size_t w0, size_t w1,
+			struct walk_count *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t w = w0; w < w1; w++) {
+		int mats[6];
+		double area[6];
+		const int ns = wall_entries(&g->walls[w], material_of, mats, area);
+
+		if (!ns)
+			continue;
+		c->node[ns == 1 ? material_of[mats[0]] : nmat]++;
+		for (int e = 0; e < ns; e++) {
+			if (ns > 1)
+				c->in_multi[material_of[mats[e]]]++;
+			c->states += 2 * (size_t)banks[mats[e]]->n;
+		}
+		if (ns > 1)
+			c->multi += (size_t)ns;
+	}
+}
+
+/* The runs of walls that count and walk share out over the threads. */
+#define WALK_RUNS 64
+
 /*
  * The nodes and entries of g's walls with a branch material, in branch.h's order. Without
  * fill: count them, each material's entries into b->stride, the state values, and into
@@ -49,100 +107,124 @@ static int index_banks(const struct wall_model *const *banks, int nbanks, int *m
  * following the nodes alike (a node with one entry has the entry of its own number), the
  * areas per entry into gam (unscaled, a material's faces of one node summed in face order),
  * and each entry's first state value: its material's first, then one a entry in that order.
+ * The walls are counted in WALK_RUNS runs on the threads, and each run is written from the
+ * places the counts of the runs before it give, so the lists are those of one pass in order.
  */
-static void walk(const struct vox_grid *g, const struct wall_model *const *banks,
-		 const int *material_of, struct branch_walls *b, int fill)
+static int walk(const struct vox_grid *g, const struct wall_model *const *banks,
+		const int *material_of, struct branch_walls *b, int fill)
 {
+	struct walk_count *run = malloc(WALK_RUNS * sizeof(*run)), total;
 	size_t first[VOX_NO_WALL] = { 0 }, at = 0;	/* per material: its state's first */
-	size_t node[VOX_NO_WALL + 1] = { 0 }, multi = 0, in_multi[VOX_NO_WALL] = { 0 };
+	const size_t nw = g->walls ? g->nwalls : 0;
 	const int nmat = b->nmat;
 
-	for (int x = 0, m = 0; fill && m < VOX_NO_WALL; m++)
+	if (!run)
+		return -1;
+#pragma omp parallel for schedule(dynamic, 1)
+	for (int r = 0; r < WALK_RUNS; r++)
+		count_walls(g, banks, material_of, nmat, nw * (size_t)r / WALK_RUNS,
+			    nw * (size_t)(r + 1) / WALK_RUNS, &run[r]);
+	if (!fill) {
+		memset(&total, 0, sizeof(total));
+		for (int r = 0; r < WALK_RUNS; r++) {
+			for (int x = 0; x <= nmat; x++)
+				total.node[x] += run[r].node[x];
+			for (int x = 0; x < nmat; x++)
+				total.in_multi[x] += run[r].in_multi[x];
+			total.multi += run[r].multi;
+			total.states += run[r].states;
+		}
+		memset(b->seg, 0, ((size_t)nmat + 2) * sizeof(*b->seg));
+		b->nodes = b->entries = 0;
+		for (int x = 0; x <= nmat; x++) {
+			b->seg[x + 1] = b->seg[x] + total.node[x];	/* the groups' starts */
+			b->nodes += total.node[x];
+			b->entries += x < nmat ? total.node[x] : 0;
+		}
+		for (int x = 0; x < nmat; x++)
+			b->stride[x] = total.node[x] + total.in_multi[x];
+		b->entries += total.multi;
+		b->states = total.states;
+		free(run);
+		return 0;
+	}
+	for (int x = 0, m = 0; m < VOX_NO_WALL; m++)
 		if (material_of[m] >= 0) {
 			first[x] = at;
 			at += 2 * (size_t)banks[m]->n * b->stride[x++];
 		}
-	for (int x = 0; fill && x <= nmat; x++)	/* each group's next node */
-		node[x] = b->seg[x];
-	multi = fill ? b->seg[nmat] : 0;	/* the next entry of a node with several */
-	if (!fill) {
-		b->nodes = b->entries = b->states = 0;
-		memset(b->seg, 0, ((size_t)nmat + 2) * sizeof(*b->seg));
+	/* each run's places: the group's start, then the runs before it */
+	{
+		size_t node[VOX_NO_WALL + 1], in_multi[VOX_NO_WALL] = { 0 }, multi = b->seg[nmat];
+
+		for (int x = 0; x <= nmat; x++)
+			node[x] = b->seg[x];
+		for (int r = 0; r < WALK_RUNS; r++) {
+			struct walk_count c = run[r];
+
+			for (int x = 0; x <= nmat; x++) {
+				run[r].node[x] = node[x];
+				node[x] += c.node[x];
+			}
+			for (int x = 0; x < nmat; x++) {
+				run[r].in_multi[x] = in_multi[x];
+				in_multi[x] += c.in_multi[x];
+			}
+			run[r].multi = multi;
+			multi += c.multi;
+		}
 	}
-	for (size_t w = 0; g->walls && w < g->nwalls; w++) {
-		const struct vox_wall *wl = &g->walls[w];
-		int mats[6], ns = 0;
-		double area[6];
-		size_t n, e0;
+#pragma omp parallel for schedule(dynamic, 1)
+	for (int r = 0; r < WALK_RUNS; r++) {
+		struct walk_count *c = &run[r];
+		const struct vox_plan *p = &g->plan;
+		const size_t nx = (size_t)p->n[0], ny = (size_t)p->n[1];
 
-		for (int f = 0; f < 6; f++) {
-			const int m = wl->material[f];
-			int e;
+		for (size_t w = nw * (size_t)r / WALK_RUNS; w < nw * (size_t)(r + 1) / WALK_RUNS;
+		     w++) {
+			const struct vox_wall *wl = &g->walls[w];
+			int mats[6];
+			double area[6];
+			const int ns = wall_entries(wl, material_of, mats, area);
+			size_t n, e0;
 
-			if (m == VOX_NO_WALL || material_of[m] < 0)
+			if (!ns)
 				continue;
-			for (e = 0; e < ns && mats[e] != m; e++)
-				;
-			if (e < ns) {	/* a second face of the same material: one entry */
-				area[e] += wl->area[f];
-				continue;
+			if (ns == 1) {
+				const int x = material_of[mats[0]];
+
+				n = e0 = c->node[x]++;
+				b->so[e0] = first[x] + (n - b->seg[x]);
+			} else {
+				n = c->node[nmat]++;
+				e0 = c->multi;
+				c->multi += (size_t)ns;
+				for (int e = 0; e < ns; e++) {
+					const int x = material_of[mats[e]];
+					const size_t singles = b->seg[x + 1] - b->seg[x];
+
+					b->so[e0 + (size_t)e] = first[x] + singles + c->in_multi[x]++;
+				}
 			}
-			mats[ns] = m;
-			area[ns++] = wl->area[f];
-		}
-		if (!ns)
-			continue;
-		if (!fill) {
-			b->nodes++;
-			b->entries += (size_t)ns;
-			b->seg[(ns == 1 ? material_of[mats[0]] : nmat) + 1]++;
 			for (int e = 0; e < ns; e++) {
-				b->stride[material_of[mats[e]]]++;
-				b->states += 2 * (size_t)banks[mats[e]]->n;
+				b->gam[e0 + (size_t)e] = area[e];
+				b->mat[e0 + (size_t)e] = (uint32_t)material_of[mats[e]];
 			}
-			continue;
-		}
-		if (ns == 1) {
-			const int x = material_of[mats[0]];
-
-			n = e0 = node[x]++;
-			b->so[e0] = first[x] + (n - b->seg[x]);
-		} else {
-			n = node[nmat]++;
-			e0 = multi;
-			multi += (size_t)ns;
-			for (int e = 0; e < ns; e++) {
-				const int x = material_of[mats[e]];
-				const size_t singles = b->seg[x + 1] - b->seg[x];
-
-				b->so[e0 + (size_t)e] = first[x] + singles + in_multi[x]++;
-			}
-		}
-		for (int e = 0; e < ns; e++) {
-			b->gam[e0 + (size_t)e] = area[e];
-			b->mat[e0 + (size_t)e] = (uint32_t)material_of[mats[e]];
-		}
-		{
-			const struct vox_plan *p = &g->plan;
-			const size_t c = wl->cell, nx = (size_t)p->n[0], ny = (size_t)p->n[1];
-
-			b->at[n] = c;
+			b->at[n] = wl->cell;
 			b->ew[n] = 1;
 			for (int f = 0; f < 6 && p->on_nodes; f++)
 				if (wl->material[f] != VOX_NO_WALL)
 					b->ew[n] *= 0.5;
-			b->cell[n] = p->fcc ? vox_folded(p, (int)(c % nx), (int)(c / nx % ny),
-							 (int)(c / nx / ny))
-					    : c;
+			b->cell[n] = p->fcc ? vox_folded(p, (int)(wl->cell % nx),
+							 (int)(wl->cell / nx % ny),
+							 (int)(wl->cell / nx / ny))
+					    : wl->cell;
 			b->first[n] = (uint32_t)e0;
 		}
 	}
-	if (fill) {
-		b->first[b->nodes] = (uint32_t)b->entries;
-		return;
-	}
-	for (int x = 0; x <= nmat; x++)	/* the counts into the groups' starts */
-		b->seg[x + 1] += b->seg[x];
+	b->first[b->nodes] = (uint32_t)b->entries;
+	free(run);
+	return 0;
 }
 
 static size_t bytes_of(const struct branch_walls *b, int precision)
@@ -178,8 +260,8 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 	if (b->nmat && (!(b->stride = calloc((size_t)b->nmat, sizeof(*b->stride))) ||
 			!(b->seg = calloc((size_t)b->nmat + 2, sizeof(*b->seg)))))
 		goto nomem;
-	if (b->nmat)
-		walk(g, banks, b->material_of, b, 0);
+	if (b->nmat && walk(g, banks, b->material_of, b, 0))
+		goto nomem;
 	if (!b->nodes) {
 		branch_free(b);
 		return NULL;
@@ -225,7 +307,9 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 		}
 		b->bh[x] = 0.5 * sum;
 	}
-	walk(g, banks, b->material_of, b, 1);
+	if (walk(g, banks, b->material_of, b, 1))
+		goto nomem;
+#pragma omp parallel for schedule(static)
 	for (size_t n = 0; n < b->nodes; n++) {
 		/* the kind's scalar walls, as fdtd_coefficients() has them: g = (lambda / 2) beta
 		 * on the cubic grid, lambda beta on the fcc grid */

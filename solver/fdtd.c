@@ -6,6 +6,7 @@
  */
 #include "fdtd_impl.h"
 #include "../common/hash.h"
+#include "../common/rs_phase.h"
 #include "wall.h"
 
 #include <math.h>
@@ -287,6 +288,20 @@ int fdtd_cuda_available(char *name, size_t len)
 	return cuda_available(name, len, NULL);
 }
 
+void fdtd_cuda_warm(void)
+{
+#ifdef ROOMSIM_CUDA
+	cuda_warm();
+#endif
+}
+
+void fdtd_cuda_settle(void)
+{
+#ifdef ROOMSIM_CUDA
+	cuda_warm_wait();
+#endif
+}
+
 enum kernel_id fdtd_kernel(const struct fdtd *f)
 {
 	return f->gpu ? GPU_VALUE(cuda_kernel(f->gpu), KERNEL_AUTO) : KERNEL_AUTO;
@@ -393,6 +408,7 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 		goto out_free;
 	if (s->banks && set_branches(f, s, err))
 		goto out_free;
+	rs_phase("engine: stencil and branch walls");
 	if (s->cuda)
 		return create_gpu(f, s, err) ? (fdtd_destroy(f), NULL) : f;
 	if (cpu_create(f, err))

@@ -102,6 +102,10 @@ void fdtd_destroy(struct fdtd *f);
 
 /* 1 when this build can run the GPU engine and a CUDA device is usable. */
 int fdtd_cuda_available(char *name, size_t len);
+/* The GPU's context made on a thread beside the setup (one GPU; fdtd_create waits for it),
+ * and that thread awaited, as a run that ends before its engine must before it exits. */
+void fdtd_cuda_warm(void);
+void fdtd_cuda_settle(void);
 
 /* The GPU kernel in use (after auto, the one chosen); KERNEL_AUTO on the CPU. */
 enum kernel_id fdtd_kernel(const struct fdtd *f);

@@ -264,6 +264,17 @@ size_t cuda_branch_bytes(const struct branch_walls *b, const struct vox_plan *p,
 	       (p->fcc ? 0 : cuda_branch_columns(p, b->nodes) + (m + 1) * sizeof(long long));
 }
 
+/* The BranchDev of the engine's branch walls into d->dev, again after the columns are made. */
+static int upload_dev(struct cuda_engine *e, struct rs_error *err)
+{
+	const struct cuda_branch *d = e->branch;
+	const BranchDev<float> bf = branch_dev<float>(d);
+	const BranchDev<double> bd = branch_dev<double>(d);
+
+	return e->precision == 4 ? CK(cudaMemcpy(d->dev, &bf, sizeof(bf), cudaMemcpyHostToDevice))
+				 : CK(cudaMemcpy(d->dev, &bd, sizeof(bd), cudaMemcpyHostToDevice));
+}
+
 int cuda_branch_upload(struct cuda_engine *e, const struct branch_walls *b,
 		       struct rs_error *err)
 {
@@ -282,18 +293,22 @@ int cuda_branch_upload(struct cuda_engine *e, const struct branch_walls *b,
 	d->states = b->states;
 	d->nmat = b->nmat;
 	d->nbranch = b->nbranch;
-	if ((e->precision == 4 ? upload_all<float>(d, b, err) : upload_all<double>(d, b, err)) ||
-	    (!e->fcc && upload_columns(d, b, e, err)))
+	e->hbranch = b;
+	if (e->precision == 4 ? upload_all<float>(d, b, err) : upload_all<double>(d, b, err))
 		return err->code ? err->code : RS_EDEVICE;
-	if (!e->fcc) {
-		const BranchDev<float> bf = branch_dev<float>(d);
-		const BranchDev<double> bd = branch_dev<double>(d);
-
-		if (e->precision == 4 ? upload(&d->dev, &bf, sizeof(bf), err)
-				      : upload(&d->dev, &bd, sizeof(bd), err))
-			return RS_EDEVICE;
-	}
+	if (!e->fcc && (CK(cudaMalloc(&d->dev, sizeof(BranchDev<double>))) ||
+			upload_dev(e, err)))
+		return RS_EDEVICE;
 	return cuda_branch_reset(e, err);
+}
+
+int cuda_branch_columns_make(struct cuda_engine *e, struct rs_error *err)
+{
+	struct cuda_branch *d = e->branch;
+
+	if (!d || e->fcc || d->bcol)
+		return 0;
+	return upload_columns(d, e->hbranch, e, err) || upload_dev(e, err) ? RS_EDEVICE : 0;
 }
 
 int cuda_branch_reset(struct cuda_engine *e, struct rs_error *err)

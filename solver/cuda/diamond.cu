@@ -208,10 +208,10 @@ static int dt_check(const struct cuda_engine *e, int dts, int nt, int split, cha
 	    (e->leggy_m > 1 && (e->fallback || e->lines)))
 		return snprintf(why, len, "it runs the 7-point scheme in any room and leggy "
 				"stencils of order 4, 6 and 8 in a box"), 1;
-	if (!e->dt_cls && e->dt_nomem)
+	if (!e->dt_made && e->dt_nomem)
 		return snprintf(why, len, "its tables (%.2f GiB) do not fit beside the fields in "
 				"device memory", cuda_diamond_memory(&e->plan, 0) / 1073741824.0), 1;
-	if (!e->dt_cls)
+	if (e->dt_made && !e->dt_cls)
 		return snprintf(why, len, "the room has no cells"), 1;
 	if (!dt_kernel(e, dts, 1))
 		return snprintf(why, len, "no tile size %d for order %d (valid dts: 1 to 4 for "
@@ -286,6 +286,7 @@ int dt_prepare(struct cuda_engine *e, const struct vox_grid *g, struct rs_error 
 	int2 *xr;
 	int rc;
 
+	e->dt_made = 1;
 	e->dt_zlo = INT_MAX;
 	e->dt_zhi = -1;
 	xr = (int2 *)malloc(p->n[1] * sizeof(int2));
@@ -308,7 +309,7 @@ int dt_prepare(struct cuda_engine *e, const struct vox_grid *g, struct rs_error 
 	}
 	rc = 0;
 	if (e->dt_zhi >= 0 &&
-	    (kconst_sync(e, err) || CK(cudaMalloc(&e->dt_cls, p->cells)) ||
+	    (kconst_sync(e, err) || cuda_branch_columns_make(e, err) || CK(cudaMalloc(&e->dt_cls, p->cells)) ||
 	     CK(cudaMalloc(&e->dt_probez, cols * sizeof(int2))) ||
 	     CK(cudaMemcpy(e->dt_probez, e->h_probez, cols * sizeof(int2),
 			   cudaMemcpyHostToDevice)) ||
@@ -588,7 +589,7 @@ int dt_advance(struct cuda_engine *e, long nsteps, volatile sig_atomic_t *stop,
 
 int cuda_diamond_tables(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err)
 {
-	return e->dt_cls || e->fcc ? 0 : dt_prepare(e, g, err);
+	return e->dt_made || e->fcc ? 0 : dt_prepare(e, g, err);
 }
 
 int cuda_set_diamond(struct cuda_engine *e, int dts, int nt, int split, struct rs_error *err)

@@ -436,12 +436,12 @@ __device__ __forceinline__ void dt7_columns(const DtArgs<R> &g, int4 *ring, int 
 			const int X = Xn + ix - N, Y = Y0 + iy - N;
 			int4 *const p = ring + 2 * ((Xn & 3) * NE + m.nk[iy][ix]);
 
+			const long long c = X + (long long)d.nx * Y;
+
 			if (X < 0 || X >= d.nx || Y < 0 || Y >= d.ny) {
 				p[0] = make_int4(1, 0, 0, 0);	/* no nodes */
 				p[1] = make_int4(0, 0, 0, 0);
 			} else if (ASYNC) {
-				const long long c = X + (long long)d.nx * Y;
-
 				asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
 						     (unsigned)__cvta_generic_to_shared(p)),
 					     "l"(g.br->bzc + c)
@@ -451,8 +451,6 @@ __device__ __forceinline__ void dt7_columns(const DtArgs<R> &g, int4 *ring, int 
 					     "l"(g.br->bcol + c)
 					     : "memory");
 			} else {
-				const long long c = X + (long long)d.nx * Y;
-
 				p[0] = g.br->bzc[c];
 				p[1] = g.br->bcol[c];
 			}

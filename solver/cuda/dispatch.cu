@@ -11,6 +11,8 @@
 #include "device.cuh"
 
 #define AUTO_STEPS 4		/* steps each kernel is timed for by kernel auto */
+#define AUTO_NEAR 1.15		/* kernel auto times again those this near the fastest */
+#define AUTO_RUNS 3		/* ... this many times, taking the median */
 #define STREAM_BYTES (1ull << 30)	/* per array of the bandwidth test: far beyond L2 */
 
 /* In enum kernel_id's order (C++ has no designated array initialisers): auto, then the rows. */
@@ -161,15 +163,18 @@ out:
 	return rc;
 }
 
-/* Kernel auto: time every kernel on the run's own grid and keep the fastest. */
+/*
+ * Kernel auto: time every kernel on the run's own grid and keep the fastest. Each is timed
+ * once; those within AUTO_NEAR of the fastest single time are timed AUTO_RUNS times, and the
+ * least median wins, so that a kernel far behind costs one run, not several.
+ */
 int cuda_choose_kernel(struct cuda_engine *e, struct rs_error *err)
 {
-	double best = HUGE_VAL;
+	double once[NKERNELS], first = HUGE_VAL, best = HUGE_VAL;
+	int steps[NKERNELS];
 
 	for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
-		double t;
-		int steps;
-
+		once[k] = HUGE_VAL;
 		if (!cuda_kernel_runs(e, (enum kernel_id)k))
 			continue;
 		/* diamond updates branch walls cell by cell inside its towers, reading their
@@ -178,10 +183,20 @@ int cuda_choose_kernel(struct cuda_engine *e, struct rs_error *err)
 		if (e->branch && k == KERNEL_DIAMOND)
 			continue;
 		/* a sweep of whole towers: a shorter one would time only its ramps */
-		steps = max(AUTO_STEPS, cuda_kernels[k].levels(e));
-		if (cuda_time_kernel(e, (enum kernel_id)k, steps, 3, &t, err))
+		steps[k] = max(AUTO_STEPS, cuda_kernels[k].levels(e));
+		if (cuda_time_kernel(e, (enum kernel_id)k, steps[k], 1, &once[k], err))
 			return RS_EDEVICE;
-		e->auto_rate[k] = (double)vox_nodes(&e->plan) * steps / t;
+		e->auto_rate[k] = (double)vox_nodes(&e->plan) * steps[k] / once[k];
+		first = fmin(first, once[k]);
+	}
+	for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
+		double t;
+
+		if (!(once[k] < HUGE_VAL && once[k] <= AUTO_NEAR * first))
+			continue;
+		if (cuda_time_kernel(e, (enum kernel_id)k, steps[k], AUTO_RUNS, &t, err))
+			return RS_EDEVICE;
+		e->auto_rate[k] = (double)vox_nodes(&e->plan) * steps[k] / t;
 		if (t < best) {
 			best = t;
 			e->kernel = (enum kernel_id)k;

@@ -6,11 +6,13 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "device.cuh"
+#include "../../common/rs_phase.h"
 
 int cuda_available(char *name, size_t len, size_t *memory)
 {
@@ -113,6 +115,30 @@ static int block_heights(const struct vox_grid *g, const int zown[2], int bx, in
  * than two pieces take cudaMemcpy. ROOMSIM_UPLOAD_PIECE sets another piece size (at least
  * 4096 bytes), so that gpu-test can carry small rooms this way too.
  */
+static pthread_t warm_thread;
+static int warm_started;
+
+static void *warm_main(void *arg)
+{
+	(void)arg;
+	cudaFree(0);	/* the primary context made; an error is the engine's to report */
+	cudaGetLastError();
+	return NULL;
+}
+
+void cuda_warm(void)
+{
+	if (!warm_started && !pthread_create(&warm_thread, NULL, warm_main, NULL))
+		warm_started = 1;
+}
+
+void cuda_warm_wait(void)
+{
+	if (warm_started)
+		pthread_join(warm_thread, NULL);
+	warm_started = 0;
+}
+
 int cuda_upload(void *dst, const void *src, size_t bytes, struct rs_error *err)
 {
 	const char *env = getenv("ROOMSIM_UPLOAD_PIECE");
@@ -399,6 +425,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 		rs_fail(err, RS_ENOMEM, "out of memory");
 		return NULL;
 	}
+	cuda_warm_wait();
 	e->k.serial = ++serial;
 	e->precision = s->precision;
 	e->kernel = s->kernel;
@@ -443,6 +470,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	if (CK(cudaMemGetInfo(&free_b, &total_b)) ||
 	    CK(cudaDeviceGetAttribute(&e->nsm, cudaDevAttrMultiProcessorCount, 0)))
 		goto out_free;
+	rs_phase("engine: device context");
 	need += cuda_branch_bytes(s->branch, p, s->precision);
 	if (need > free_b) {
 		rs_fail(err, RS_ENOMEM, "the run needs %.2f GiB of device memory, %.2f GiB is free",
@@ -465,14 +493,20 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	e->block3 = dim3(s->block[0], max(1, s->block[1] / bz), bz);
 	if (CK(cudaMalloc(&e->u[0], p->cells * (size_t)s->precision)) ||
 	    CK(cudaMalloc(&e->u[1], p->cells * (size_t)s->precision)) ||
-	    upload_grid(e, s->grid, err) ||
-	    block_heights(s->grid, e->zown, s->block[0], s->block[1], &e->blockk, &e->grid2, err) ||
+	    upload_grid(e, s->grid, err))
+		goto out_free;
+	rs_phase("engine: fields made, grid uploaded");
+	if (block_heights(s->grid, e->zown, s->block[0], s->block[1], &e->blockk, &e->grid2, err) ||
 	    block_heights(s->grid, e->zown, e->block3.x, e->block3.y, &e->blockk3, &e->grid3,
 			  err) ||
 	    block_heights(s->grid, e->zown, s->block[0] * 16 / s->precision, s->block[1],
 			  &e->blockkv, &e->gridv, err) ||
-	    make_textures(e, s->tex_limit, err) || cuda_branch_upload(e, s->branch, err))
+	    make_textures(e, s->tex_limit, err))
 		goto out_free;
+	rs_phase("engine: block heights and textures");
+	if (cuda_branch_upload(e, s->branch, err))
+		goto out_free;
+	rs_phase("engine: branch walls uploaded");
 	if (e->general && s->fallback &&
 	    (CK(cudaMalloc(&e->fallback, (p->cells / 32 + 1) * sizeof(unsigned))) ||
 	     CK(cudaMalloc(&e->touch, (p->cells / 32 + 1) * sizeof(unsigned))) ||
@@ -493,6 +527,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	/* naive3d's per-block heights cover bz slabs: a block is skipped when none is inside */
 	if (cuda_reset(e, err))
 		goto out_free;
+	rs_phase("engine: fields zeroed");
 	/* kernel auto weighs diamond only where its tables fit beside everything else, with
 	 * room to spare for the receivers and the kernels' trials */
 	if (e->kernel == KERNEL_AUTO) {
@@ -500,11 +535,15 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 			goto out_free;
 		e->dt_nomem = free_b < cuda_diamond_memory(p, 0) + DT_SPARE;
 	}
-	if ((e->kernel == KERNEL_DIAMOND || (e->kernel == KERNEL_AUTO && !e->dt_nomem)) &&
+	if ((e->kernel == KERNEL_DIAMOND ||
+	     (e->kernel == KERNEL_AUTO && !e->dt_nomem && !e->branch)) &&	/* as auto weighs */
 	    dt_prepare(e, s->grid, err))
 		goto out_free;
-	if (check_kernel(e, s, err) || (e->kernel == KERNEL_AUTO && cuda_choose_kernel(e, err)) ||
-	    overlap_prepare(e, s, err))
+	rs_phase("engine: diamond's tables");
+	if (check_kernel(e, s, err) || (e->kernel == KERNEL_AUTO && cuda_choose_kernel(e, err)))
+		goto out_free;
+	rs_phase("engine: kernel chosen");
+	if (overlap_prepare(e, s, err))
 		goto out_free;
 	e->zfast = e->kernel == KERNEL_DIAMOND;	/* its fields are zero: no transposition */
 	return e;

@@ -175,7 +175,8 @@ struct cuda_engine {
 	int zfast;			/* 1: the fields are laid out z fastest (diamond runs) */
 	int dts, nt, split;		/* its tile size, tower height and blocks per tower; 0 = default */
 	int dt_zlo, dt_zhi;		/* z range of the room's cells */
-	uint8_t *dt_cls;		/* class bytes, z fastest; NULL: diamond cannot run */
+	uint8_t *dt_cls;		/* class bytes, z fastest; NULL: diamond cannot run yet */
+	int dt_made;			/* diamond's tables were made (dt_prepare) */
 	int dt_nomem;			/* kernel auto: diamond's tables did not fit */
 	int2 *dt_probez;		/* per column: z range of its source and receiver cells */
 	int2 *dt_xr;			/* per row y: x range of its room columns */
@@ -194,6 +195,7 @@ struct cuda_engine {
 	int dt_tried;			/* dt_advance's sweeps towards that choice */
 	float dt_ms[2];			/* their times per level, whole and apart */
 	struct cuda_branch *branch;	/* the branch walls (branch.cu), or NULL */
+	const struct branch_walls *hbranch;	/* the host's (struct fdtd frees it after the engine) */
 };
 
 /*
@@ -252,6 +254,9 @@ int fcc_plane(const struct cuda_engine *e, dim3 g, float *out, int axis, int ind
  * kernel (u[cur] the scheme's new level, u[cur ^ 1] the one before), release. */
 int cuda_branch_upload(struct cuda_engine *e, const struct branch_walls *b,
 		       struct rs_error *err);
+/* The diamond kernel's lists of the nodes by grid column (branch.cuh), made from the host's
+ * walls the first time diamond is prepared (dt_prepare), not for the other kernels. */
+int cuda_branch_columns_make(struct cuda_engine *e, struct rs_error *err);
 int cuda_branch_reset(struct cuda_engine *e, struct rs_error *err);
 /* Upload the branch state and W (a checkpoint's, cuda_branch_state()'s layout). */
 int cuda_branch_load(struct cuda_engine *e, const void *state, const void *W,

@@ -56,6 +56,12 @@ struct cuda_setup {
 /* 1 when a CUDA device is usable; name and total memory filled when not NULL. */
 int cuda_available(char *name, size_t len, size_t *memory);
 
+/* Make device 0's context on a thread of its own, beside the host's work, so that the
+ * engine made later finds it ready (cuda_create waits for it); cuda_warm_wait joins the
+ * thread (at once if there is none). */
+void cuda_warm(void);
+void cuda_warm_wait(void);
+
 /* Device bytes a run with kernel k needs, its branch walls aside; checked against free device
  * memory by cuda_create(). Kernel auto's count leaves out diamond's tables: auto weighs
  * diamond only where they fit beside the rest. */
