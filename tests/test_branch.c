@@ -2,7 +2,7 @@
  * test_branch - frequency-dependent walls in the engine (solver/branch.h; docs/physics.md,
  * "Branch walls"): one real branch is the scalar wall, the energy with the branches' share
  * never rises over 10^6 steps, and a plane pulse in a duct comes back from a material with
- * the fitted model's normal-incidence reflection.
+ * the fitted model's normal-incidence reflection; the node and entry lists in branch.h's order.
  */
 #include "helper.h"
 
@@ -394,6 +394,96 @@ static void many_materials(void **state)
 	free(few);
 }
 
+/*
+ * The node and entry lists against one plain pass over the walls in order: each wall with a
+ * branch material is a node, those with one entry grouped by material and those with several
+ * after them, each group in the walls' order; a node's entries in its faces' order with their
+ * areas summed; a material's state the nodes of one entry first, then one a entry of the
+ * others, in order. branch_create writes them from 64 runs of walls on the threads.
+ */
+static void lists_in_order(void **state)
+{
+	struct sim *s = sim_open("grid: {spacing: 0.05}\nduration: 0.01\n"
+				 "geometry: {box: [1.3, 1.1, 0.9]}\n"
+				 "materials: {a: {absorption: 0.1}, b: {absorption: 0.2}, "
+				 "c: {absorption: 0.3}}\n"
+				 "surfaces: {default: a, x1: b, y0: b, floor: c, ceiling: b}\n"
+				 "sources: [{name: S, position: [0.31, 0.27, 0.22]}]\n"
+				 "receivers: [{name: R, position: [0.7, 0.5, 0.4]}]\n");
+	const struct wall_model two = { .n = 2, .r = { 4.0, 9.0 }, .m = { 0, 1e-4 } };
+	const struct wall_model three = { .n = 3, .r = { 5.0, 7.0, 11.0 }, .m = { 0, 0, 2e-4 },
+					  .k = { 0, 30.0, 0 } };
+	const struct wall_model *banks[VOX_NO_WALL] = { 0 };
+	struct branch_walls *b;
+	size_t next[4] = { 0 }, in_multi[3] = { 0 }, multi, seen = 0;
+	const struct vox_grid *g;
+	struct rs_error err = { 0 };
+
+	(void)state;
+	sim_carve_l(s, 0.8, 0.65, 0.5, 0.2);	/* edges and corners of two materials */
+	g = s->grid;
+	banks[1] = &two;	/* b, c (a stays scalar) */
+	banks[2] = &three;
+	b = branch_create(g, banks, 3, s->lambda, s->dt, 8, &err);
+	assert_non_null(b);
+	assert_int_equal(b->nmat, 2);
+	assert_true(b->seg[2] < b->nodes);	/* some nodes have several entries */
+	assert_true(b->nodes > 64);		/* more nodes than runs of walls */
+	for (int x = 0; x <= 2; x++)
+		next[x] = b->seg[x];
+	multi = b->seg[2];
+	for (size_t w = 0; w < g->nwalls; w++) {
+		const struct vox_wall *wl = &g->walls[w];
+		int mats[6], ns = 0;
+		double area[6];
+		size_t n, e0;
+
+		for (int f = 0; f < 6; f++) {
+			const int m = wl->material[f];
+			int e;
+
+			if (m == VOX_NO_WALL || !banks[m])
+				continue;
+			for (e = 0; e < ns && mats[e] != m; e++)
+				;
+			if (e < ns)
+				area[e] += wl->area[f];
+			else {
+				mats[ns] = m;
+				area[ns++] = wl->area[f];
+			}
+		}
+		if (!ns)
+			continue;
+		seen++;
+		n = next[ns == 1 ? b->material_of[mats[0]] : 2]++;
+		e0 = ns == 1 ? n : multi;
+		multi += ns > 1 ? (size_t)ns : 0;
+		assert_int_equal(b->at[n], wl->cell);
+		assert_int_equal(b->first[n], e0);
+		assert_int_equal(b->first[n + 1] - b->first[n], ns);
+		for (int e = 0; e < ns; e++) {
+			const int x = b->material_of[mats[e]];
+			const size_t singles = b->seg[x + 1] - b->seg[x];
+			size_t first = 0;
+
+			for (int y = 0; y < x; y++)
+				first += 2 * (size_t)b->nb[y] * b->stride[y];
+			assert_int_equal(b->mat[e0 + (size_t)e], x);
+			assert_int_equal(b->so[e0 + (size_t)e],
+					 first + (ns == 1 ? n - b->seg[x] : singles + in_multi[x]++));
+			assert_true(fabs(b->gam[e0 + (size_t)e] - 0.5 * s->lambda * area[e]) <=
+				    1e-15 * area[e]);
+		}
+	}
+	assert_int_equal(seen, b->nodes);
+	assert_int_equal(multi, b->entries);
+	for (int x = 0; x < 2; x++)
+		assert_int_equal(next[x], b->seg[x + 1]);
+	branch_free(b);
+	sim_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +495,7 @@ int main(void)
 		cmocka_unit_test(duct_resonant),
 		cmocka_unit_test(per_band_t30),
 		cmocka_unit_test(many_materials),
+		cmocka_unit_test(lists_in_order),
 		cmocka_unit_test(passive_float64),
 		cmocka_unit_test(passive_float32),
 		cmocka_unit_test(passive_fcc),
