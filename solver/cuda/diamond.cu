@@ -309,7 +309,8 @@ int dt_prepare(struct cuda_engine *e, const struct vox_grid *g, struct rs_error 
 	}
 	rc = 0;
 	if (e->dt_zhi >= 0 &&
-	    (kconst_sync(e, err) || cuda_branch_columns_make(e, err) || CK(cudaMalloc(&e->dt_cls, p->cells)) ||
+	    (kconst_sync(e, err) || cuda_branch_columns_make(e, err) ||
+	     CK(cudaMalloc(&e->dt_cls, p->cells)) ||
 	     CK(cudaMalloc(&e->dt_probez, cols * sizeof(int2))) ||
 	     CK(cudaMemcpy(e->dt_probez, e->h_probez, cols * sizeof(int2),
 			   cudaMemcpyHostToDevice)) ||

@@ -435,7 +435,6 @@ __device__ __forceinline__ void dt7_columns(const DtArgs<R> &g, int4 *ring, int 
 				continue;
 			const int X = Xn + ix - N, Y = Y0 + iy - N;
 			int4 *const p = ring + 2 * ((Xn & 3) * NE + m.nk[iy][ix]);
-
 			const long long c = X + (long long)d.nx * Y;
 
 			if (X < 0 || X >= d.nx || Y < 0 || Y >= d.ny) {

@@ -108,13 +108,7 @@ static int block_heights(const struct vox_grid *g, const int zown[2], int bx, in
 	return rc ? RS_EDEVICE : 0;
 }
 
-/*
- * A pageable cudaMemcpy goes through the driver's own staging on one thread. Here the
- * threads copy each piece of 64 MiB into one of two pinned buffers while the other's piece
- * crosses to the GPU (docs/performance.md, "Four GPUs", has what it saves). Uploads of less
- * than two pieces take cudaMemcpy. ROOMSIM_UPLOAD_PIECE sets another piece size (at least
- * 4096 bytes), so that gpu-test can carry small rooms this way too.
- */
+/* cuda_warm's thread (fdtd_cuda.h), joined by cuda_warm_wait. */
 static pthread_t warm_thread;
 static int warm_started;
 
@@ -139,6 +133,13 @@ void cuda_warm_wait(void)
 	warm_started = 0;
 }
 
+/*
+ * A pageable cudaMemcpy goes through the driver's own staging on one thread. Here the
+ * threads copy each piece of 64 MiB into one of two pinned buffers while the other's piece
+ * crosses to the GPU (docs/performance.md, "Four GPUs", has what it saves). Uploads of less
+ * than two pieces take cudaMemcpy. ROOMSIM_UPLOAD_PIECE sets another piece size (at least
+ * 4096 bytes), so that gpu-test can carry small rooms this way too.
+ */
 int cuda_upload(void *dst, const void *src, size_t bytes, struct rs_error *err)
 {
 	const char *env = getenv("ROOMSIM_UPLOAD_PIECE");
