@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "voxelise.h"
 
 #define ROW_ALIGN 8	/* cells per x-row rounded up to this: rows start on 32-byte boundaries
 			 * in float32 (16 in float64), so GPU kernels can load 16 bytes at once */
@@ -714,6 +715,14 @@ static struct vox_grid *build_box(const struct room *room, const struct vox_span
 		vox_free(g);
 		return NULL;
 	}
+	if (room->fitted && !wp.fcc) {	/* a box whose sides are not whole cells */
+		struct build b = { .room = room, .g = g, .whole = wp };
+
+		if (vx_cut_cells(&b, err)) {
+			vox_free(g);
+			return NULL;
+		}
+	}
 	vox_column_heights(g);
 	return g;
 }
@@ -813,6 +822,9 @@ struct vox_grid *vox_window(const struct vox_grid *g, int w0, int w1, struct rs_
 			p->n[2]);
 		return NULL;
 	}
+	if (g->cut)
+		return rs_fail(err, RS_EINPUT, "grid.walls: fitted runs in one process so far: run "
+			       "it without ranks"), NULL;
 	if (!(w = calloc(1, sizeof(*w))))
 		goto out_nomem;
 	*w = *g;	/* kinds, flags; the arrays below are its own */
@@ -911,6 +923,7 @@ void vox_free(struct vox_grid *g)
 	free(g->kstart);
 	free(g->kstop);
 	free(g->walls);
+	vox_cut_free(g->cut);
 	free(g);
 }
 

@@ -121,6 +121,28 @@ static const int vox_fcc_link[12][3] = {
 	  { 1.0 + 1.0 / 6, 1.0 + 1.0 / 3, 1.5 + 1.0 / 6 },                                    \
 	  { 1.5, 1.5 + 1.0 / 6, 2.0 } }
 
+/*
+ * grid.walls: fitted (docs/physics.md, "Fitted walls"): the cells near the surface whose
+ * update is the finite-volume one of their cut box, u+ = u + sc (cb (u - u-) + l2 / V T),
+ * T = the sum over the members' faces of open (u_neighbour - u), sc = 1 / (1 + gl), cb = 1 -
+ * gl, gl = (lambda / 2) loss / V. A group's members hold one value: a cell too small for
+ * the step is merged with its neighbours. The engines run their staircase update, then
+ * overwrite these cells (u- saved before the step), so every other cell is unchanged.
+ */
+struct vox_cut {
+	size_t n;		/* members, group by group */
+	size_t ngroups;
+	size_t *cell;		/* per member: its index in the grid */
+	size_t *gstart;		/* group q's members: gstart[q] .. gstart[q + 1] - 1 */
+	float (*open)[6];	/* per member: its faces' open fractions, -x +x -y +y -z +z */
+	double *vol;		/* per group: its volume inside the room, in h^3 */
+	double *loss;		/* per group: sum of admittance times wall area (h^2) */
+	double volume;		/* sum of the members' volumes, in h^3 */
+	size_t merged;		/* merges made for stability */
+};
+
+void vox_cut_free(struct vox_cut *c);
+
 struct vox_grid {
 	struct vox_plan plan;
 	double origin[3];	/* room coordinates of the node of cell (0, 0, -zbase) */
@@ -136,6 +158,7 @@ struct vox_grid {
 	struct vox_wall *walls;	/* every boundary cell, in cell order; owned (on the fcc grid:
 				 * every node on a wall, area 1 per wall it lies on) */
 	size_t nwalls;
+	struct vox_cut *cut;	/* grid.walls: fitted: the cut cells; NULL: the staircase */
 	double kind_error;	/* largest relative change of a boundary's admittance sum made
 				 * to fit the kinds into the class byte (0: none) */
 };

@@ -101,6 +101,10 @@ void vx_node_range(const struct build *b, int d, double lo, double hi, int *m0, 
 /* The mesh's inside: a node is inside when at least two of its three rays say so. */
 int vx_mesh_inside(struct build *b, struct rs_error *err);
 
+/* Where the ray along axis a through (pu, pv) crosses triangle t, if it does (the exact,
+ * consistent rule of vx_mesh_inside). */
+int vx_crossing(const struct tri *t, int a, double pu, double pv, double *at);
+
 /* ---- voxelise_leak.c ---- */
 
 /* Flood from the room's outer cells through the untouched ones; a leak reaches B_BASE. */
@@ -152,6 +156,11 @@ int vx_layer_walls(struct build *b, size_t (*count)(const struct build *b, int k
 
 /* The walls of every air cell with a solid neighbour, in cell order, layer by layer. */
 int vx_make_walls(struct build *b, struct rs_error *err);
+
+/* ---- voxelise_cut.c ---- */
+
+/* grid.walls: fitted: the cut cells of the whole grid b->g built (g->cut). */
+int vx_cut_cells(struct build *b, struct rs_error *err);
 
 /* ---- voxelise_fcc.c ---- */
 

@@ -118,6 +118,11 @@ static int crossing(const struct tri *t, int a, double pu, double pv, double *at
 	return 1;
 }
 
+int vx_crossing(const struct tri *t, int a, double pu, double pv, double *at)
+{
+	return crossing(t, a, pu, pv, at);
+}
+
 /* The room cells m with node in [lo, hi] along axis d: [*m0, *m1], empty when m1 < m0. */
 void vx_node_range(const struct build *b, int d, double lo, double hi, int *m0, int *m1)
 {

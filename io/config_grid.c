@@ -47,7 +47,8 @@ static int dispersion_spacing(struct yp *p, yaml_node_t *g, yaml_node_t *n)
 int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 {
 	static const char *const keys[] = { "fmax", "ppw", "dispersion", "spacing", "courant",
-					    "slab_axis", "fit", NULL };
+					    "slab_axis", "fit", "walls", NULL };
+	static const char *const walls[] = { "staircase", "fitted", NULL };
 	static const char *const axes[] = { "auto", "x", "y", "z", NULL };
 	struct room *r = p->room;
 	yaml_node_t *g = yp_get(p, root, "grid"), *n, *f, *h;
@@ -77,6 +78,11 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 			return yp_bad(p, n, "grid.fit", "fits the spacing that grid.fmax gives; with "
 				      "grid.spacing given it is that spacing (remove grid.fit, or give "
 				      "fmax instead of spacing)");
+	}
+	if ((n = yp_get(p, g, "walls"))) {
+		if (yp_choice(p, n, "grid.walls", walls, &r->fitted))
+			return RS_EINPUT;
+		r->fitted_at = yp_mark(n);
 	}
 	r->ppw = DEFAULT_PPW;
 	if ((n = yp_get(p, g, "ppw")) && yp_num(p, n, "grid.ppw", MIN_PPW, 0, 1e4, 0, &r->ppw))
@@ -132,6 +138,30 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 }
 
 /*
+ * grid.walls: fitted, once the scheme, materials and geometry are known: what its cut cells
+ * cover so far (docs/physics.md, "Fitted walls"), the 7-point scheme with scalar materials
+ * in a room of a box, a mesh or shapes.
+ */
+static int fitted_walls_refused(struct yp *p, yaml_node_t *n)
+{
+	const struct room *r = p->room;
+
+	if (r->stencil_auto || r->stencil != ROOM_STENCIL_LEGGY || r->order != 2)
+		return yp_bad(p, n, "grid.walls", "fitted walls run with the 7-point scheme only "
+			      "(remove scheme.stencil, or give grid.walls: staircase)");
+	if (r->geo.voxels_path[0])
+		return yp_bad(p, n, "grid.walls", "a voxel file's room has no surface to fit "
+			      "(voxelize from the room's mesh or shapes, or give grid.walls: "
+			      "staircase)");
+	for (int m = 0; m < r->nmaterials; m++)
+		if (room_material_banded(&r->materials[m]))
+			return yp_bad(p, n, "grid.walls", "material '%s' is given by band, and fitted "
+				      "walls take scalar materials only (give it one absorption, or "
+				      "grid.walls: staircase)", r->materials[m].name);
+	return 0;
+}
+
+/*
  * grid.fit, once the geometry is known: the spacing shrunk, by at most a tenth, so that the
  * sides of a box, or of a mesh's or shapes' bounds, are whole cells (vox_fit_spacing); ppw
  * follows. The bounds' low corner is the grid's origin, so their walls then lie on cell faces.
@@ -141,6 +171,8 @@ int cfg_fit_grid(struct yp *p, yaml_node_t *root)
 	struct room *r = p->room;
 	yaml_node_t *n = yp_get(p, yp_get(p, root, "grid"), "fit");
 
+	if (r->fitted && fitted_walls_refused(p, yp_get(p, yp_get(p, root, "grid"), "walls")))
+		return RS_EINPUT;
 	if (!r->fit)
 		return 0;
 	if (r->geo.voxels_path[0])

@@ -179,6 +179,25 @@ int cpu_create(struct fdtd *f, struct rs_error *err)
 		goto out_nomem;
 	if ((!f->stencil && row_lists(f)) || partition(f))
 		goto out_nomem;
+	if (f->grid->cut) {	/* the cut cells' coefficients, from their groups' */
+		const struct vox_cut *c = f->grid->cut;
+		const double l2 = f->lambda * f->lambda;
+		const size_t ng = c->ngroups ? c->ngroups : 1;
+
+		f->cut_old = malloc(ng * (size_t)f->precision);
+		f->cut_l2v = malloc(ng * sizeof(double));
+		f->cut_sc = malloc(ng * sizeof(double));
+		f->cut_cb = malloc(ng * sizeof(double));
+		if (!f->cut_old || !f->cut_l2v || !f->cut_sc || !f->cut_cb)
+			goto out_nomem;
+		for (size_t q = 0; q < c->ngroups; q++) {
+			const double gl = 0.5 * f->lambda * c->loss[q] / c->vol[q];
+
+			f->cut_l2v[q] = l2 / c->vol[q];
+			f->cut_sc[q] = 1 / (1 + gl);
+			f->cut_cb[q] = 1 - gl;
+		}
+	}
 	return 0;
 
 out_nomem:
@@ -197,7 +216,56 @@ void cpu_free(struct fdtd *f)
 	free(f->runs);
 	free(f->kpart);
 	free(f->scratch);
+	free(f->cut_old);
+	free(f->cut_l2v);
+	free(f->cut_sc);
+	free(f->cut_cb);
 }
+
+/*
+ * grid.walls: fitted (voxel.h, struct vox_cut): each group's u^(n-1), which the step may
+ * overwrite, saved before it; after it, the group's finite-volume update written to all its
+ * members. Its faces' sum takes each member's six faces in order (a face between two
+ * members adds exactly 0, as they hold one value), each weighed by its open fraction.
+ */
+#define CUT_STEP(REAL, SFX)                                                                   \
+	static void cut_save_##SFX(struct fdtd *f)                                            \
+	{                                                                                     \
+		const struct vox_cut *c = f->grid->cut;                                       \
+		const REAL *b = f->prev;                                                      \
+		REAL *old = f->cut_old;                                                       \
+                                                                                              \
+		for (size_t q = 0; q < c->ngroups; q++)                                       \
+			old[q] = b[c->cell[c->gstart[q]]];                                    \
+	}                                                                                     \
+	static void cut_step_##SFX(struct fdtd *f)                                            \
+	{                                                                                     \
+		const struct vox_cut *c = f->grid->cut;                                       \
+		const struct vox_plan *p = &f->grid->plan;                                    \
+		const ptrdiff_t sy = p->n[0], sz = (ptrdiff_t)p->n[0] * p->n[1];              \
+		const ptrdiff_t st[6] = { -1, 1, -sy, sy, -sz, sz };                          \
+		const REAL *a = f->cur, *old = f->cut_old;                                    \
+		REAL *b = f->prev;                                                            \
+                                                                                              \
+		_Pragma("omp parallel for num_threads(f->threads) schedule(static)")         \
+		for (size_t q = 0; q < c->ngroups; q++) {                                     \
+			const size_t m0 = c->gstart[q], m1 = c->gstart[q + 1];                \
+			const REAL u = a[c->cell[m0]];                                        \
+			REAL t = 0, v;                                                        \
+                                                                                              \
+			for (size_t m = m0; m < m1; m++)                                      \
+				for (int e = 0; e < 6; e++)                                   \
+					t += (REAL)c->open[m][e] * (a[c->cell[m] + st[e]] - u); \
+			v = u + (REAL)f->cut_sc[q] *                                          \
+					((REAL)f->cut_cb[q] * (u - old[q]) +                  \
+					 (REAL)f->cut_l2v[q] * t);                            \
+			for (size_t m = m0; m < m1; m++)                                      \
+				b[c->cell[m]] = v;                                            \
+		}                                                                             \
+	}
+CUT_STEP(float, f32)
+CUT_STEP(double, f64)
+#undef CUT_STEP
 
 /* u^(n+1) += inject * s^n at the nodes of each source (physics.md "Sources"). */
 static void inject(struct fdtd *f)
@@ -262,6 +330,8 @@ int cpu_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 
 		if (stop && *stop)
 			return RS_EINTR;
+		if (f->grid->cut)
+			f->precision == 4 ? cut_save_f32(f) : cut_save_f64(f);
 		if (f->grid->plan.fcc && f->grid->carved)
 			f->precision == 4 ? fcc_carved_f32(f) : fcc_carved_f64(f);
 		else if (f->grid->plan.fcc)
@@ -272,6 +342,8 @@ int cpu_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 			step_f32(f);
 		else
 			step_f64(f);
+		if (f->grid->cut)
+			f->precision == 4 ? cut_step_f32(f) : cut_step_f64(f);
 		branch_step(f->branch, f->cur, f->prev, f->threads);
 		inject(f);
 		t = f->cur;

@@ -394,6 +394,11 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 		rs_fail(err, RS_EINTERNAL, "the fcc scheme needs the fcc grid, and only it does");
 		goto out_free;
 	}
+	if (s->grid->cut && (s->cuda || (s->stencil && !stn_is_seven_point(s->stencil)))) {
+		rs_fail(err, RS_EINPUT, "grid.walls: fitted runs on the CPU engine with the 7-point "
+			"scheme so far (--backend cpu)");
+		goto out_free;
+	}
 	f->grid = s->grid;
 	f->exchange = s->exchange;
 	f->exchange_ctx = s->exchange_ctx;

@@ -45,6 +45,10 @@ struct fdtd {
 	uint32_t *fix_i;	/* x index of every boundary cell, row by row */
 	size_t *run_start;	/* per row k * ny + j: its first run in runs; ny * nz + 1 */
 	uint32_t *runs;		/* [first, last] x index of each run of non-padding cells */
+	/* grid.walls: fitted (voxel.h, struct vox_cut), per group: u^(n-1) saved before the
+	 * step, lambda^2 / V, sc and cb of its update */
+	void *cut_old;
+	double *cut_l2v, *cut_sc, *cut_cb;
 	void *scratch;		/* threads x nx values: saved u^(n-1) of a row's boundary cells */
 	int *kpart;		/* thread t updates slabs [kpart[t], kpart[t + 1]): equal work */
 	int k0, k1;		/* z range holding any non-padding cell */
