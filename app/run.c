@@ -638,6 +638,9 @@ static int choose_backend(struct run *r, struct rs_error *err)
 		if (r->backend == ROOM_BACKEND_CUDA)
 			return rs_fail(err, RS_EINPUT, "--backend cuda: grid.walls: fitted runs on the "
 				       "CPU engine so far (valid: --backend cpu or auto)");
+		if (!r->quiet)
+			fprintf(stderr, "roomsim: grid.walls: fitted: the CPU engine (the only one "
+				"that runs fitted walls so far)\n");
 		r->backend = ROOM_BACKEND_CPU;
 		return 0;
 	}

@@ -92,9 +92,11 @@ void vox_plan_turned(const struct room *room, int slab, struct vox_plan *p)
 	for (int d = 0; d < 3; d++) {
 		const int align = p->fcc ? 2 * ROW_ALIGN : ROW_ALIGN;
 
-		/* a shaped room's bounds are covered whole: cells beyond them are padding */
-		p->room[d] = room->shaped ? (int)ceil(box[d] / room->spacing - 1e-9)
-					  : (int)lround(box[d] / room->spacing) + p->on_nodes;
+		/* a shaped room's bounds are covered whole: cells beyond them are padding; so
+		 * are a box's with fitted walls, whose cut cells then end it where it ends */
+		p->room[d] = room->shaped || (room->fitted && !p->fcc)
+				     ? (int)ceil(box[d] / room->spacing - 1e-9)
+				     : (int)lround(box[d] / room->spacing) + p->on_nodes;
 		if (p->room[d] < 2 + p->on_nodes)
 			p->room[d] = 2 + p->on_nodes;
 		p->n[d] = p->room[d] + 2 * p->halo;

@@ -135,8 +135,12 @@ struct vox_cut {
 	size_t *cell;		/* per member: its index in the grid */
 	size_t *gstart;		/* group q's members: gstart[q] .. gstart[q + 1] - 1 */
 	float (*open)[6];	/* per member: its faces' open fractions, -x +x -y +y -z +z */
+	float *area;		/* per member: the wall inside its box, in h^2 */
+	uint8_t *material;	/* per member: that wall's material (the nearest surface's) */
 	double *vol;		/* per group: its volume inside the room, in h^3 */
-	double *loss;		/* per group: sum of admittance times wall area (h^2) */
+	double *loss;		/* per group: sum of admittance times wall area (h^2) over its
+				 * walls of scalar materials (those given by band take the
+				 * branch walls, solver/branch.h) */
 	double volume;		/* sum of the members' volumes, in h^3 */
 	size_t merged;		/* merges made for stability */
 };

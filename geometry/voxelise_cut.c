@@ -18,7 +18,7 @@
 #include <omp.h>
 #include <stdlib.h>
 
-#define SUB 4		/* points per cell along each axis */
+#define SUB 8		/* points per cell along each axis */
 #define BIN 4		/* cells per side of a square bin of triangles, for rays along z */
 
 /* The triangles in square bins of the x-y plane, for the rays along z. */
@@ -122,9 +122,11 @@ static int inside(const struct build *b, const struct zray *r, double zz)
 	for (int s = geo->nshapes - 1; s >= 0; s--)
 		if (vox_shape_holds(&geo->shapes[s], x))
 			return !geo->shapes[s].remove;
-	if (geo->has_box) {
+	if (geo->has_box || !b->room->shaped) {
+		const double *L = b->room->shaped ? geo->box : b->room->box;
+
 		for (int d = 0; d < 3; d++)
-			if (!(x[d] > 0 && x[d] < geo->box[d]))
+			if (!(x[d] > 0 && x[d] < L[d]))
 				return 0;
 		return 1;
 	}
@@ -273,9 +275,9 @@ static size_t root(size_t *par, size_t x)
 	return x;
 }
 
-/* The admittance of the surface nearest cell c's node: the last shape whose bounds reach it,
+/* The material of the surface nearest cell c's node: the last shape whose bounds reach it,
  * else the box's nearest face, else the mesh's nearest triangle. */
-static double cell_beta(const struct build *b, const struct cand *c, const struct tri **hint)
+static int cell_material(const struct build *b, const struct cand *c, const struct tri **hint)
 {
 	const struct room *room = b->room;
 	const struct room_geometry *geo = &room->geo;
@@ -292,15 +294,16 @@ static double cell_beta(const struct build *b, const struct cand *c, const struc
 		for (int d = 0; d < 3; d++)
 			near &= x[d] >= sh->lo[d] - 1.5 * h && x[d] <= sh->hi[d] + 1.5 * h;
 		if (near)
-			return room->materials[sh->material].beta;
+			return sh->material;
 	}
-	if (geo->has_box) {
+	if (geo->has_box || !room->shaped) {
+		const double *L = room->shaped ? geo->box : room->box;
 		static const int face[6] = { ROOM_X0, ROOM_X1, ROOM_Y0, ROOM_Y1, ROOM_FLOOR,
 					     ROOM_CEILING };
 		double best = INFINITY;
 
 		for (int f = 0; f < 6; f++) {
-			const double dist = f % 2 ? geo->box[f / 2] - x[f / 2] : x[f / 2];
+			const double dist = f % 2 ? L[f / 2] - x[f / 2] : x[f / 2];
 
 			if (dist < best) {
 				best = dist;
@@ -314,7 +317,7 @@ static double cell_beta(const struct build *b, const struct cand *c, const struc
 		if (t)
 			mat = t->material;
 	}
-	return room->materials[mat].beta;
+	return mat;
 }
 
 static void cut_free(struct vox_cut *c)
@@ -324,6 +327,8 @@ static void cut_free(struct vox_cut *c)
 	free(c->cell);
 	free(c->gstart);
 	free(c->open);
+	free(c->area);
+	free(c->material);
 	free(c->vol);
 	free(c->loss);
 	free(c);
@@ -600,6 +605,8 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 	if (!(cut = calloc(1, sizeof(*cut))) || !(ord = malloc((n ? n : 1) * sizeof(*ord))) ||
 	    !(cut->cell = malloc((n ? n : 1) * sizeof(*cut->cell))) ||
 	    !(cut->open = malloc((n ? n : 1) * sizeof(*cut->open))) ||
+	    !(cut->area = calloc(n ? n : 1, sizeof(*cut->area))) ||
+	    !(cut->material = calloc(n ? n : 1, sizeof(*cut->material))) ||
 	    !(cut->gstart = malloc((n + 1) * sizeof(*cut->gstart))) ||
 	    !(cut->vol = calloc(n ? n : 1, sizeof(*cut->vol))) ||
 	    !(cut->loss = calloc(n ? n : 1, sizeof(*cut->loss))))
@@ -638,8 +645,15 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 			for (int d = 0; d < 3; d++)
 				dd += (double)(m[q].open[2 * d] - m[q].open[2 * d + 1]) *
 				      (m[q].open[2 * d] - m[q].open[2 * d + 1]);
-			if (dd > 0)	/* the wall inside the cell: its projections' norm, in h^2 */
-				cut->loss[gid[q]] += cell_beta(b, &m[q], &hint) * sqrt(dd);
+			if (dd > 0) {	/* the wall inside the cell: its projections' norm, in h^2 */
+				const int mat = cell_material(b, &m[q], &hint);
+				const struct room_material *rm = &b->room->materials[mat];
+
+				cut->area[at] = (float)sqrt(dd);
+				cut->material[at] = (uint8_t)mat;
+				if (!room_material_banded(rm))
+					cut->loss[gid[q]] += rm->beta * cut->area[at];
+			}
 			cut->volume += m[q].vol;
 		}
 		cut->n = n;

@@ -106,6 +106,8 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 			return RS_EINPUT;
 		r->courant_at = yp_mark(n);
 		r->courant_given = 1;
+	} else if (r->fitted) {
+		r->courant = FITTED_COURANT;
 	} else if (r->stencil == ROOM_STENCIL_INTERPOLATED || r->stencil == ROOM_STENCIL_FCC) {
 		double limit = 0;
 
@@ -139,8 +141,8 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 
 /*
  * grid.walls: fitted, once the scheme, materials and geometry are known: what its cut cells
- * cover so far (docs/physics.md, "Fitted walls"), the 7-point scheme with scalar materials
- * in a room of a box, a mesh or shapes.
+ * cover so far (docs/physics.md, "Fitted walls"): the 7-point scheme in a room of a box, a
+ * mesh or shapes.
  */
 static int fitted_walls_refused(struct yp *p, yaml_node_t *n)
 {
@@ -153,11 +155,6 @@ static int fitted_walls_refused(struct yp *p, yaml_node_t *n)
 		return yp_bad(p, n, "grid.walls", "a voxel file's room has no surface to fit "
 			      "(voxelize from the room's mesh or shapes, or give grid.walls: "
 			      "staircase)");
-	for (int m = 0; m < r->nmaterials; m++)
-		if (room_material_banded(&r->materials[m]))
-			return yp_bad(p, n, "grid.walls", "material '%s' is given by band, and fitted "
-				      "walls take scalar materials only (give it one absorption, or "
-				      "grid.walls: staircase)", r->materials[m].name);
 	return 0;
 }
 

@@ -246,15 +246,81 @@ size_t branch_memory(size_t cells, int branches, int precision)
 	return branches > 0 ? bytes_of(&b, precision) : 0;
 }
 
+/*
+ * grid.walls: fitted (voxel.h, struct vox_cut): the groups' walls as walls of their first
+ * members, in the order of the groups: each banded material's wall area over the group's
+ * volume (its wall term's weight, gam / (lambda / 2), is that of a cut box: docs/physics.md,
+ * "Fitted walls"), at most six materials a group. NULL with *n 0 when there are none.
+ */
+static struct vox_wall *cut_walls(const struct vox_grid *g, const int *material_of,
+				  size_t *n)
+{
+	const struct vox_cut *c = g->cut;
+	struct vox_wall *w = malloc((c->ngroups ? c->ngroups : 1) * sizeof(*w));
+
+	*n = 0;
+	if (!w)
+		return NULL;
+	for (size_t q = 0; q < c->ngroups; q++) {
+		struct vox_wall *wl = &w[*n];
+		int ns = 0;
+
+		memset(wl, 0, sizeof(*wl));
+		memset(wl->material, VOX_NO_WALL, sizeof(wl->material));
+		wl->cell = c->cell[c->gstart[q]];
+		for (size_t m = c->gstart[q]; m < c->gstart[q + 1]; m++) {
+			const int mat = c->material[m];
+			int e;
+
+			if (!(c->area[m] > 0) || material_of[mat] < 0)
+				continue;
+			for (e = 0; e < ns && wl->material[e] != mat; e++)
+				;
+			if (e == ns && ns == 6)	/* a seventh material: the last one's */
+				e = 5;
+			if (e == ns)
+				wl->material[ns++] = (uint8_t)mat;
+			wl->area[e] += (float)(c->area[m] / c->vol[q]);
+		}
+		*n += ns > 0;
+	}
+	return w;
+}
+
+/* grid.walls: fitted: the group whose first member is at cell (the groups' firsts rise). */
+static size_t cut_group_at(const struct vox_cut *c, size_t cell)
+{
+	size_t lo = 0, hi = c->ngroups;
+
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+
+		if (c->cell[c->gstart[mid]] < cell)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 struct branch_walls *branch_create(const struct vox_grid *g,
 				   const struct wall_model *const *banks, int nbanks,
 				   double lambda, double T, int precision, struct rs_error *err)
 {
 	struct branch_walls *b = calloc(1, sizeof(*b));
+	struct vox_grid cg;	/* fitted: the grid with the groups' walls */
 	int j = 0;
 
 	if (!b)
 		goto nomem;
+	if (g->cut) {
+		cg = *g;
+		b->material_of[0] = 0;	/* (index_banks sets them below; cut_walls needs them) */
+		(void)index_banks(banks, nbanks, b->material_of, &b->nbranch);
+		if (!(cg.walls = cut_walls(g, b->material_of, &cg.nwalls)))
+			goto nomem;
+		g = &cg;
+	}
 	b->precision = precision;
 	b->nmat = index_banks(banks, nbanks, b->material_of, &b->nbranch);
 	if (b->nmat && (!(b->stride = calloc((size_t)b->nmat, sizeof(*b->stride))) ||
@@ -262,13 +328,17 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 		goto nomem;
 	if (b->nmat && walk(g, banks, b->material_of, b, 0))
 		goto nomem;
-	if (!b->nodes) {
+	if (!b->nodes || b->entries > UINT32_MAX) {
+		const size_t entries = b->entries;
+
+		if (g == &cg)
+			free(cg.walls);
 		branch_free(b);
+		if (entries > UINT32_MAX)
+			rs_fail(err, RS_EINPUT, "more than %u boundary entries with branch walls",
+				UINT32_MAX);
 		return NULL;
 	}
-	if (b->entries > UINT32_MAX)
-		return branch_free(b), rs_fail(err, RS_EINPUT, "more than %u boundary entries "
-					       "with branch walls", UINT32_MAX), NULL;
 	b->cell = malloc(b->nodes * sizeof(*b->cell));
 	b->at = malloc(b->nodes * sizeof(*b->at));
 	b->ew = malloc(b->nodes * sizeof(*b->ew));
@@ -316,7 +386,13 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 		const double gl = (g->plan.fcc ? 1 : 0.5) * lambda;
 		double d;
 
-		b->A[n] = 1 + gl * g->kinds[g->cls[b->at[n]]].beta_sum;
+		if (g->cut) {	/* the group's scalar walls, as the cut step has them */
+			const size_t q = cut_group_at(g->cut, b->at[n]);
+
+			b->A[n] = 1 + gl * g->cut->loss[q] / g->cut->vol[q];
+		} else {
+			b->A[n] = 1 + gl * g->kinds[g->cls[b->at[n]]].beta_sum;
+		}
 		d = b->A[n];
 		for (uint32_t e = b->first[n]; e < b->first[n + 1]; e++) {
 			b->gam[e] *= gl;
@@ -324,9 +400,13 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 		}
 		b->inv[n] = 1 / d;
 	}
+	if (g == &cg)
+		free(cg.walls);
 	return b;
 
 nomem:
+	if (g == &cg)
+		free(cg.walls);
 	branch_free(b);
 	rs_fail(err, RS_ENOMEM, "out of memory for the branch walls");
 	return NULL;

@@ -263,6 +263,19 @@ void cpu_free(struct fdtd *f)
 				b[c->cell[m]] = v;                                            \
 		}                                                                             \
 	}
+#define CUT_SPREAD(REAL, SFX)                                                                 \
+	static void cut_spread_##SFX(struct fdtd *f)                                          \
+	{                                                                                     \
+		const struct vox_cut *c = f->grid->cut;                                       \
+		REAL *b = f->prev;                                                            \
+                                                                                              \
+		for (size_t q = 0; q < c->ngroups; q++)                                       \
+			for (size_t m = c->gstart[q] + 1; m < c->gstart[q + 1]; m++)          \
+				b[c->cell[m]] = b[c->cell[c->gstart[q]]];                     \
+	}
+CUT_SPREAD(float, f32)
+CUT_SPREAD(double, f64)
+#undef CUT_SPREAD
 CUT_STEP(float, f32)
 CUT_STEP(double, f64)
 #undef CUT_STEP
@@ -345,6 +358,8 @@ int cpu_advance(struct fdtd *f, long nsteps, volatile sig_atomic_t *stop)
 		if (f->grid->cut)
 			f->precision == 4 ? cut_step_f32(f) : cut_step_f64(f);
 		branch_step(f->branch, f->cur, f->prev, f->threads);
+		if (f->grid->cut && f->branch)	/* a group's branch walls update its first */
+			f->precision == 4 ? cut_spread_f32(f) : cut_spread_f64(f);
 		inject(f);
 		t = f->cur;
 		f->cur = f->prev;

@@ -840,6 +840,56 @@ static double energy_fcc(const struct vox_grid *g, double lambda, const double *
 }
 
 /* The energy of fdtd_energy_of(), with f's fallback and touch cells when f is given. */
+/*
+ * grid.walls: fitted (physics.md, "Fitted walls"): each group's volume times its (u+ - u)^2
+ * and each other room cell's, plus lambda^2 times each face's open share times the product of
+ * its two cells' differences (a face of a group's member: the member's share). -1 without
+ * the memory for its map of members.
+ */
+static double energy_cut(const struct vox_grid *g, double lambda, const double *cur,
+			 const double *prev)
+{
+	const struct vox_cut *c = g->cut;
+	const struct vox_plan *p = &g->plan;
+	const size_t st[3] = { 1, (size_t)p->n[0], (size_t)p->n[0] * p->n[1] };
+	long double kin = 0, pot = 0;
+	size_t *member = malloc(p->cells * sizeof(*member));
+
+	if (!member)
+		return -1;
+	for (size_t n = 0; n < p->cells; n++)
+		member[n] = SIZE_MAX;
+	for (size_t q = 0; q < c->ngroups; q++) {
+		const size_t m0 = c->cell[c->gstart[q]];
+		const double d = cur[m0] - prev[m0];
+
+		kin += (long double)c->vol[q] * d * d;
+		for (size_t m = c->gstart[q]; m < c->gstart[q + 1]; m++)
+			member[c->cell[m]] = m;
+	}
+	for (size_t n = 0; n < p->cells; n++) {
+		const int in = member[n] != SIZE_MAX;
+
+		if (!in && g->cls[n] == VOX_PAD)
+			continue;
+		if (!in)
+			kin += (long double)(cur[n] - prev[n]) * (cur[n] - prev[n]);
+		for (int a = 0; a < 3; a++) {
+			const size_t m = n + st[a];
+			double S;
+
+			if (m >= p->cells)
+				continue;
+			S = in ? c->open[member[n]][2 * a + 1]
+			    : member[m] != SIZE_MAX ? c->open[member[m]][2 * a]
+			    : g->cls[m] != VOX_PAD;
+			pot += (long double)S * (cur[n] - cur[m]) * (prev[n] - prev[m]);
+		}
+	}
+	free(member);
+	return (double)(kin + (long double)(lambda * lambda) * pot);
+}
+
 static double energy(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
 		     const struct fdtd *f, const double *cur, const double *prev)
 {
@@ -851,6 +901,8 @@ static double energy(const struct vox_grid *g, double lambda, const struct stn_s
 
 	if (p->fcc)
 		return energy_fcc(g, lambda, cur, prev);
+	if (g->cut)
+		return energy_cut(g, lambda, cur, prev);
 	for (size_t n = 0; n < p->cells; n++) {
 		double d;
 
