@@ -510,7 +510,7 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 	struct zbins z = { 0 };
 	struct cand_list all = { 0 };
 	struct cand *m = NULL;
-	size_t n = 0, *par = NULL, *ord = NULL;
+	size_t n = 0, *par = NULL;
 	struct vox_cut *cut = NULL;
 	const struct tri *hint = NULL;
 	long merged;
@@ -602,7 +602,7 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 	if ((merged = merge_groups(g, &m, &n, &par, l2)) < 0)
 		goto out_nomem;
 	/* the groups, each's members together in the order of their cells */
-	if (!(cut = calloc(1, sizeof(*cut))) || !(ord = malloc((n ? n : 1) * sizeof(*ord))) ||
+	if (!(cut = calloc(1, sizeof(*cut))) ||
 	    !(cut->cell = malloc((n ? n : 1) * sizeof(*cut->cell))) ||
 	    !(cut->open = malloc((n ? n : 1) * sizeof(*cut->open))) ||
 	    !(cut->area = calloc(n ? n : 1, sizeof(*cut->area))) ||
@@ -670,7 +670,6 @@ out_nomem:
 	rc = rs_fail(err, RS_ENOMEM, "out of memory for the fitted walls' cut cells");
 out:
 	cut_free(cut);
-	free(ord);
 	free(par);
 	free(m);
 	free(all.c);

@@ -271,7 +271,6 @@ struct room {
 	double unfitted;	/* with fit: the spacing fmax and ppw or dispersion gave */
 	int fitted;		/* grid.walls: fitted: cut cells at carved walls (voxel.h,
 				 * struct vox_cut); 0: the staircase of whole cells */
-	struct room_mark fitted_at;	/* of grid.walls */
 	int courant_given;	/* grid.courant was given */
 	int order;		/* leggy: 2M, 2..16 (2 = the 7-point scheme) */
 	int radius2;		/* compact: R, |q|^2 <= R */
