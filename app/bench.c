@@ -653,7 +653,7 @@ static int bench_gpu(const struct bench_opts *o, struct room *room)
 								   : KERNEL_GENERAL,
 					 { room->block[0], room->block[1] }, 0, &st, NULL, NULL, NULL,
 					 room->dts, room->nt, room->split, bw, 0, 0, 0, NULL, NULL,
-					 { 0, 0 }, { 0, 0 }, 0 };
+					 { 0, 0 }, { 0, 0 }, 0, NULL, NULL, NULL };
 
 		if (!(e = cuda_create(&cs, &err)) ||
 		    ((o->kernel < 0 || o->kernel == KERNEL_DIAMOND) &&

@@ -632,19 +632,7 @@ static int parse_args(int argc, char **argv, const char **file, struct run *r, i
 static int choose_backend(struct run *r, struct rs_error *err)
 {
 	char name[128] = "";
-	int gpu;
-
-	if (r->room->fitted) {	/* the CPU engine's alone so far */
-		if (r->backend == ROOM_BACKEND_CUDA)
-			return rs_fail(err, RS_EINPUT, "--backend cuda: grid.walls: fitted runs on the "
-				       "CPU engine so far (valid: --backend cpu or auto)");
-		if (!r->quiet)
-			fprintf(stderr, "roomsim: grid.walls: fitted: the CPU engine (the only one "
-				"that runs fitted walls so far)\n");
-		r->backend = ROOM_BACKEND_CPU;
-		return 0;
-	}
-	gpu = fdtd_cuda_available(name, sizeof(name));
+	int gpu = fdtd_cuda_available(name, sizeof(name));
 
 	if (r->backend == ROOM_BACKEND_CUDA && !gpu)
 		return rs_fail(err, RS_ENODEV, "--backend cuda: no usable CUDA device (or a build "

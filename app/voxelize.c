@@ -157,6 +157,25 @@ static void report(const struct room *room, const struct vox_grid *g, double sec
 	if (g->kind_error > 0)
 		printf(", admittance sums rounded by up to %.2g %% to fit", 100 * g->kind_error);
 	printf("\n");
+	if (g->cut) {	/* grid.walls: fitted: the room the cut cells hold */
+		const struct vox_cut *c = g->cut;
+		size_t inside = 0;
+		double fa = 0, fv;
+
+		for (size_t m = 0; m < c->n; m++) {
+			inside += g->cls[c->cell[m]] != VOX_PAD;
+			fa += c->area[m];
+		}
+		fv = ((double)(p->air + p->boundary - inside) + c->volume) * p->h * p->h * p->h;
+		printf("fitted     %zu cut cells in %zu groups (%zu merged for the step's "
+		       "stability): %.4f m^3 of air", c->n, c->ngroups, c->merged, fv);
+		if (isfinite(mv))
+			printf(" (%+.2f %%)", 100 * (fv / mv - 1));
+		printf(", %.4f m^2 of walls", fa * p->h * p->h);
+		if (isfinite(ma))
+			printf(" (%+.2f %%)", 100 * (fa * p->h * p->h / ma - 1));
+		printf("\n");
+	}
 }
 
 int cmd_voxelize(int argc, char **argv)

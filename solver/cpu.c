@@ -179,25 +179,9 @@ int cpu_create(struct fdtd *f, struct rs_error *err)
 		goto out_nomem;
 	if ((!f->stencil && row_lists(f)) || partition(f))
 		goto out_nomem;
-	if (f->grid->cut) {	/* the cut cells' coefficients, from their groups' */
-		const struct vox_cut *c = f->grid->cut;
-		const double l2 = f->lambda * f->lambda;
-		const size_t ng = c->ngroups ? c->ngroups : 1;
-
-		f->cut_old = malloc(ng * (size_t)f->precision);
-		f->cut_l2v = malloc(ng * sizeof(double));
-		f->cut_sc = malloc(ng * sizeof(double));
-		f->cut_cb = malloc(ng * sizeof(double));
-		if (!f->cut_old || !f->cut_l2v || !f->cut_sc || !f->cut_cb)
-			goto out_nomem;
-		for (size_t q = 0; q < c->ngroups; q++) {
-			const double gl = 0.5 * f->lambda * c->loss[q] / c->vol[q];
-
-			f->cut_l2v[q] = l2 / c->vol[q];
-			f->cut_sc[q] = 1 / (1 + gl);
-			f->cut_cb[q] = 1 - gl;
-		}
-	}
+	if (f->grid->cut &&	/* the cut groups' u^(n-1) */
+	    !(f->cut_old = malloc((f->grid->cut->ngroups + 1) * (size_t)f->precision)))
+		goto out_nomem;
 	return 0;
 
 out_nomem:

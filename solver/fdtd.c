@@ -264,6 +264,29 @@ static int set_branches(struct fdtd *f, const struct fdtd_setup *s, struct rs_er
 	return 0;
 }
 
+/* grid.walls: fitted (voxel.h, struct vox_cut): each group's lambda^2 / V, sc and cb, for
+ * both engines (they round them alike to the run's precision). */
+static int cut_coefficients(struct fdtd *f)
+{
+	const struct vox_cut *c = f->grid->cut;
+	const double l2 = f->lambda * f->lambda;
+	const size_t ng = c->ngroups + 1;
+
+	f->cut_l2v = malloc(ng * sizeof(double));
+	f->cut_sc = malloc(ng * sizeof(double));
+	f->cut_cb = malloc(ng * sizeof(double));
+	if (!f->cut_l2v || !f->cut_sc || !f->cut_cb)
+		return RS_ENOMEM;
+	for (size_t q = 0; q < c->ngroups; q++) {
+		const double gl = 0.5 * f->lambda * c->loss[q] / c->vol[q];
+
+		f->cut_l2v[q] = l2 / c->vol[q];
+		f->cut_sc[q] = 1 / (1 + gl);
+		f->cut_cb[q] = 1 - gl;
+	}
+	return 0;
+}
+
 static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_error *err)
 {
 #ifdef ROOMSIM_CUDA
@@ -273,7 +296,8 @@ static int create_gpu(struct fdtd *f, const struct fdtd_setup *s, struct rs_erro
 				 s->nt, s->split, f->branch, s->grid_receivers, s->band_frames,
 				 s->block_sources, s->exchange, s->exchange_ctx,
 				 { s->zown[0], s->zown[1] },
-				 { s->zedge[0], s->zedge[1] }, s->exchange_async };
+				 { s->zedge[0], s->zedge[1] }, s->exchange_async,
+				 f->cut_l2v, f->cut_sc, f->cut_cb };
 
 	f->gpu = cuda_create(&cs, err);
 	return f->gpu ? 0 : err ? err->code : RS_EDEVICE;
@@ -394,9 +418,8 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 		rs_fail(err, RS_EINTERNAL, "the fcc scheme needs the fcc grid, and only it does");
 		goto out_free;
 	}
-	if (s->grid->cut && (s->cuda || (s->stencil && !stn_is_seven_point(s->stencil)))) {
-		rs_fail(err, RS_EINPUT, "grid.walls: fitted runs on the CPU engine with the 7-point "
-			"scheme so far (--backend cpu)");
+	if (s->grid->cut && s->stencil && !stn_is_seven_point(s->stencil)) {
+		rs_fail(err, RS_EINPUT, "grid.walls: fitted runs with the 7-point scheme only so far");
 		goto out_free;
 	}
 	f->grid = s->grid;
@@ -413,6 +436,8 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 		goto out_free;
 	if (s->banks && set_branches(f, s, err))
 		goto out_free;
+	if (s->grid->cut && cut_coefficients(f))
+		goto out_nomem;
 	rs_phase("engine: stencil and branch walls");
 	if (s->cuda)
 		return create_gpu(f, s, err) ? (fdtd_destroy(f), NULL) : f;

@@ -47,11 +47,24 @@ int cuda_kernel_why(const struct cuda_engine *e, enum kernel_id k, char *why, si
 	if (k == KERNEL_DIAMOND && e->block_sources)
 		return snprintf(why, len, "a directional source from a balloon: diamond takes "
 				"sources of eight nodes, and its block has 64"), 1;
+	if (k == KERNEL_DIAMOND && e->cut)
+		return snprintf(why, len, "fitted walls (grid.walls): their cut cells take a pass "
+				"after each step, and diamond keeps many steps inside its towers"), 1;
 	if (k == KERNEL_DIAMOND && e->grid_receivers)
 		return snprintf(why, len, "a receiver grid: diamond keeps each level inside its "
 				"towers and reads only a few receivers there (every per-step kernel "
 				"records a grid)"), 1;
 	return kernel_why(k, &need, why, len) || cuda_kernels[k].check(e, k, why, len);
+}
+
+/* One step of per-step kernel k with the passes after it: the cut cells' (u^(n-1) saved
+ * before), the branch walls', and the cut groups' values spread. */
+int cuda_step_walls(struct cuda_engine *e, enum kernel_id k, struct rs_error *err)
+{
+	return cuda_cut_save(e, err) || cuda_kernels[k].launch(e, k, 1, err) ||
+	       cuda_cut_step(e, err) || cuda_branch_step(e, err) || cuda_cut_spread(e, err)
+		       ? (err->code ? err->code : RS_EDEVICE)
+		       : 0;
 }
 
 int cuda_kernel_runs(const struct cuda_engine *e, enum kernel_id k)
@@ -97,8 +110,8 @@ static int run_steps(struct cuda_engine *e, enum kernel_id kern, int steps, stru
 	for (int s = 0; s < steps;) {
 		const int n = min(cuda_kernels[kern].levels(e), steps - s);
 
-		if (cuda_kernels[kern].launch(e, kern, n, err) ||	/* per-step kernels: */
-		    (cuda_kernels[kern].levels(e) == 1 && cuda_branch_step(e, err)))	/* walls */
+		if (cuda_kernels[kern].levels(e) == 1 ? cuda_step_walls(e, kern, err)
+						       : cuda_kernels[kern].launch(e, kern, n, err))
 			return err->code;
 		s += n;
 	}

@@ -505,7 +505,8 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 	    make_textures(e, s->tex_limit, err))
 		goto out_free;
 	rs_phase("engine: block heights and textures");
-	if (cuda_branch_upload(e, s->branch, err))
+	if (cuda_branch_upload(e, s->branch, err) ||
+	    cuda_cut_upload(e, s->grid->cut, s->cut_l2v, s->cut_sc, s->cut_cb, err))
 		goto out_free;
 	rs_phase("engine: branch walls uploaded");
 	if (e->general && s->fallback &&
@@ -589,6 +590,7 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->fr_h);
 	dt_free(e);
 	cuda_branch_free(e);
+	cuda_cut_free(e);
 	if (e->xstream)
 		cudaStreamDestroy(e->xstream);
 	for (int q = 0; q < 2; q++)
@@ -977,7 +979,7 @@ static int graph_capture(struct cuda_engine *e)
 	if (CK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeRelaxed)))
 		return -1;
 	for (int i = 0; i < GRAPH_STEPS && !rc; i++) {
-		rc = cuda_kernels[e->kernel].launch(e, e->kernel, 1, err) || cuda_branch_step(e, err);
+		rc = cuda_step_walls(e, e->kernel, err);
 		if (!rc)
 			e->precision == 4 ? record_ctl<float>(e) : record_ctl<double>(e);
 		if (!rc && e->fr_sum)	/* ctl[0] is the step just made */
@@ -1036,8 +1038,7 @@ static int one_step(struct cuda_engine *e, struct rs_error *err)
 	const int ov = e->overlap && ((size_t)e->step >= e->inj_steps || e->src_inside);
 
 	if (ov ? overlap_step(e, err)
-	       : cuda_kernels[e->kernel].launch(e, e->kernel, 1, err) ||
-			 cuda_branch_step(e, err) || inject_record(e, 1, !e->exchange, err) ||
+	       : cuda_step_walls(e, e->kernel, err) || inject_record(e, 1, !e->exchange, err) ||
 			 (e->exchange &&
 			  (e->exchange(e->exchange_ctx, e->u[e->cur], NULL, err) ||
 			   inject_record(e, 0, 1, err))))

@@ -195,6 +195,7 @@ struct cuda_engine {
 	int dt_tried;			/* dt_advance's sweeps towards that choice */
 	float dt_ms[2];			/* their times per level, whole and apart */
 	struct cuda_branch *branch;	/* the branch walls (branch.cu), or NULL */
+	struct cuda_cut *cut;		/* grid.walls: fitted (cut.cu), or NULL */
 	const struct branch_walls *hbranch;	/* the host's (struct fdtd frees it after the engine) */
 };
 
@@ -268,6 +269,18 @@ int cuda_branch_step(struct cuda_engine *e, struct rs_error *err);
 int slice_vec_layers(struct cuda_engine *e, const void *a, void *b, int kfrom, int kto,
 		     void *stream, struct rs_error *err);
 void cuda_branch_free(struct cuda_engine *e);
+
+/* grid.walls: fitted (cut.cu): upload at creation (l2v, sc and cb per group, as the CPU
+ * engine's), then each step u^(n-1) saved before the kernel, the groups' update after it,
+ * and after the branch walls their first members' values spread; release. */
+int cuda_cut_upload(struct cuda_engine *e, const struct vox_cut *c, const double *l2v,
+		    const double *sc, const double *cb, struct rs_error *err);
+int cuda_cut_save(struct cuda_engine *e, struct rs_error *err);
+/* dispatch.cu: one step of per-step kernel k with all of these passes, in the CPU's order. */
+int cuda_step_walls(struct cuda_engine *e, enum kernel_id k, struct rs_error *err);
+int cuda_cut_step(struct cuda_engine *e, struct rs_error *err);
+int cuda_cut_spread(struct cuda_engine *e, struct rs_error *err);
+void cuda_cut_free(struct cuda_engine *e);
 
 /* The diamond kernel's host side (diamond.cu) that the engine calls. */
 int dt_prepare(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err);

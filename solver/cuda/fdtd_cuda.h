@@ -51,6 +51,8 @@ struct cuda_setup {
 	void *exchange_ctx;		/* fdtd_setup's, as are: */
 	int zown[2], zedge[2];
 	int exchange_async;
+	const double *cut_l2v, *cut_sc, *cut_cb;	/* grid.walls: fitted: per group of
+							 * grid->cut, the CPU engine's */
 };
 
 /* 1 when a CUDA device is usable; name and total memory filled when not NULL. */

@@ -386,6 +386,94 @@ static void band_materials(void **state)
 }
 
 /*
+ * grid.walls: fitted (docs/physics.md, "Fitted walls"): every per-step kernel of the 7-point
+ * scheme with the cut cells' passes (solver/cuda/cut.cu), against the CPU engine, in a room of
+ * shapes whose walls lie on no cell face (scalar walls, then band materials, whose branch
+ * walls update the cut groups) and in the seminar mesh with band materials, both precisions.
+ * diamond is refused with the reason.
+ */
+static void fitted_walls_on_gpu(void **state)
+{
+	static const char *const fit_rooms[] = {
+		"grid: {spacing: 0.045, walls: fitted}\nduration: 1\n"
+		"geometry: {shapes: [{add: box, min: [0, 0, 0], max: [2.63, 1.71, 1.33]},\n"
+		"  {add: sphere, center: [2.6, 0.85, 0.65], radius: 0.6, material: g},\n"
+		"  {remove: cylinder, center: [1.6, 0.9, 0], radius: 0.2, height: 1.3, "
+		"material: f}]}\n"
+		"materials: {w: {absorption: 0.1}, f: {absorption: 0.4}, g: {absorption: 0.2}}\n"
+		"surfaces: {default: w}\n"
+		"sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
+		"receivers: [{name: A, position: [2.81, 0.93, 0.67]}, "
+		"{name: B, position: [0.3, 1.5, 1.1]}]\n",
+		"grid: {spacing: 0.045, walls: fitted}\nduration: 1\n"
+		"geometry: {shapes: [{add: box, min: [0, 0, 0], max: [2.63, 1.71, 1.33]},\n"
+		"  {add: sphere, center: [2.6, 0.85, 0.65], radius: 0.6, material: g},\n"
+		"  {remove: cylinder, center: [1.6, 0.9, 0], radius: 0.2, height: 1.3, "
+		"material: f}]}\n" BAND_MATERIALS
+		"surfaces: {default: w}\n"
+		"sources: [{name: S, position: [0.73, 0.61, 0.52]}]\n"
+		"receivers: [{name: A, position: [2.81, 0.93, 0.67]}, "
+		"{name: B, position: [0.3, 1.5, 1.1]}]\n",
+		"grid: {fmax: 500, walls: fitted}\nduration: 1\n"
+		"geometry: {mesh: tests/gpu/rooms/seminar.obj}\n" BAND_MATERIALS
+		"surfaces: {default: w}\n"
+		"sources: [{name: S, position: [1.1, 0.9, 1.5]}]\n"
+		"receivers: [{name: A, position: [2.9, 1.2, 1.2]}, "
+		"{name: B, position: [1.0, 2.6, 1.4]}]\n",
+	};
+	static const char *const names[] = { "shapes", "shapes bands", "seminar bands" };
+	const struct kernel_need need = { 0, 0, 0, 0, 0 };
+	const long steps = quick ? 40 : STEPS;
+
+	(void)state;
+	for (int r = 0; r < 3; r++)
+		for (int prec = 4; prec <= 8; prec += 4) {
+			char yaml[2048];
+			struct sim *s;
+			struct fdtd_setup cpu;
+			struct result ref;
+			const double tol = prec == 4 ? TOL_F32 : TOL_F64;
+
+			snprintf(yaml, sizeof(yaml), "%sscheme: {precision: %s}\n", fit_rooms[r],
+				 prec == 4 ? "float32" : "float64");
+			s = sim_open(yaml);
+			assert_non_null(s->grid->cut);
+			cpu = (struct fdtd_setup){ .grid = s->grid, .lambda = s->lambda,
+						   .precision = prec,
+						   .banks = r ? s->banks->bank : NULL,
+						   .nbanks = r ? s->room->nmaterials : 0, .dt = s->dt };
+			run(s, &cpu, steps, &ref);
+			for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
+				struct fdtd_setup gpu = cpu;
+				struct result got;
+				struct rs_error err = { 0 };
+				char why[256];
+				struct fdtd *f;
+
+				gpu.cuda = 1;
+				gpu.kernel = (enum kernel_id)k;
+				if (kernel_why((enum kernel_id)k, &need, why, sizeof(why)))
+					continue;
+				if (k == KERNEL_DIAMOND) {
+					f = fdtd_create(&gpu, &err);
+					print_message("# fitted %s: diamond: %s\n", names[r],
+						      f ? "ran" : err.msg);
+					assert_null(f);
+					assert_non_null(strstr(err.msg, "fitted walls"));
+					continue;
+				}
+				run(s, &gpu, steps, &got);
+				judge(&got, &ref, steps, s->grid->plan.cells, tol,
+				      "fitted %-13s %s %-16s", names[r], prec == 4 ? "f32" : "f64",
+				      kernel_names[k]);
+				result_free(&got);
+			}
+			result_free(&ref);
+			sim_close(s);
+		}
+}
+
+/*
  * Stencils that reach further (docs/stencils.md) through the general kernel (seed 000
  * KernelA), the leggy ones (KernelB and the tiles of seeds 001/004) for leggy stencils and the
  * shell tiles for stencils of reach 1 to 3, against the CPU engine.
@@ -1165,7 +1253,7 @@ int main(void)
 		cmocka_unit_test(absorbing_f32), cmocka_unit_test(absorbing_f64),
 		cmocka_unit_test(lshaped_f32),	 cmocka_unit_test(lshaped_f64),
 		cmocka_unit_test(shapes_f32),	 cmocka_unit_test(shapes_f64),
-		cmocka_unit_test(band_materials),
+		cmocka_unit_test(band_materials), cmocka_unit_test(fitted_walls_on_gpu),
 		cmocka_unit_test(texture_subvolumes), cmocka_unit_test(other_block_shape),
 		cmocka_unit_test(auto_kernel),	 cmocka_unit_test(energy_on_gpu),
 		cmocka_unit_test(larger_stencils), cmocka_unit_test(carved_larger_stencils),
