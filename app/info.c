@@ -233,6 +233,9 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 			printf("           %s free in %s%s\n", app_bytes(avail, a), room->out_dir,
 			       d.total > avail ? ": too little, run will refuse" : "");
 	}
+	if (room->fitted)
+		printf("walls      fitted (grid.walls): %s of the cut cells' lists at most "
+		       "(included above)\n", app_bytes((double)p->cut_memory, need));
 	if (p->branches)
 		printf("walls      branch walls: up to %d branches per material, %s of their "
 		       "lists and state at most (included above)\n", p->branches,

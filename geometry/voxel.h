@@ -147,6 +147,12 @@ struct vox_cut {
 
 void vox_cut_free(struct vox_cut *c);
 
+/* The bytes of the cut cells of a grid of that many boundary cells, at most: on the host
+ * (their lists and what building them holds) or on the device; a grid's cut cells are
+ * about 1.3 times its boundary cells (the seminar room of docs/physics.md), and this allows
+ * twice. */
+size_t vox_cut_memory(size_t boundary, int device);
+
 struct vox_grid {
 	struct vox_plan plan;
 	double origin[3];	/* room coordinates of the node of cell (0, 0, -zbase) */

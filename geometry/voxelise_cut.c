@@ -334,6 +334,18 @@ static void cut_free(struct vox_cut *c)
 	free(c);
 }
 
+size_t vox_cut_memory(size_t boundary, int device)
+{
+	/* per member: its cell, faces, area and material, and a group's lists (the engines'
+	 * coefficients and u^(n-1) among them); building: a measured cell and its parent */
+	const size_t member = sizeof(size_t) + 6 * sizeof(float) + sizeof(float) + 1,
+		     group = 7 * sizeof(double) + sizeof(size_t);
+
+	return 2 * boundary *
+	       (device ? sizeof(long long) + 6 * sizeof(float) + 5 * sizeof(double)
+		       : member + group + sizeof(struct cand) + sizeof(size_t));
+}
+
 void vox_cut_free(struct vox_cut *c)
 {
 	cut_free(c);
