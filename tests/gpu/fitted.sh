@@ -4,7 +4,10 @@
 # kernel auto, each with both walls (roomsim's own line: its grid, steps and time); PART=converge:
 # `roomsim converge` in the seminar room at 2 kHz (0.5 s), --placements 3 at dispersion 0.01, once
 # with each walls, and every run scored against the fitted reference
-# (docs/bench/dev-accuracy/score.py). Outputs under $OUT (default /tmp/roomsim-fitted).
+# (docs/bench/dev-accuracy/score.py); PART=long: the seminar room fitted, float32, its walls
+# of library band materials, 10^6 steps (22 s of response), and its WAV's decay: the level of
+# each second against the peak, which must fall to the float32 floor and stay there. Outputs
+# under $OUT (default /tmp/roomsim-fitted).
 set -u
 out=${OUT:-/tmp/roomsim-fitted}
 mkdir -p "$out"
@@ -35,5 +38,27 @@ converge)
 		"$out"/c-staircase/7-point-d0.0099 "$out"/c-fitted/7-point-d0.01 \
 		"$out"/c-fitted/7-point-d0.0101 "$out"/c-fitted/7-point-d0.0099 |
 		tee "$out/cross.txt"
+	;;
+long)
+	sed -e 's/^grid: {fmax: 2000}/grid: {fmax: 2000, walls: fitted}/' \
+		-e 's/^duration: 2.0/duration: 22.0/' \
+		-e 's/plaster: {absorption: 0.08}/plaster: {library: rough_lime_wash}/' \
+		-e "s|mesh: seminar.obj|mesh: $PWD/tests/gpu/rooms/seminar.obj|" \
+		tests/gpu/rooms/seminar.yaml > "$out/long.yaml"
+	$r run --set hybrid= --set output.wav.highpass=0 --set output.dir="$out/long" \
+		"$out/long.yaml" > "$out/long.log" 2>&1
+	tail -1 "$out/long.log"
+	python3 - "$out/long/S_front.wav" <<'PY' | tee "$out/long-decay.txt"
+import sys
+import numpy as np
+sys.path.insert(0, "docs/bench/dev-accuracy")
+from score import read_wav
+x, sr = read_wav(sys.argv[1])
+peak = np.abs(x).max()
+for s in range(len(x) // sr):
+	seg = x[s * sr:(s + 1) * sr]
+	print("second %2d: rms %.3e of the peak, largest %.3e, mean %.3e" % (s,
+	      np.sqrt(np.mean(seg ** 2)) / peak, np.abs(seg).max() / peak, seg.mean() / peak))
+PY
 	;;
 esac
