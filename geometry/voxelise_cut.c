@@ -172,7 +172,7 @@ static int near_surface(const struct vox_grid *g, int i, int j, int k)
 }
 
 /*
- * The cells of column (i, j) near the surface, measured into out (at most n[2] of them);
+ * The cells of column (i, j) near the surface, measured into out (at most room[2] of them);
  * returns how many. rays: SUB^2 + 4 SUB rays of the column, reused.
  */
 static int measure_column(const struct build *b, const struct zbins *z, int i, int j,
