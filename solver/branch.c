@@ -313,16 +313,14 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 
 	if (!b)
 		goto nomem;
+	b->precision = precision;
+	b->nmat = index_banks(banks, nbanks, b->material_of, &b->nbranch);
 	if (g->cut) {
 		cg = *g;
-		b->material_of[0] = 0;	/* (index_banks sets them below; cut_walls needs them) */
-		(void)index_banks(banks, nbanks, b->material_of, &b->nbranch);
 		if (!(cg.walls = cut_walls(g, b->material_of, &cg.nwalls)))
 			goto nomem;
 		g = &cg;
 	}
-	b->precision = precision;
-	b->nmat = index_banks(banks, nbanks, b->material_of, &b->nbranch);
 	if (b->nmat && (!(b->stride = calloc((size_t)b->nmat, sizeof(*b->stride))) ||
 			!(b->seg = calloc((size_t)b->nmat + 2, sizeof(*b->seg)))))
 		goto nomem;
