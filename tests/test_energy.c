@@ -245,9 +245,9 @@ static void carved_room_walls(void **state)
  * limit. An L-shaped room with a tilted cylinder removed (walls at every angle), rigid for
  * 8000 steps; absorbing (scalar walls), the energy never rises.
  */
-#define FCC_L(walls) \
-	"grid: {spacing: 0.05}\n" \
-	"scheme: {precision: float64, stencil: fcc}\n" \
+#define L_ROOM(grid, scheme, walls) \
+	"grid: {" grid "}\n" \
+	"scheme: {precision: float64" scheme "}\n" \
 	"duration: 1.0\n" \
 	"geometry:\n" \
 	"  shapes:\n" \
@@ -258,6 +258,7 @@ static void carved_room_walls(void **state)
 	"surfaces: {default: w}\n" \
 	"sources: [{name: S, position: [0.21, 0.17, 0.22], signal: impulse, highpass: 0}]\n" \
 	"receivers: [{name: R, position: [0.3, 0.6, 0.4]}]\n"
+#define FCC_L(walls) L_ROOM("spacing: 0.05", ", stencil: fcc", walls)
 
 /*
  * grid.walls: fitted (physics.md, "Fitted walls"): the cut cells' finite-volume update keeps
@@ -266,19 +267,7 @@ static void carved_room_walls(void **state)
  * face at 4.5 cm) cut slivers that merge; and absorbing, it never rises. At the scheme's own
  * limit too, where most slivers merge.
  */
-#define FIT_L(courant, walls) \
-	"grid: {spacing: 0.045, walls: fitted" courant "}\n" \
-	"scheme: {precision: float64}\n" \
-	"duration: 1.0\n" \
-	"geometry:\n" \
-	"  shapes:\n" \
-	"    - {add: box, min: [0, 0, 0], max: [1.0, 0.45, 0.6]}\n" \
-	"    - {add: box, min: [0, 0.45, 0], max: [0.55, 0.8, 0.6]}\n" \
-	"    - {remove: sphere, center: [0.5, 0.3, 0.3], radius: 0.12}\n" \
-	"materials: {w: " walls "}\n" \
-	"surfaces: {default: w}\n" \
-	"sources: [{name: S, position: [0.21, 0.17, 0.22], signal: impulse, highpass: 0}]\n" \
-	"receivers: [{name: R, position: [0.3, 0.6, 0.4]}]\n"
+#define FIT_L(courant, walls) L_ROOM("spacing: 0.045, walls: fitted" courant, "", walls)
 
 static void fitted_walls(void **state)
 {
