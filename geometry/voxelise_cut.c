@@ -108,7 +108,8 @@ static int zray_cast(struct zray *r, const struct build *b, const struct zbins *
 		}
 		r->at[r->n++] = at;
 	}
-	qsort(r->at, (size_t)r->n, sizeof(*r->at), cmp_double);
+	if (r->n > 1)
+		qsort(r->at, (size_t)r->n, sizeof(*r->at), cmp_double);
 	return 0;
 }
 
@@ -585,7 +586,8 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 	}
 	if (rc)
 		goto out_nomem;
-	qsort(all.c, all.n, sizeof(*all.c), cand_cmp);
+	if (all.n > 1)
+		qsort(all.c, all.n, sizeof(*all.c), cand_cmp);
 	/* the members: cells whose update differs from the staircase's */
 	for (size_t q = 0; q < all.n; q++) {
 		const struct cand *c = &all.c[q];
