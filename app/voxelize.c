@@ -166,9 +166,14 @@ static void report(const struct room *room, const struct vox_grid *g, double sec
 			inside += g->cls[c->cell[m]] != VOX_PAD;
 			fa += c->area[m];
 		}
-		fv = ((double)(p->air + p->boundary - inside) + c->volume) * p->h * p->h * p->h;
+		/* the nodes not cut hold whole cells: h^3, or 2 h^3 on the fcc lattice */
+		fv = ((double)(p->air + p->boundary - inside) * (p->fcc ? 2 : 1) + c->volume) *
+		     p->h * p->h * p->h;
 		printf("fitted     %zu cut cells in %zu groups (%zu merged for the step's "
-		       "stability): %.4f m^3 of air", c->n, c->ngroups, c->merged, fv);
+		       "stability", c->n, c->ngroups, c->merged);
+		if (c->rounds)
+			printf("; stable after %d more round%s", c->rounds, c->rounds > 1 ? "s" : "");
+		printf("): %.4f m^3 of air", fv);
 		if (isfinite(mv))
 			printf(" (%+.2f %%)", 100 * (fv / mv - 1));
 		printf(", %.4f m^2 of walls", fa * p->h * p->h);

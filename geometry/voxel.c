@@ -88,6 +88,9 @@ void vox_plan_turned(const struct room *room, int slab, struct vox_plan *p)
 	p->cells = 1;
 	p->halo = room_stencil_reach(room);	/* padding cells each side: the stencil's reach */
 	p->fcc = room->stencil == ROOM_STENCIL_FCC;
+	if (p->fcc && room->fitted)	/* the nodes just outside hold cut cells (their dual
+					 * cells reach in), whose links reach one further */
+		p->halo = 2;
 	p->on_nodes = p->fcc && !room->shaped;
 	for (int d = 0; d < 3; d++) {
 		const int align = p->fcc ? 2 * ROW_ALIGN : ROW_ALIGN;

@@ -122,36 +122,55 @@ static const int vox_fcc_link[12][3] = {
 	  { 1.5, 1.5 + 1.0 / 6, 2.0 } }
 
 /*
- * grid.walls: fitted (docs/physics.md, "Fitted walls"): the cells near the surface whose
- * update is the finite-volume one of their cut box, u+ = u + sc (cb (u - u-) + l2 / V T),
- * T = the sum over the members' faces of open (u_neighbour - u), sc = 1 / (1 + gl), cb = 1 -
- * gl, gl = (lambda / 2) loss / V. A group's members hold one value: a cell too small for
- * the step is merged with its neighbours. The engines run their staircase update, then
- * overwrite these cells (u- saved before the step), so every other cell is unchanged.
+ * grid.walls: fitted (docs/physics.md, "Fitted walls"): the nodes near the surface whose
+ * update is the finite-volume one of their cut dual cell (on the cubic grid the cell's box,
+ * on the fcc lattice the node's rhombic dodecahedron), u+ = u + sc (cb (u - u-) + l2v T),
+ * T = the sum over the members' faces of open (u_neighbour - u), l2v = lambda^2 a / V (a the
+ * full face's area over the nodes' distance, in h: 1 on the cubic grid, 1/2 on the fcc
+ * lattice), sc = 1 / (1 + gl), cb = 1 - gl, gl = (lambda / 2) loss / V. A group's members
+ * hold one value: a node whose cell is too small for the step is merged with its neighbours.
+ * The engines run their staircase update, then overwrite these nodes (u- saved before the
+ * step), so every other node is unchanged.
  */
 struct vox_cut {
 	size_t n;		/* members, group by group */
 	size_t ngroups;
-	size_t *cell;		/* per member: its index in the grid */
+	int faces;		/* per member: 6 (the cubic grid's -x +x -y +y -z +z) or 12
+				 * (the fcc lattice's links, in vox_fcc_link's order) */
+	size_t *cell;		/* per member: its cell's index in the grid (on the fcc
+				 * lattice unfolded: its field index is cell >> 1) */
 	size_t *gstart;		/* group q's members: gstart[q] .. gstart[q + 1] - 1 */
-	float (*open)[6];	/* per member: its faces' open fractions, -x +x -y +y -z +z */
-	float *area;		/* per member: the wall inside its box, in h^2 */
+	float *open;		/* per member: its faces' open fractions, faces per member */
+	float *area;		/* per member: the wall inside its cell, in h^2 */
 	uint8_t *material;	/* per member: that wall's material (the nearest surface's) */
-	double *vol;		/* per group: its volume inside the room, in h^3 */
+	double *vol;		/* per group: its volume inside the room, in h^3 (a whole
+				 * cell: 1 on the cubic grid, 2 on the fcc lattice) */
 	double *loss;		/* per group: sum of admittance times wall area (h^2) over its
 				 * walls of scalar materials (those given by band take the
 				 * branch walls, solver/branch.h) */
 	double volume;		/* sum of the members' volumes, in h^3 */
 	size_t merged;		/* merges made for stability */
+	int rounds;		/* fcc: rounds of lending and merging the stability check
+				 * asked for beyond the first */
 };
+
+/* The cubic-grid offset of face e of a cut member (struct vox_cut): its neighbour's cell is
+ * cell + vox_cut_offset(p, faces, e). */
+static inline ptrdiff_t vox_cut_offset(const struct vox_plan *p, int faces, int e)
+{
+	static const int cubic[6][3] = { { -1, 0, 0 }, { 1, 0, 0 }, { 0, -1, 0 },
+					 { 0, 1, 0 },  { 0, 0, -1 }, { 0, 0, 1 } };
+	const int *o = faces == 12 ? vox_fcc_link[e] : cubic[e];
+
+	return o[0] + (ptrdiff_t)p->n[0] * (o[1] + (ptrdiff_t)p->n[1] * o[2]);
+}
 
 void vox_cut_free(struct vox_cut *c);
 
-/* The bytes of the cut cells of a grid of that many boundary cells, at most: on the host
- * (their lists and what building them holds) or on the device; a grid's cut cells are
- * about 1.3 times its boundary cells (the seminar room of docs/physics.md), and this allows
- * twice. */
-size_t vox_cut_memory(size_t boundary, int device);
+/* The bytes of the cut cells of grid p, at most: on the host (their lists and what building
+ * them holds) or on the device; a grid's cut cells are about 1.3 times its boundary cells
+ * (the seminar room of docs/physics.md), and this allows twice. */
+size_t vox_cut_memory(const struct vox_plan *p, int device);
 
 struct vox_grid {
 	struct vox_plan plan;

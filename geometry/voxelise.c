@@ -186,7 +186,7 @@ struct vox_grid *vox_build_shaped(const struct room *room, const struct vox_span
 	if (!s->probe && vox_set_kinds(b.g, room, s, err))
 		goto out_free;
 	rs_phase("grid: kinds");
-	if (!s->probe && room->fitted && !b.g->plan.fcc && vx_cut_cells(&b, err))
+	if (!s->probe && room->fitted && vx_cut_cells(&b, err))
 		goto out_free;
 	goto out;
 

@@ -14,6 +14,8 @@
  */
 #include "voxelise.h"
 
+#include "../common/rs_phase.h"
+
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -143,11 +145,13 @@ static double at_cell(const struct build *b, int d, int m, double off)
 	return b->room->origin[d] + ((double)m + 0.5 + off) * b->g->plan.h;
 }
 
-/* One cut cell as measured: its cell, its volume and its faces' open fractions. */
+/* One cut cell as measured: its cell, its volume (h^3) and its faces' open fractions (6 on
+ * the cubic grid, 12 on the fcc lattice). */
 struct cand {
 	size_t cell;
 	int ijk[3];
-	float vol, open[6];
+	float vol, open[12];
+	float kappa;		/* fcc: its bound's factor, raised where a mode was unstable */
 };
 
 /* Does room cell (i, j, k) have a neighbour (of 26) whose node differs from its own? */
@@ -185,7 +189,7 @@ static int measure_column(const struct build *b, const struct zbins *z, int i, i
 
 	for (int k = 0; k < p->room[2]; k++) {
 		struct cand *c = &out[nc];
-		float open[6] = { 0 }, vol = 0;
+		float open[12] = { 0 }, vol = 0;
 
 		if (!near_surface(b->g, i, j, k))
 			continue;
@@ -234,6 +238,7 @@ static int measure_column(const struct build *b, const struct zbins *z, int i, i
 		c->ijk[1] = j;
 		c->ijk[2] = k;
 		c->vol = vol;
+		c->kappa = 1;
 		memcpy(c->open, open, sizeof(open));
 		nc++;
 	}
@@ -274,6 +279,352 @@ static size_t root(size_t *par, size_t x)
 	while (par[x] != x)
 		x = par[x] = par[par[x]];
 	return x;
+}
+
+/*
+ * The fcc lattice (docs/physics.md, "Fitted walls"). Node A's dual cell, its rhombic
+ * dodecahedron, is its own cell's box and, of each of the six boxes beside it (cells of odd
+ * parity, which hold no node), the pyramid on the face they share. Its face towards the
+ * neighbour across link o, o_a and o_b its two nonzero steps, is two triangles: one between
+ * the pyramids of the odd cell A + o_a e_a that face A and the neighbour, one in A + o_b e_b.
+ * An odd cell's points go to the pyramid of their largest coordinate (a tie splits a point
+ * evenly), and the points tying on two axes lie on a triangle: (SUB / 2)^2 of them per
+ * triangle, counting those on its edges (a tie on three axes) by halves.
+ */
+#define TRI_POINTS ((SUB / 2) * (SUB / 2))
+
+/* An odd cell's shares: each pyramid's volume inside (h^3) and each triangle's points inside. */
+struct odd_cell {
+	size_t key;		/* (j room[0] + i) room[2] + k: by column, then k */
+	float pyr[6], tri[12];	/* pyramids -x +x -y +y -z +z; triangles by tri_index() */
+};
+
+/* The triangle between the pyramids on axes a < b with signs sa and sb (-1 or 1). */
+static int tri_index(int a, int sa, int b, int sb)
+{
+	return 4 * (a + b - 1) + (sa > 0) + 2 * (sb > 0);
+}
+
+static size_t odd_key(const struct vox_plan *p, int i, int j, int k)
+{
+	return ((size_t)j * (size_t)p->room[0] + (size_t)i) * (size_t)p->room[2] + (size_t)k;
+}
+
+/* Is room node (i, j, k) in the room (a lattice node whose class is not padding)? */
+static int fcc_in(const struct vox_grid *g, int i, int j, int k)
+{
+	const struct vox_plan *p = &g->plan;
+
+	if (i < 0 || j < 0 || k < 0 || i >= p->room[0] || j >= p->room[1] || k >= p->room[2])
+		return 0;
+	return g->cls[vox_index(p, i + p->halo, j + p->halo, k + p->halo)] != VOX_PAD;
+}
+
+/* Does lattice node (i, j, k) differ in that from one of its twelve neighbours? Every
+ * surface that crosses its dual cell parts it from one of them (the cell lies in their
+ * hull). */
+static int fcc_near(const struct vox_grid *g, int i, int j, int k)
+{
+	const int me = fcc_in(g, i, j, k);
+
+	for (int e = 0; e < 12; e++)
+		if (fcc_in(g, i + vox_fcc_link[e][0], j + vox_fcc_link[e][1],
+			   k + vox_fcc_link[e][2]) != me)
+			return 1;
+	return 0;
+}
+
+/* The SUB^2 rays of column (i, j), through its boxes' points. */
+static int cast_column(const struct build *b, const struct zbins *z, int i, int j,
+		       struct zray *rays)
+{
+	const double w = 1.0 / SUB;
+	int rc = 0;
+
+	for (int a = 0, q = 0; a < SUB; a++)
+		for (int e = 0; e < SUB; e++, q++) {
+			rays[q].x = at_cell(b, 0, i, (a + 0.5) * w - 0.5);
+			rays[q].y = at_cell(b, 1, j, (e + 0.5) * w - 0.5);
+			if (b->tri && !rc)
+				rc = zray_cast(&rays[q], b, z);
+		}
+	return rc;
+}
+
+/* Box k of a cast column: its volume inside (h^3), and, given o, its odd cell's shares. */
+static float sample_box(const struct build *b, const struct zray *rays, int k,
+			struct odd_cell *o)
+{
+	const double w = 1.0 / SUB, www = w * w * w;
+	float vol = 0;
+
+	for (int q = 0; q < SUB * SUB; q++)
+		for (int c3 = 0; c3 < SUB; c3++) {
+			const int in = inside(b, &rays[q], at_cell(b, 2, k, (c3 + 0.5) * w - 0.5));
+			const int d[3] = { 2 * (q / SUB) + 1 - SUB, 2 * (q % SUB) + 1 - SUB,
+					   2 * c3 + 1 - SUB };
+			int top = 0, tie[3], nt = 0;
+
+			vol += (float)(in * www);
+			if (!o || !in)
+				continue;
+			for (int a = 0; a < 3; a++)
+				top = abs(d[a]) > top ? abs(d[a]) : top;
+			for (int a = 0; a < 3; a++)
+				if (abs(d[a]) == top)
+					tie[nt++] = a;
+			for (int t = 0; t < nt; t++)
+				o->pyr[2 * tie[t] + (d[tie[t]] > 0)] += (float)(www / nt);
+			for (int t = 0; t < nt; t++)
+				for (int u = t + 1; u < nt; u++)
+					o->tri[tri_index(tie[t], d[tie[t]], tie[u], d[tie[u]])] +=
+						nt == 2 ? 1.0f : 0.5f;
+		}
+	return vol;
+}
+
+static int key_cmp(const void *pa, const void *pb)
+{
+	const size_t a = *(const size_t *)pa, c = *(const size_t *)pb;
+
+	return (a > c) - (a < c);
+}
+
+static const struct odd_cell *find_odd(const struct odd_cell *o, size_t n,
+				       const struct vox_plan *p, int i, int j, int k)
+{
+	size_t lo = 0, hi = n, key;
+
+	if (i < 0 || j < 0 || k < 0 || i >= p->room[0] || j >= p->room[1] || k >= p->room[2])
+		return NULL;
+	key = odd_key(p, i, j, k);
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+
+		if (o[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && o[lo].key == key ? &o[lo] : NULL;
+}
+
+/* Append n items of size sz from src to *dst (holding *dn), under the caller's lock. */
+static int append(void **dst, size_t *dn, const void *src, size_t n, size_t sz)
+{
+	char *t;
+
+	if (!n)
+		return 0;
+	if (!(t = realloc(*dst, (*dn + n) * sz)))
+		return RS_ENOMEM;
+	memcpy(t + *dn * sz, src, n * sz);
+	*dst = t;
+	*dn += n;
+	return 0;
+}
+
+/*
+ * The fcc lattice's measured nodes into *out (*nout): every node near the surface (fcc_near)
+ * whose dual cell holds some volume inside, with its volume and its twelve faces' open
+ * fractions. First the nodes' own boxes, column by column, noting the odd cells beside them;
+ * then those odd cells, column by column; then each node's sum.
+ */
+static int measure_fcc(const struct build *b, const struct zbins *z, struct cand **out,
+		       size_t *nout)
+{
+	const struct vox_plan *p = &b->g->plan;
+	struct cand *ev = NULL;
+	size_t nev = 0, *need = NULL, nneed = 0, nodd = 0;
+	struct odd_cell *odd = NULL;
+	int rc = 0;
+
+#pragma omp parallel
+	{
+		struct zray rays[SUB * SUB] = { { 0 } };
+		struct cand *mine = NULL;
+		size_t nmine = 0, cap = 0, *nd = NULL, nnd = 0, ndcap = 0;
+		int trc = 0;
+
+#pragma omp for schedule(dynamic, 16)
+		for (long q = 0; q < (long)(p->room[0] + 2) * (p->room[1] + 2); q++) {
+			const int i = (int)(q % (p->room[0] + 2)) - 1, j = (int)(q / (p->room[0] + 2)) - 1;
+			const int in_range = i >= 0 && j >= 0 && i < p->room[0] && j < p->room[1];
+			int cast = 0;
+
+			for (int k = (i + j + 3 * p->halo) & 1 ? -1 : 0; k <= p->room[2] && !trc;
+			     k += 2) {
+				static const int side[6][3] = { { -1, 0, 0 }, { 1, 0, 0 }, { 0, -1, 0 },
+								 { 0, 1, 0 },  { 0, 0, -1 }, { 0, 0, 1 } };
+				struct cand *c;
+
+				if (!fcc_near(b->g, i, j, k))
+					continue;
+				if (in_range && !cast && (trc = cast_column(b, z, i, j, rays)))
+					break;
+				cast = 1;
+				if (nmine == cap) {
+					struct cand *t = realloc(mine, (cap = 2 * cap + 64) * sizeof(*t));
+
+					if (!t) {
+						trc = RS_ENOMEM;
+						break;
+					}
+					mine = t;
+				}
+				c = &mine[nmine++];
+				memset(c, 0, sizeof(*c));
+				c->cell = vox_index(p, i + p->halo, j + p->halo, k + p->halo);
+				c->ijk[0] = i;
+				c->ijk[1] = j;
+				c->ijk[2] = k;
+				c->vol = in_range && k >= 0 && k < p->room[2]
+						 ? sample_box(b, rays, k, NULL) : 0;
+				if (nnd + 6 > ndcap) {
+					size_t *t = realloc(nd, (ndcap = 2 * ndcap + 64) * sizeof(*t));
+
+					if (!t) {
+						trc = RS_ENOMEM;
+						break;
+					}
+					nd = t;
+				}
+				for (int s = 0; s < 6; s++) {
+					const int x = i + side[s][0], y = j + side[s][1], zz = k + side[s][2];
+
+					if (x >= 0 && y >= 0 && zz >= 0 && x < p->room[0] &&
+					    y < p->room[1] && zz < p->room[2])
+						nd[nnd++] = odd_key(p, x, y, zz);
+				}
+			}
+		}
+#pragma omp critical
+		{
+			if (trc || append((void **)&ev, &nev, mine, nmine, sizeof(*mine)) ||
+			    append((void **)&need, &nneed, nd, nnd, sizeof(*nd)))
+				rc = trc ? trc : RS_ENOMEM;
+		}
+		free(mine);
+		free(nd);
+		for (int r = 0; r < SUB * SUB; r++)
+			free(rays[r].at);
+	}
+	if (rc)
+		goto out;
+	if (nneed > 1)
+		qsort(need, nneed, sizeof(*need), key_cmp);
+	{
+		size_t w = 0;
+
+		for (size_t q = 0; q < nneed; q++)
+			if (!w || need[w - 1] != need[q])
+				need[w++] = need[q];
+		nneed = w;
+	}
+	/* the odd cells, a column (a run of need with one j room[0] + i) at a time */
+#pragma omp parallel
+	{
+		struct zray rays[SUB * SUB] = { { 0 } };
+		struct odd_cell *mine = NULL;
+		size_t nmine = 0, cap = 0;
+		int trc = 0;
+
+#pragma omp for schedule(dynamic, 16)
+		for (size_t q = 0; q < nneed; q++) {
+			const size_t col = need[q] / (size_t)p->room[2];
+			const int i = (int)(col % (size_t)p->room[0]), j = (int)(col / (size_t)p->room[0]);
+
+			if (trc || (q && need[q - 1] / (size_t)p->room[2] == col))
+				continue;	/* the column's first takes the column */
+			if ((trc = cast_column(b, z, i, j, rays)))
+				continue;
+			for (size_t r = q; r < nneed && need[r] / (size_t)p->room[2] == col; r++) {
+				struct odd_cell *o;
+
+				if (nmine == cap) {
+					struct odd_cell *t = realloc(mine, (cap = 2 * cap + 64) *
+									   sizeof(*t));
+
+					if (!t) {
+						trc = RS_ENOMEM;
+						break;
+					}
+					mine = t;
+				}
+				o = &mine[nmine++];
+				memset(o, 0, sizeof(*o));
+				o->key = need[r];
+				sample_box(b, rays, (int)(need[r] % (size_t)p->room[2]), o);
+			}
+		}
+#pragma omp critical
+		{
+			if (trc || append((void **)&odd, &nodd, mine, nmine, sizeof(*mine)))
+				rc = trc ? trc : RS_ENOMEM;
+		}
+		free(mine);
+		for (int r = 0; r < SUB * SUB; r++)
+			free(rays[r].at);
+	}
+	if (rc)
+		goto out;
+	if (nodd > 1)
+		qsort(odd, nodd, sizeof(*odd), key_cmp);	/* key first: sorts by it */
+	/* each node's volume and faces */
+	{
+		size_t w = 0;
+
+		for (size_t q = 0; q < nev; q++) {
+			struct cand c = ev[q];
+			const int *a = c.ijk;
+			double vol = c.vol;
+
+			for (int s = 0; s < 6; s++) {	/* the pyramids facing the node */
+				const int ax = s / 2, sg = s % 2 ? 1 : -1;
+				const int x[3] = { a[0] + (ax == 0) * sg, a[1] + (ax == 1) * sg,
+						   a[2] + (ax == 2) * sg };
+				const struct odd_cell *o = find_odd(odd, nodd, p, x[0], x[1], x[2]);
+
+				if (o)
+					vol += o->pyr[2 * ax + (sg < 0)];
+			}
+			for (int e = 0; e < 12; e++) {
+				const int *l = vox_fcc_link[e];
+				int ax[2], n = 0;
+				float t = 0;
+
+				for (int d = 0; d < 3; d++)
+					if (l[d])
+						ax[n++] = d;
+				for (int h = 0; h < 2; h++) {	/* the odd cell A + o_a e_a, then A + o_b e_b */
+					const int d = ax[h], x[3] = { a[0] + (d == 0) * l[0],
+								      a[1] + (d == 1) * l[1],
+								      a[2] + (d == 2) * l[2] };
+					const struct odd_cell *o = find_odd(odd, nodd, p, x[0], x[1],
+									    x[2]);
+
+					if (o)
+						t += o->tri[tri_index(ax[0], h ? l[ax[0]] : -l[ax[0]],
+								      ax[1], h ? -l[ax[1]] : l[ax[1]])];
+				}
+				c.open[e] = t / (2 * TRI_POINTS);
+			}
+			c.vol = (float)vol;
+			if (c.vol > 0)
+				ev[w++] = c;
+		}
+		nev = w;
+	}
+out:
+	free(need);
+	free(odd);
+	if (rc) {
+		free(ev);
+		return rc;
+	}
+	*out = ev;
+	*nout = nev;
+	return 0;
 }
 
 /* The material of the surface nearest cell c's node: the last shape whose bounds reach it,
@@ -335,16 +686,22 @@ static void cut_free(struct vox_cut *c)
 	free(c);
 }
 
-size_t vox_cut_memory(size_t boundary, int device)
+size_t vox_cut_memory(const struct vox_plan *p, int device)
 {
 	/* per member: its cell, faces, area and material, and a group's lists (the engines'
-	 * coefficients and u^(n-1) among them); building: a measured cell and its parent */
-	const size_t member = sizeof(size_t) + 6 * sizeof(float) + sizeof(float) + 1,
+	 * coefficients and u^(n-1) among them); building: a measured cell and its parent (on
+	 * the fcc lattice also the odd cells beside it, a copy of the measured cell, and the
+	 * stability check's vectors and neighbours over it and about two nodes beside it) */
+	const size_t faces = p->fcc ? 12 : 6;
+	const size_t member = sizeof(size_t) + faces * sizeof(float) + sizeof(float) + 1,
 		     group = 7 * sizeof(double) + sizeof(size_t);
 
-	return 2 * boundary *
-	       (device ? sizeof(long long) + 6 * sizeof(float) + 5 * sizeof(double)
-		       : member + group + sizeof(struct cand) + sizeof(size_t));
+	return 2 * p->boundary *
+	       (device ? sizeof(long long) + faces * sizeof(float) + 5 * sizeof(double)
+		       : member + group + sizeof(struct cand) + sizeof(size_t) +
+				 (p->fcc ? 6 * sizeof(struct odd_cell) + sizeof(struct cand) +
+						   3 * (faces * sizeof(uint32_t) + 6 * sizeof(double))
+					 : 0));
 }
 
 void vox_cut_free(struct vox_cut *c)
@@ -361,35 +718,79 @@ static void room_cell(const struct vox_plan *p, size_t c, int ijk[3])
 }
 
 /*
+ * Lend volume to each member below its bound (V < stab D, D the open fractions of its faces):
+ * what it lacks comes from the member across one of its open faces with the most to spare
+ * above its own bound, when that is enough. The mass matrix stays positive and the total
+ * volume the same; since a wave varies little across two neighbours, moving volume between
+ * them changes the room's modes far less than merging them would (merged, a sliver's links
+ * would join its neighbour to nodes two cells away). Members it cannot help are merged next.
+ */
+static void lend_volume(const struct vox_plan *p, struct cand *m, size_t n, double stab,
+			int faces)
+{
+	for (size_t q = 0; q < n; q++) {
+		double D = 0, need, spare = 0;
+		long best = -1;
+
+		for (int f = 0; f < faces; f++)
+			D += m[q].open[f];
+		need = stab * (m[q].kappa > 1 ? m[q].kappa : 1) * D - m[q].vol;
+		if (!(need > 0))
+			continue;
+		need *= 1 + 1e-6;	/* above the bound after rounding to float */
+		for (int f = 0; f < faces; f++) {
+			const long o = m[q].open[f] > 0
+					       ? find(m, n, m[q].cell + vox_cut_offset(p, faces, f))
+					       : -1;
+			double Dj = 0, s;
+
+			if (o < 0)
+				continue;
+			for (int e = 0; e < faces; e++)
+				Dj += m[o].open[e];
+			s = m[o].vol - stab * (m[o].kappa > 1 ? m[o].kappa : 1) * Dj * (1 + 1e-6);
+			if (s > spare) {
+				spare = s;
+				best = o;
+			}
+		}
+		if (best >= 0 && spare >= need) {
+			m[q].vol = (float)(m[q].vol + need);
+			m[best].vol = (float)(m[best].vol - need);
+		}
+	}
+}
+
+/*
  * Merge each unstable group into its neighbour across its widest open face (a full air cell
- * there joins as a member): until V >= l2 D / 2 for every group, D the open fractions of its
- * faces to cells outside it (Gershgorin's bound on the finite-volume Laplacian: the leapfrog
- * step is then stable). Returns the members merged; *m and *n grow with the air cells taken,
- * the list staying sorted by cell.
+ * there joins as a member): until V >= stab D for every group, D the open fractions of its
+ * faces to cells outside it (vx_cut_cells() gives stab). Returns the members merged; *m and
+ * *n grow with the air cells taken, the list staying sorted by cell.
  */
 static long merge_groups(const struct vox_grid *g, struct cand **m, size_t *n, size_t **par,
-			 double l2)
+			 double stab, int faces)
 {
 	const struct vox_plan *p = &g->plan;
-	const ptrdiff_t step[3] = { 1, p->n[0], (ptrdiff_t)p->n[0] * p->n[1] };
 	long merged = 0;
 
 	for (;;) {
 		double *V = calloc(*n + 1, sizeof(*V)), *D = calloc(*n + 1, sizeof(*D));
+		float *K = calloc(*n + 1, sizeof(*K));
 		float *best = calloc(*n + 1, sizeof(*best));
 		long *to = malloc((*n + 1) * sizeof(*to));	/* a member, or -2 - the air cell */
 		size_t *air = NULL, nair = 0;
 		int any = 0;
 
-		if (!V || !D || !best || !to)
+		if (!V || !D || !best || !to || !K)
 			goto fail;
 		for (size_t q = 0; q < *n; q++) {
 			const size_t r = root(*par, q);
 
 			V[r] += (*m)[q].vol;
+			K[r] = fmaxf(K[r], fmaxf((*m)[q].kappa, 1));
 			to[q] = -1;
-			for (int f = 0; f < 6; f++) {
-				const size_t c = (*m)[q].cell + (f % 2 ? 1 : -1) * step[f / 2];
+			for (int f = 0; f < faces; f++) {
+				const size_t c = (*m)[q].cell + vox_cut_offset(p, faces, f);
 				const long o = find(*m, *n, c);
 				const float op = (*m)[q].open[f];
 
@@ -403,7 +804,7 @@ static long merge_groups(const struct vox_grid *g, struct cand **m, size_t *n, s
 			}
 		}
 		for (size_t q = 0; q < *n; q++) {
-			if (root(*par, q) != q || V[q] >= 0.5 * l2 * D[q] || to[q] == -1)
+			if (root(*par, q) != q || V[q] >= stab * K[q] * D[q] || to[q] == -1)
 				continue;
 			any = 1;
 			merged++;
@@ -454,8 +855,8 @@ static long merge_groups(const struct vox_grid *g, struct cand **m, size_t *n, s
 					}
 					memset(&nm[w], 0, sizeof(nm[w]));
 					nm[w].cell = air[2 * a];
-					nm[w].vol = 1;
-					for (int f = 0; f < 6; f++)
+					nm[w].vol = faces == 12 ? 2 : 1;
+					for (int f = 0; f < faces; f++)
 						nm[w].open[f] = 1;
 					room_cell(p, air[2 * a], nm[w].ijk);
 					w++;
@@ -498,6 +899,7 @@ static long merge_groups(const struct vox_grid *g, struct cand **m, size_t *n, s
 		}
 		free(V);
 		free(D);
+		free(K);
 		free(best);
 		free(to);
 		free(air);
@@ -507,6 +909,7 @@ static long merge_groups(const struct vox_grid *g, struct cand **m, size_t *n, s
 fail:
 		free(V);
 		free(D);
+		free(K);
 		free(best);
 		free(to);
 		free(air);
@@ -514,16 +917,243 @@ fail:
 	}
 }
 
+/*
+ * The fcc lattice's step is stable when lambda^2 a E <= 4, E the largest eigenvalue of
+ * M^-1 K (M the groups' volumes, K the faces' open fractions; a = 1/2, cut_coefficients() in
+ * solver/fdtd.c); the interior alone has E = 8, at the limit lambda = 1. The bound lend_volume()
+ * and merge_groups() keep, V >= stab D, holds each cell against its own neighbours; a layer of
+ * small cells along a wall can still move against the nodes behind it faster than that. So E
+ * is measured: by power iteration over the groups and two layers of the nodes beside them
+ * (the others held at 0, which can only lower E: Cauchy's interlacing). Below lambda = 1 the
+ * interior's modes lie below the bound by 1 / lambda^2, so an unstable mode stands apart and
+ * the iteration finds it fast. Returns 1 when unstable, with the groups' amplitudes in amp
+ * (per member), 0 when stable, -1 without memory.
+ */
+#define CHECK_ITERATIONS 120
+#define STABLE_ROUNDS 12	/* rounds of lending and merging, at most */
+
+static int check_stability(const struct vox_grid *g, const struct cand *m, size_t n,
+			   size_t *par, double lambda, int faces, float *amp, double *E)
+{
+	const struct vox_plan *p = &g->plan;
+	const double a = faces == 12 ? 0.5 : 1, whole = faces == 12 ? 2 : 1;
+	size_t *gid = malloc((n ? n : 1) * sizeof(*gid)), ng = 0, nring = 0, cap = 0;
+	size_t *ring = NULL;	/* the nodes beside, sorted by cell */
+	double *V = NULL, *y = NULL, *z = NULL, *w = NULL, *wm = NULL;
+	uint32_t *nb = NULL;	/* each member's and each layer node's neighbours */
+	int rc = -1;
+
+	if (!gid)
+		return -1;
+	for (size_t q = 0; q < n; q++)
+		gid[q] = SIZE_MAX;
+	for (size_t q = 0; q < n; q++) {	/* groups numbered by their roots */
+		const size_t r = root(par, q);
+
+		if (gid[r] == SIZE_MAX)
+			gid[r] = ng++;
+		gid[q] = gid[r];
+	}
+	/* two layers of air nodes beside the members */
+	for (int layer = 0; layer < 2; layer++) {
+		const size_t count = layer ? nring : n;
+		size_t *add = NULL, nadd = 0, acap = 0;
+
+		for (size_t q = 0; q < count; q++) {
+			const size_t c0 = layer ? ring[q] : m[q].cell;
+
+			for (int f = 0; f < faces; f++) {
+				const size_t c = c0 + vox_cut_offset(p, faces, f);
+				size_t lo = 0, hi = nring;
+
+				if (c >= p->cells || g->cls[c] == VOX_PAD || find(m, n, c) >= 0)
+					continue;
+				while (lo < hi) {
+					const size_t mid = lo + (hi - lo) / 2;
+
+					if (ring[mid] < c)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				if (lo < nring && ring[lo] == c)
+					continue;
+				if (nadd == acap) {
+					size_t *t = realloc(add, (acap = 2 * acap + 64) * sizeof(*t));
+
+					if (!t) {
+						free(add);
+						goto out;
+					}
+					add = t;
+				}
+				add[nadd++] = c;
+			}
+		}
+		if (nring + nadd > cap) {
+			size_t *t = realloc(ring, (cap = nring + nadd + 1) * sizeof(*t));
+
+			if (!t) {
+				free(add);
+				goto out;
+			}
+			ring = t;
+		}
+		memcpy(ring + nring, add, nadd * sizeof(*add));
+		nring += nadd;
+		free(add);
+		if (nring > 1)
+			qsort(ring, nring, sizeof(*ring), key_cmp);
+		{
+			size_t u = 0;
+
+			for (size_t q = 0; q < nring; q++)
+				if (!u || ring[u - 1] != ring[q])
+					ring[u++] = ring[q];
+			nring = u;
+		}
+	}
+	{
+		const size_t N = ng + nring;
+
+		if (N + 2 > UINT32_MAX)	/* the neighbours' indices are 32 bits */
+			goto out;
+		V = calloc(N + 1, sizeof(*V));
+		y = malloc((N + 1) * sizeof(*y));
+		z = malloc((N + 2) * sizeof(*z));
+		w = malloc((N + 1) * sizeof(*w));
+		wm = malloc((n + 1) * sizeof(*wm));
+		if (!V || !y || !z || !w || !wm)
+			goto out;
+		for (size_t q = 0; q < n; q++)
+			V[gid[q]] += m[q].vol;
+		for (size_t r = 0; r < nring; r++)
+			V[ng + r] = whole;
+		/* each member's and each layer node's neighbours: an index, or N for none (held
+		 * at 0), in nb[] (faces per member, then per layer node) */
+		if (!(nb = malloc((n + nring) * (size_t)faces * sizeof(*nb))))
+			goto out;
+#pragma omp parallel for schedule(static)
+		for (size_t q = 0; q < n + nring; q++)
+			for (int f = 0; f < faces; f++) {
+				const size_t c0 = q < n ? m[q].cell : ring[q - n];
+				const size_t c = c0 + vox_cut_offset(p, faces, f);
+				size_t to = N + 1, lo = 0, hi = nring;
+				long o;
+
+				if (c >= p->cells) {
+					nb[q * (size_t)faces + (size_t)f] = (uint32_t)(N + 1);
+					continue;
+				}
+				if ((o = find(m, n, c)) >= 0) {
+					to = gid[o];
+				} else {
+					while (lo < hi) {
+						const size_t mid = lo + (hi - lo) / 2;
+
+						if (ring[mid] < c)
+							lo = mid + 1;
+						else
+							hi = mid;
+					}
+					if (lo < nring && ring[lo] == c)
+						to = ng + lo;
+					else if (g->cls[c] != VOX_PAD)
+						to = N;	/* air beyond the layers: held at 0 */
+				}
+				if (q < n && !(m[q].open[f] > 0))
+					to = N + 1;	/* a shut face */
+				nb[q * (size_t)faces + (size_t)f] = (uint32_t)to;
+			}
+		for (size_t i = 0; i < N; i++)	/* a fixed start, spread over every mode */
+			y[i] = 1 + 0.5 * sin(12.9898 * (double)i);
+		for (int it = 0; it < CHECK_ITERATIONS; it++) {
+			double norm = 0, dot = 0;
+
+			for (size_t i = 0; i < N; i++)
+				norm += y[i] * y[i];
+			norm = sqrt(norm);
+			if (!(norm > 0))
+				break;
+			for (size_t i = 0; i < N; i++) {
+				y[i] /= norm;
+				z[i] = y[i] / sqrt(V[i]);
+				w[i] = 0;
+			}
+			z[N] = 0;
+			/* w = K z: the members' faces (each member's sum, then by group), then
+			 * the layers' links (1 each) */
+#pragma omp parallel for schedule(static)
+			for (size_t q = 0; q < n; q++) {
+				double t = 0;
+
+				for (int f = 0; f < faces; f++) {
+					const size_t to = nb[q * (size_t)faces + (size_t)f];
+
+					if (to <= N)
+						t += m[q].open[f] * (z[gid[q]] - z[to]);
+				}
+				wm[q] = t;
+			}
+			for (size_t q = 0; q < n; q++)
+				w[gid[q]] += wm[q];
+#pragma omp parallel for schedule(static)
+			for (size_t r = 0; r < nring; r++)
+				for (int f = 0; f < faces; f++) {
+					const size_t to = nb[(n + r) * (size_t)faces + (size_t)f];
+
+					if (to <= N)
+						w[ng + r] += z[ng + r] - z[to];
+				}
+			for (size_t i = 0; i < N; i++) {
+				w[i] /= sqrt(V[i]);
+				dot += y[i] * w[i];
+			}
+			*E = dot;
+			memcpy(y, w, N * sizeof(*y));
+		}
+		rc = lambda * lambda * a * *E > 4 * 0.99;	/* a margin: E is found from below */
+		if (rc) {	/* each member's share of the mode: |z| over the largest */
+			double top = 0;
+
+			for (size_t i = 0; i < ng; i++)
+				top = fmax(top, fabs(y[i] / sqrt(V[i])));
+			for (size_t q = 0; q < n; q++)
+				amp[q] = (float)(top > 0 ? fabs(y[gid[q]] / sqrt(V[gid[q]])) / top : 0);
+		}
+	}
+out:
+	free(gid);
+	free(ring);
+	free(V);
+	free(y);
+	free(z);
+	free(w);
+	free(wm);
+	free(nb);
+	return rc;
+}
+
 int vx_cut_cells(struct build *b, struct rs_error *err)
 {
 	struct vox_grid *g = b->g;
 	const struct vox_plan *p = &g->plan;
-	const ptrdiff_t step[3] = { 1, p->n[0], (ptrdiff_t)p->n[0] * p->n[1] };
-	const double l2 = b->room->courant * b->room->courant / 3;	/* the 7-point scheme's */
+	const int faces = p->fcc ? 12 : 6;
+	/*
+	 * A group is stable when V >= stab D. On the cubic grid, lambda = courant / sqrt 3 and
+	 * stab = lambda^2 / 2: Gershgorin's bound on the finite-volume Laplacian, which the
+	 * interior meets at the Courant limit. On the fcc lattice (lambda = courant, faces of
+	 * weight 1/2) Gershgorin's bound is 3/2 times the interior's largest eigenvalue, which
+	 * sets the limit; stab = lambda^2 / 6 is the bound scaled to it, as the interior meets it.
+	 */
+	const double stab = b->room->courant * b->room->courant / 6;	/* both, alike */
 	struct zbins z = { 0 };
 	struct cand_list all = { 0 };
 	struct cand *m = NULL;
-	size_t n = 0, *par = NULL;
+	size_t n = 0, *par = NULL, n0 = 0;
+	int round;
+	struct cand *saved = NULL;	/* fcc: the members as measured */
+	float *amp = NULL;
 	struct vox_cut *cut = NULL;
 	const struct tri *hint = NULL;
 	long merged;
@@ -534,6 +1164,11 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 			       "process so far: run it without ranks");
 	if (b->tri && zbins_make(&z, b))
 		goto out_nomem;
+	if (p->fcc) {
+		if ((rc = measure_fcc(b, &z, &all.c, &all.n)))
+			goto out_nomem;
+		goto measured;
+	}
 #pragma omp parallel
 	{
 		struct zray rays[SUB * SUB + 4 * SUB] = { { 0 } };
@@ -586,15 +1221,21 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 	}
 	if (rc)
 		goto out_nomem;
+measured:
+	rs_phase("grid: fitted walls' cells measured");
 	if (all.n > 1)
 		qsort(all.c, all.n, sizeof(*all.c), cand_cmp);
-	/* the members: cells whose update differs from the staircase's */
+	/* the members: cells whose update differs from the staircase's (on the fcc lattice a
+	 * node with a link to padding has walls) */
 	for (size_t q = 0; q < all.n; q++) {
 		const struct cand *c = &all.c[q];
-		int full = c->vol == 1 && g->cls[c->cell] == VOX_AIR;
+		int full = c->vol == (faces == 12 ? 2 : 1) &&
+			   (faces == 12 || g->cls[c->cell] == VOX_AIR);
 
-		for (int f = 0; f < 6; f++)
-			full &= c->open[f] == 1;
+		for (int f = 0; f < faces; f++)
+			full &= c->open[f] == 1 &&
+				(faces == 6 ||
+				 g->cls[c->cell + vox_cut_offset(p, faces, f)] != VOX_PAD);
 		if (!full)
 			all.c[n++] = *c;
 	}
@@ -603,22 +1244,78 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 	/* a face towards a cell of no volume is shut, one towards a full air cell open: both
 	 * sides of every face then weigh it alike */
 	for (size_t q = 0; q < n; q++)
-		for (int f = 0; f < 6; f++) {
-			const size_t c = m[q].cell + (f % 2 ? 1 : -1) * step[f / 2];
+		for (int f = 0; f < faces; f++) {
+			const size_t c = m[q].cell + vox_cut_offset(p, faces, f);
 
 			if (find(m, n, c) < 0)
 				m[q].open[f] = g->cls[c] == VOX_PAD ? 0 : 1;
 		}
 	if (!(par = malloc((n ? n : 1) * sizeof(*par))))
 		goto out_nomem;
-	for (size_t q = 0; q < n; q++)
-		par[q] = q;
-	if ((merged = merge_groups(g, &m, &n, &par, l2)) < 0)
-		goto out_nomem;
+	if (faces == 12) {	/* the measured members, kept for another round */
+		if (!(saved = malloc((n ? n : 1) * sizeof(*saved))) ||
+		    !(amp = malloc((n ? n : 1) * sizeof(*amp))))
+			goto out_nomem;
+		memcpy(saved, m, n * sizeof(*m));
+		n0 = n;
+	}
+	for (round = 0;; round++) {
+		double E = 0;
+		int unstable;
+
+		for (size_t q = 0; q < n; q++)
+			par[q] = q;
+		if (faces == 12)
+			lend_volume(p, m, n, stab, faces);
+		if ((merged = merge_groups(g, &m, &n, &par, stab, faces)) < 0)
+			goto out_nomem;
+		if (faces != 12)
+			break;
+		if (n > n0) {
+			float *t = realloc(amp, n * sizeof(*amp));
+
+			if (!t)
+				goto out_nomem;
+			amp = t;
+		}
+		rs_phase("grid: fitted walls' volumes lent and merged");
+		if ((unstable = check_stability(g, m, n, par, b->room->courant, faces, amp, &E)) < 0)
+			goto out_nomem;
+		rs_phase("grid: fitted walls' stability checked");
+		if (!unstable)
+			break;
+		if (round == STABLE_ROUNDS) {
+			rc = rs_fail(err, RS_EINPUT, "grid.walls: fitted: the cut cells are not stable "
+				     "at grid.courant %g after %d rounds of lending and merging "
+				     "(lower grid.courant)", b->room->courant, round);
+			goto out;
+		}
+		/* the members the unstable mode moves most ask more of the bound, and it starts
+		 * again from the measured members */
+		for (size_t q = 0; q < n; q++) {
+			const long o = amp[q] >= 0.3f ? find(saved, n0, m[q].cell) : -1;
+
+			if (o >= 0)
+				saved[o].kappa = 1.5f * fmaxf(saved[o].kappa, 1);
+		}
+		{
+			struct cand *t = realloc(m, n0 * sizeof(*m));
+			size_t *u = realloc(par, n0 * sizeof(*par));
+
+			if (t)
+				m = t;
+			if (u)
+				par = u;
+			if (!t || !u)
+				goto out_nomem;
+		}
+		memcpy(m, saved, n0 * sizeof(*m));
+		n = n0;
+	}
 	/* the groups, each's members together in the order of their cells */
 	if (!(cut = calloc(1, sizeof(*cut))) ||
 	    !(cut->cell = malloc((n ? n : 1) * sizeof(*cut->cell))) ||
-	    !(cut->open = malloc((n ? n : 1) * sizeof(*cut->open))) ||
+	    !(cut->open = malloc((n ? n : 1) * (size_t)faces * sizeof(*cut->open))) ||
 	    !(cut->area = calloc(n ? n : 1, sizeof(*cut->area))) ||
 	    !(cut->material = calloc(n ? n : 1, sizeof(*cut->material))) ||
 	    !(cut->gstart = malloc((n + 1) * sizeof(*cut->gstart))) ||
@@ -651,15 +1348,25 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 		memcpy(count, cut->gstart, (ng + 1) * sizeof(*count));
 		for (size_t q = 0; q < n; q++) {
 			const size_t at = count[gid[q]]++;
-			double dd = 0;
+			double wall[3] = { 0, 0, 0 }, dd = 0;
 
 			cut->cell[at] = m[q].cell;
-			memcpy(cut->open[at], m[q].open, sizeof(m[q].open));
+			memcpy(&cut->open[at * (size_t)faces], m[q].open,
+			       (size_t)faces * sizeof(*cut->open));
 			cut->vol[gid[q]] += m[q].vol;
+			/* the wall inside the cell closes its open faces: its area is the norm of
+			 * their area vectors' sum (a face's: on the cubic grid the unit step, on
+			 * the fcc lattice the link over 2), in h^2 */
+			for (int f = 0; f < faces; f++)
+				for (int d = 0; d < 3; d++) {
+					const int o = faces == 12 ? vox_fcc_link[f][d]
+								  : (f / 2 == d) * (f % 2 ? 1 : -1);
+
+					wall[d] += (double)m[q].open[f] * o;
+				}
 			for (int d = 0; d < 3; d++)
-				dd += (double)(m[q].open[2 * d] - m[q].open[2 * d + 1]) *
-				      (m[q].open[2 * d] - m[q].open[2 * d + 1]);
-			if (dd > 0) {	/* the wall inside the cell: its projections' norm, in h^2 */
+				dd += (faces == 12 ? 0.25 : 1) * wall[d] * wall[d];
+			if (dd > 0) {
 				const int mat = cell_material(b, &m[q], &hint);
 				const struct room_material *rm = &b->room->materials[mat];
 
@@ -671,6 +1378,8 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 			cut->volume += m[q].vol;
 		}
 		cut->n = n;
+		cut->faces = faces;
+		cut->rounds = round;
 		cut->ngroups = ng;
 		cut->merged = (size_t)merged;
 		free(count);
@@ -686,6 +1395,8 @@ out:
 	cut_free(cut);
 	free(par);
 	free(m);
+	free(saved);
+	free(amp);
 	free(all.c);
 	free(z.at);
 	free(z.idx);

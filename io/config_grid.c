@@ -106,7 +106,7 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 		r->courant_at = yp_mark(n);
 		r->courant_given = 1;
 	} else if (r->fitted) {
-		r->courant = FITTED_COURANT;
+		r->courant = r->stencil == ROOM_STENCIL_FCC ? FITTED_FCC_COURANT : FITTED_COURANT;
 	} else if (r->stencil == ROOM_STENCIL_INTERPOLATED || r->stencil == ROOM_STENCIL_FCC) {
 		double limit = 0;
 
@@ -141,15 +141,22 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 /*
  * grid.walls: fitted, once the scheme, materials and geometry are known: what its cut cells
  * cover so far (docs/physics.md, "Fitted walls"): the 7-point scheme in a room of a box, a
- * mesh or shapes.
+ * mesh or shapes; the fcc scheme in a room of a mesh or shapes (in a box its walls pass
+ * through its nodes already).
  */
 static int fitted_walls_refused(struct yp *p, yaml_node_t *n)
 {
 	const struct room *r = p->room;
+	const int seven = r->stencil == ROOM_STENCIL_LEGGY && r->order == 2;
 
-	if (r->stencil_auto || r->stencil != ROOM_STENCIL_LEGGY || r->order != 2)
-		return yp_bad(p, n, "grid.walls", "fitted walls run with the 7-point scheme only "
-			      "(remove scheme.stencil, or give grid.walls: staircase)");
+	if (r->stencil_auto || (!seven && r->stencil != ROOM_STENCIL_FCC))
+		return yp_bad(p, n, "grid.walls", "fitted walls run with the 7-point and fcc "
+			      "schemes only (remove scheme.stencil or give stencil: fcc, or give "
+			      "grid.walls: staircase)");
+	if (r->stencil == ROOM_STENCIL_FCC && !r->shaped)
+		return yp_bad(p, n, "grid.walls", "the fcc scheme's walls in a box pass through its "
+			      "nodes already, so there is nothing to fit (give grid.fit: true to "
+			      "put them where the box's are, and remove grid.walls)");
 	if (r->geo.voxels_path[0])
 		return yp_bad(p, n, "grid.walls", "a voxel file's room has no surface to fit "
 			      "(voxelize from the room's mesh or shapes, or give grid.walls: "

@@ -380,8 +380,9 @@ struct branch_walls *branch_create(const struct vox_grid *g,
 #pragma omp parallel for schedule(static)
 	for (size_t n = 0; n < b->nodes; n++) {
 		/* the kind's scalar walls, as fdtd_coefficients() has them: g = (lambda / 2) beta
-		 * on the cubic grid, lambda beta on the fcc grid */
-		const double gl = (g->plan.fcc ? 1 : 0.5) * lambda;
+		 * on the cubic grid, lambda beta on the fcc grid; a cut group's (lambda / 2)
+		 * beta area / V on both */
+		const double gl = (g->plan.fcc && !g->cut ? 1 : 0.5) * lambda;
 		double d;
 
 		if (g->cut) {	/* the group's scalar walls, as the cut step has them */

@@ -209,53 +209,59 @@ void cpu_free(struct fdtd *f)
 /*
  * grid.walls: fitted (voxel.h, struct vox_cut): each group's u^(n-1), which the step may
  * overwrite, saved before it; after it, the group's finite-volume update written to all its
- * members. Its faces' sum takes each member's six faces in order (a face between two
- * members adds exactly 0, as they hold one value), each weighed by its open fraction.
+ * members. Its faces' sum takes each member's faces in order (a face between two members
+ * adds exactly 0, as they hold one value), each weighed by its open fraction. A member's
+ * value is at cell >> sh (sh = 1 on the fcc lattice, whose fields are folded: vox_folded).
  */
 #define CUT_STEP(REAL, SFX)                                                                   \
 	static void cut_save_##SFX(struct fdtd *f)                                            \
 	{                                                                                     \
 		const struct vox_cut *c = f->grid->cut;                                       \
+		const int sh = f->grid->plan.fcc;                                             \
 		const REAL *b = f->prev;                                                      \
 		REAL *old = f->cut_old;                                                       \
                                                                                               \
 		for (size_t q = 0; q < c->ngroups; q++)                                       \
-			old[q] = b[c->cell[c->gstart[q]]];                                    \
+			old[q] = b[c->cell[c->gstart[q]] >> sh];                              \
 	}                                                                                     \
 	static void cut_step_##SFX(struct fdtd *f)                                            \
 	{                                                                                     \
 		const struct vox_cut *c = f->grid->cut;                                       \
 		const struct vox_plan *p = &f->grid->plan;                                    \
-		const ptrdiff_t sy = p->n[0], sz = (ptrdiff_t)p->n[0] * p->n[1];              \
-		const ptrdiff_t st[6] = { -1, 1, -sy, sy, -sz, sz };                          \
+		const int sh = p->fcc, nf = c->faces;                                         \
 		const REAL *a = f->cur, *old = f->cut_old;                                    \
 		REAL *b = f->prev;                                                            \
+		ptrdiff_t st[12];                                                             \
                                                                                               \
+		for (int e = 0; e < nf; e++)                                                  \
+			st[e] = vox_cut_offset(p, nf, e);                                     \
 		_Pragma("omp parallel for num_threads(f->threads) schedule(static)")         \
 		for (size_t q = 0; q < c->ngroups; q++) {                                     \
 			const size_t m0 = c->gstart[q], m1 = c->gstart[q + 1];                \
-			const REAL u = a[c->cell[m0]];                                        \
+			const REAL u = a[c->cell[m0] >> sh];                                  \
 			REAL t = 0, v;                                                        \
                                                                                               \
 			for (size_t m = m0; m < m1; m++)                                      \
-				for (int e = 0; e < 6; e++)                                   \
-					t += (REAL)c->open[m][e] * (a[c->cell[m] + st[e]] - u); \
+				for (int e = 0; e < nf; e++)                                  \
+					t += (REAL)c->open[m * nf + e] *                      \
+					     (a[(c->cell[m] + st[e]) >> sh] - u);             \
 			v = u + (REAL)f->cut_sc[q] *                                          \
 					((REAL)f->cut_cb[q] * (u - old[q]) +                  \
 					 (REAL)f->cut_l2v[q] * t);                            \
 			for (size_t m = m0; m < m1; m++)                                      \
-				b[c->cell[m]] = v;                                            \
+				b[c->cell[m] >> sh] = v;                                      \
 		}                                                                             \
 	}
 #define CUT_SPREAD(REAL, SFX)                                                                 \
 	static void cut_spread_##SFX(struct fdtd *f)                                          \
 	{                                                                                     \
 		const struct vox_cut *c = f->grid->cut;                                       \
+		const int sh = f->grid->plan.fcc;                                             \
 		REAL *b = f->prev;                                                            \
                                                                                               \
 		for (size_t q = 0; q < c->ngroups; q++)                                       \
 			for (size_t m = c->gstart[q] + 1; m < c->gstart[q + 1]; m++)          \
-				b[c->cell[m]] = b[c->cell[c->gstart[q]]];                     \
+				b[c->cell[m] >> sh] = b[c->cell[c->gstart[q]] >> sh];         \
 	}
 CUT_SPREAD(float, f32)
 CUT_SPREAD(double, f64)

@@ -269,7 +269,9 @@ static int set_branches(struct fdtd *f, const struct fdtd_setup *s, struct rs_er
 static int cut_coefficients(struct fdtd *f)
 {
 	const struct vox_cut *c = f->grid->cut;
-	const double l2 = f->lambda * f->lambda;
+	/* a whole face's area over the nodes' distance: h on the cubic grid, (h^2 / sqrt 2) /
+	 * (sqrt 2 h) on the fcc lattice */
+	const double l2 = f->lambda * f->lambda * (c->faces == 12 ? 0.5 : 1);
 	const size_t ng = c->ngroups + 1;
 
 	f->cut_l2v = malloc(ng * sizeof(double));
@@ -418,8 +420,9 @@ struct fdtd *fdtd_create(const struct fdtd_setup *s, struct rs_error *err)
 		rs_fail(err, RS_EINTERNAL, "the fcc scheme needs the fcc grid, and only it does");
 		goto out_free;
 	}
-	if (s->grid->cut && s->stencil && !stn_is_seven_point(s->stencil)) {
-		rs_fail(err, RS_EINPUT, "grid.walls: fitted runs with the 7-point scheme only so far");
+	if (s->grid->cut && s->stencil && !stn_is_seven_point(s->stencil) && !s->stencil->fcc) {
+		rs_fail(err, RS_EINPUT, "grid.walls: fitted runs with the 7-point and fcc schemes "
+			"only so far");
 		goto out_free;
 	}
 	f->grid = s->grid;
@@ -867,21 +870,32 @@ static double energy_fcc(const struct vox_grid *g, double lambda, const double *
 /* The energy of fdtd_energy_of(), with f's fallback and touch cells when f is given. */
 /*
  * grid.walls: fitted (physics.md, "Fitted walls"): each group's volume times its (u+ - u)^2
- * and each other room cell's, plus lambda^2 times each face's open share times the product of
- * its two cells' differences (a face of a group's member: the member's share). -1 without
- * the memory for its map of members.
+ * and each other room node's (a whole cell's volume), plus lambda^2 a times each face's open
+ * share times the product of its two nodes' differences (a face of a group's member: the
+ * member's share; a as in cut_coefficients()); over the fcc lattice's whole cell, 2 h^3, so
+ * that it is energy_fcc()'s where no cell is cut. -1 without the memory for its map of
+ * members.
  */
 static double energy_cut(const struct vox_grid *g, double lambda, const double *cur,
 			 const double *prev)
 {
 	const struct vox_cut *c = g->cut;
 	const struct vox_plan *p = &g->plan;
-	const size_t st[3] = { 1, (size_t)p->n[0], (size_t)p->n[0] * p->n[1] };
+	const int nf = c->faces;
+	const double whole = nf == 12 ? 2 : 1, a = nf == 12 ? 0.5 : 1;
+	ptrdiff_t st[12];
+	int opp[12];
 	long double kin = 0, pot = 0;
 	size_t *member = malloc(p->cells * sizeof(*member));
 
 	if (!member)
 		return -1;
+	for (int e = 0; e < nf; e++) {
+		st[e] = vox_cut_offset(p, nf, e);
+		for (int o = 0; o < nf; o++)
+			if (vox_cut_offset(p, nf, o) == -vox_cut_offset(p, nf, e))
+				opp[e] = o;
+	}
 	for (size_t n = 0; n < p->cells; n++)
 		member[n] = SIZE_MAX;
 	for (size_t q = 0; q < c->ngroups; q++) {
@@ -898,21 +912,21 @@ static double energy_cut(const struct vox_grid *g, double lambda, const double *
 		if (!in && g->cls[n] == VOX_PAD)
 			continue;
 		if (!in)
-			kin += (long double)(cur[n] - prev[n]) * (cur[n] - prev[n]);
-		for (int a = 0; a < 3; a++) {
-			const size_t m = n + st[a];
+			kin += (long double)whole * (cur[n] - prev[n]) * (cur[n] - prev[n]);
+		for (int e = 1; e < nf; e += 2) {	/* the faces towards + (opp: the others) */
+			const size_t m = n + st[e];
 			double S;
 
 			if (m >= p->cells)
 				continue;
-			S = in ? c->open[member[n]][2 * a + 1]
-			    : member[m] != SIZE_MAX ? c->open[member[m]][2 * a]
+			S = in ? c->open[member[n] * nf + e]
+			    : member[m] != SIZE_MAX ? c->open[member[m] * nf + opp[e]]
 			    : g->cls[m] != VOX_PAD;
 			pot += (long double)S * (cur[n] - cur[m]) * (prev[n] - prev[m]);
 		}
 	}
 	free(member);
-	return (double)(kin + (long double)(lambda * lambda) * pot);
+	return (double)((kin + (long double)(lambda * lambda * a) * pot) / whole);
 }
 
 static double energy(const struct vox_grid *g, double lambda, const struct stn_stencil *s,
@@ -924,10 +938,10 @@ static double energy(const struct vox_grid *g, double lambda, const struct stn_s
 	long double kin = 0, pot = 0;
 	const int general = s && !stn_is_seven_point(s);
 
-	if (p->fcc)
-		return energy_fcc(g, lambda, cur, prev);
 	if (g->cut)
 		return energy_cut(g, lambda, cur, prev);
+	if (p->fcc)
+		return energy_fcc(g, lambda, cur, prev);
 	for (size_t n = 0; n < p->cells; n++) {
 		double d;
 

@@ -389,8 +389,9 @@ static void band_materials(void **state)
  * grid.walls: fitted (docs/physics.md, "Fitted walls"): every per-step kernel of the 7-point
  * scheme with the cut cells' passes (solver/cuda/cut.cu), against the CPU engine, in a room of
  * shapes whose walls lie on no cell face (scalar walls, then band materials, whose branch
- * walls update the cut groups) and in the seminar mesh with band materials, both precisions.
- * diamond is refused with the reason.
+ * walls update the cut groups) and in the seminar mesh with band materials, both precisions;
+ * then both fcc kernels with the lattice's cut cells in the room of shapes (scalar walls) and
+ * in the seminar mesh (band materials). diamond is refused with the reason.
  */
 static void fitted_walls_on_gpu(void **state)
 {
@@ -421,27 +422,33 @@ static void fitted_walls_on_gpu(void **state)
 		"receivers: [{name: A, position: [2.9, 1.2, 1.2]}, "
 		"{name: B, position: [1.0, 2.6, 1.4]}]\n",
 	};
-	static const char *const names[] = { "shapes", "shapes bands", "seminar bands" };
-	const struct kernel_need need = { 0, 0, 0, 0, 0 };
+	static const char *const names[] = { "shapes", "shapes bands", "seminar bands",
+					     "fcc shapes", "fcc seminar bands" };
+	static const int room_of[] = { 0, 1, 2, 0, 2 };
 	const long steps = quick ? 40 : STEPS;
 
 	(void)state;
-	for (int r = 0; r < 3; r++)
+	for (int r = 0; r < 5; r++)
 		for (int prec = 4; prec <= 8; prec += 4) {
+			const int fcc = r >= 3, bands = room_of[r] > 0;
+			const struct kernel_need need = { fcc, 0, 0, 0, 0 };
 			char yaml[2048];
 			struct sim *s;
 			struct fdtd_setup cpu;
 			struct result ref;
 			const double tol = prec == 4 ? TOL_F32 : TOL_F64;
 
-			snprintf(yaml, sizeof(yaml), "%sscheme: {precision: %s}\n", fit_rooms[r],
-				 prec == 4 ? "float32" : "float64");
+			snprintf(yaml, sizeof(yaml), "%sscheme: {precision: %s%s}\n",
+				 fit_rooms[room_of[r]], prec == 4 ? "float32" : "float64",
+				 fcc ? ", stencil: fcc" : "");
 			s = sim_open(yaml);
 			assert_non_null(s->grid->cut);
-			cpu = (struct fdtd_setup){ .grid = s->grid, .lambda = s->lambda,
-						   .precision = prec,
-						   .banks = r ? s->banks->bank : NULL,
-						   .nbanks = r ? s->room->nmaterials : 0, .dt = s->dt };
+			assert_int_equal(s->grid->cut->faces, fcc ? 12 : 6);
+			cpu = (struct fdtd_setup){ .grid = s->grid, .stencil = fcc ? &s->stencil : NULL,
+						   .lambda = s->lambda, .precision = prec,
+						   .banks = bands ? s->banks->bank : NULL,
+						   .nbanks = bands ? s->room->nmaterials : 0,
+						   .dt = s->dt };
 			run(s, &cpu, steps, &ref);
 			for (int k = KERNEL_AUTO + 1; k < NKERNELS; k++) {
 				struct fdtd_setup gpu = cpu;

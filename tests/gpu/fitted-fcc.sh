@@ -1,0 +1,55 @@
+#!/bin/sh
+# fitted-fcc.sh - on the GPU machine (bundle of `make gpu-bundle` in .gpu/): the fcc lattice's
+# fitted walls (grid.walls: fitted, docs/physics.md "Fitted walls") against its staircase.
+# PART=seminar: `roomsim converge` in the seminar room at 2 kHz (0.5 s), --placements 3 at
+# dispersion 0.01, the 7-point scheme and fcc with fitted walls, then fcc with the staircase,
+# every run scored against the fitted reference (the 7-point scheme at 24 points per
+# wavelength; docs/bench/dev-accuracy/score.py). PART=hall: rooms/concert-hall at 2 kHz (0.2 s,
+# its library materials), `roomsim converge` of fcc at 0.01 against fcc at REF (default
+# 0.0025) with the staircase, then `roomsim run` of fcc with fitted walls at DISPERSIONS
+# (default 0.01,0.02), each scored against that reference. Outputs under $OUT (default
+# /tmp/roomsim-fitted-fcc).
+set -u
+out=${OUT:-/tmp/roomsim-fitted-fcc}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$PWD/.gpu/lib" XDG_CACHE_HOME="$out/cache"
+r=.gpu/bin/roomsim
+case ${PART:-seminar} in
+seminar)
+	$r converge tests/gpu/rooms/seminar.yaml --schemes 7-point,fcc --dispersions 0.01 \
+		--placements 3 --set hybrid= --set duration=0.5 --set grid.walls=fitted \
+		--out "$out/c-fitted" > "$out/converge-fitted.txt" 2>&1
+	$r converge tests/gpu/rooms/seminar.yaml --schemes fcc --dispersions 0.01 \
+		--placements 3 --set hybrid= --set duration=0.5 \
+		--out "$out/c-staircase" > "$out/converge-staircase.txt" 2>&1
+	grep -E "^[a-z0-9.-]+ +(the reference|7-point|fcc)" "$out"/converge-*.txt
+	python3 docs/bench/dev-accuracy/score.py "$out/c-fitted/reference-ppw24" \
+		63,125,250,500,1000 "$out"/c-staircase/fcc-d0.01 "$out"/c-staircase/fcc-d0.0101 \
+		"$out"/c-staircase/fcc-d0.0099 "$out"/c-fitted/fcc-d0.01 \
+		"$out"/c-fitted/fcc-d0.0101 "$out"/c-fitted/fcc-d0.0099 \
+		"$out"/c-fitted/7-point-d0.01 "$out"/c-fitted/7-point-d0.0101 \
+		"$out"/c-fitted/7-point-d0.0099 | tee "$out/cross.txt"
+	rm -rf "$out"/c-*/ "$out/cache"
+	;;
+hall)
+	nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+	$r converge rooms/concert-hall/concert-hall.yaml --schemes fcc --dispersions 0.01 \
+		--reference "fcc:${REF:-0.0025}" --set grid.fmax=2000 --set duration=0.2 \
+		--set hybrid= --out "$out/hall" -q > "$out/hall.txt" 2>&1
+	echo "converge rc=$?"
+	cat "$out/hall.txt"
+	runs="$out/hall/fcc-d0.01"
+	for d in $(echo "${DISPERSIONS:-0.01,0.02}" | tr , ' '); do
+		n=fitted-d$d
+		ROOMSIM_PHASES=1 $r run rooms/concert-hall/concert-hall.yaml --set grid.fmax=2000 \
+			--set grid.dispersion=$d --set scheme.stencil=fcc --set grid.walls=fitted \
+			--set duration=0.2 --set hybrid= --out "$out/hall/$n" \
+			> "$out/$n.log" 2>&1
+		echo "$n: rc=$? $(grep -E 'steps of|fitted|error' "$out/$n.log" | tail -2 | tr '\n' ' ')"
+		runs="$runs $out/hall/$n"
+	done
+	python3 docs/bench/dev-accuracy/score.py "$out/hall/reference-fcc-d${REF:-0.0025}" \
+		63,125,250,500,1000 $runs | tee "$out/hall-scores.txt"
+	rm -rf "$out"/hall/*/ "$out/cache"
+	;;
+esac
