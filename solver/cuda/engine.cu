@@ -486,6 +486,7 @@ struct cuda_engine *cuda_create(const struct cuda_setup *s, struct rs_error *err
 		if (CK(cudaMalloc(&e->u[0], e->values * (size_t)s->precision)) ||
 		    CK(cudaMalloc(&e->u[1], e->values * (size_t)s->precision)) ||
 		    upload_folded(e, s->grid, err) || cuda_branch_upload(e, s->branch, err) ||
+		    cuda_cut_upload(e, s->grid->cut, s->cut_l2v, s->cut_sc, s->cut_cb, err) ||
 		    cuda_reset(e, err) || check_kernel(e, s, err) ||
 		    (e->kernel == KERNEL_AUTO && cuda_choose_kernel(e, err)))
 			goto out_free;
