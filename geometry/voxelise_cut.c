@@ -10,7 +10,10 @@
  * cells whose update then differs from the staircase's (part of the box outside, a face
  * partly closed, or a staircase wall) take the finite-volume update of struct vox_cut; a cell
  * whose volume is too small for the scheme's step joins the group of the neighbour across its
- * widest open face, until every group is stable.
+ * widest open face, until every group is stable. On the fcc lattice the cell is the node's
+ * rhombic dodecahedron, measured from the same boxes' points (measure_fcc), a small cell is
+ * first lent volume by its neighbour (lend_volume), and the result's stability is checked
+ * (check_stability).
  */
 #include "voxelise.h"
 
@@ -282,7 +285,7 @@ static size_t root(size_t *par, size_t x)
 }
 
 /*
- * The fcc lattice (docs/physics.md, "Fitted walls"). Node A's dual cell, its rhombic
+ * The fcc lattice (docs/physics.md, "On the fcc lattice"). Node A's dual cell, its rhombic
  * dodecahedron, is its own cell's box and, of each of the six boxes beside it (cells of odd
  * parity, which hold no node), the pyramid on the face they share. Its face towards the
  * neighbour across link o, o_a and o_b its two nonzero steps, is two triangles: one between
