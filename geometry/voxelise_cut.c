@@ -393,6 +393,35 @@ static int key_cmp(const void *pa, const void *pb)
 	return (a > c) - (a < c);
 }
 
+/* Sort a[0..n) and drop repeats; returns how many are left. */
+static size_t sort_unique(size_t *a, size_t n)
+{
+	size_t w = 0;
+
+	if (n > 1)
+		qsort(a, n, sizeof(*a), key_cmp);
+	for (size_t q = 0; q < n; q++)
+		if (!w || a[w - 1] != a[q])
+			a[w++] = a[q];
+	return w;
+}
+
+/* The index of key in the sorted a[0..n), or n. */
+static size_t find_key(const size_t *a, size_t n, size_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && a[lo] == key ? lo : n;
+}
+
 static const struct odd_cell *find_odd(const struct odd_cell *o, size_t n,
 				       const struct vox_plan *p, int i, int j, int k)
 {
@@ -514,16 +543,7 @@ static int measure_fcc(const struct build *b, const struct zbins *z, struct cand
 	}
 	if (rc)
 		goto out;
-	if (nneed > 1)
-		qsort(need, nneed, sizeof(*need), key_cmp);
-	{
-		size_t w = 0;
-
-		for (size_t q = 0; q < nneed; q++)
-			if (!w || need[w - 1] != need[q])
-				need[w++] = need[q];
-		nneed = w;
-	}
+	nneed = sort_unique(need, nneed);
 	/* the odd cells, a column (a run of need with one j room[0] + i) at a time */
 #pragma omp parallel
 	{
@@ -967,19 +987,9 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 
 			for (int f = 0; f < faces; f++) {
 				const size_t c = c0 + vox_cut_offset(p, faces, f);
-				size_t lo = 0, hi = nring;
 
-				if (c >= p->cells || g->cls[c] == VOX_PAD || find(m, n, c) >= 0)
-					continue;
-				while (lo < hi) {
-					const size_t mid = lo + (hi - lo) / 2;
-
-					if (ring[mid] < c)
-						lo = mid + 1;
-					else
-						hi = mid;
-				}
-				if (lo < nring && ring[lo] == c)
+				if (c >= p->cells || g->cls[c] == VOX_PAD || find(m, n, c) >= 0 ||
+				    find_key(ring, nring, c) < nring)
 					continue;
 				if (nadd == acap) {
 					size_t *t = realloc(add, (acap = 2 * acap + 64) * sizeof(*t));
@@ -1005,16 +1015,7 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 		memcpy(ring + nring, add, nadd * sizeof(*add));
 		nring += nadd;
 		free(add);
-		if (nring > 1)
-			qsort(ring, nring, sizeof(*ring), key_cmp);
-		{
-			size_t u = 0;
-
-			for (size_t q = 0; q < nring; q++)
-				if (!u || ring[u - 1] != ring[q])
-					ring[u++] = ring[q];
-			nring = u;
-		}
+		nring = sort_unique(ring, nring);
 	}
 	{
 		const size_t N = ng + nring;
@@ -1041,7 +1042,7 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 			for (int f = 0; f < faces; f++) {
 				const size_t c0 = q < n ? m[q].cell : ring[q - n];
 				const size_t c = c0 + vox_cut_offset(p, faces, f);
-				size_t to = N + 1, lo = 0, hi = nring;
+				size_t to = N + 1, r;
 				long o;
 
 				if (c >= p->cells) {
@@ -1051,16 +1052,8 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 				if ((o = find(m, n, c)) >= 0) {
 					to = gid[o];
 				} else {
-					while (lo < hi) {
-						const size_t mid = lo + (hi - lo) / 2;
-
-						if (ring[mid] < c)
-							lo = mid + 1;
-						else
-							hi = mid;
-					}
-					if (lo < nring && ring[lo] == c)
-						to = ng + lo;
+					if ((r = find_key(ring, nring, c)) < nring)
+						to = ng + r;
 					else if (g->cls[c] != VOX_PAD)
 						to = N;	/* air beyond the layers: held at 0 */
 				}
