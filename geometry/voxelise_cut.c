@@ -277,6 +277,112 @@ static long find(const struct cand *m, size_t n, size_t cell)
 	return lo < n && m[lo].cell == cell ? (long)lo : -1;
 }
 
+/*
+ * qsort on all threads: each sorts a slice, then pairs of sorted runs are merged, in rounds.
+ * The order of items that compare equal is unspecified, as qsort's; every list sorted here
+ * has no two such items that differ.
+ */
+#define PSORT_SLICES 64
+
+static void psort(void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+{
+	size_t cut[PSORT_SLICES + 1];
+	char *src = base, *dst;
+	int t = omp_get_max_threads();
+
+	t = t > PSORT_SLICES ? PSORT_SLICES : t;
+	if (t < 2 || n < 4096 || !(dst = malloc(n * sz))) {
+		if (n > 1)
+			qsort(base, n, sz, cmp);
+		return;
+	}
+	for (int e = 0; e <= t; e++)
+		cut[e] = n * (size_t)e / (size_t)t;
+#pragma omp parallel for num_threads(t) schedule(static, 1)
+	for (int e = 0; e < t; e++)
+		qsort(src + cut[e] * sz, cut[e + 1] - cut[e], sz, cmp);
+	for (int width = 1; width < t; width *= 2) {
+#pragma omp parallel for num_threads(t) schedule(static, 1)
+		for (int e = 0; e < t; e += 2 * width) {
+			size_t a = cut[e], mid = cut[e + width < t ? e + width : t],
+			       hi = cut[e + 2 * width < t ? e + 2 * width : t], b = mid, w = a;
+
+			while (a < mid && b < hi)
+				if (cmp(src + a * sz, src + b * sz) <= 0)
+					memcpy(dst + w++ * sz, src + a++ * sz, sz);
+				else
+					memcpy(dst + w++ * sz, src + b++ * sz, sz);
+			memcpy(dst + w * sz, src + a * sz, (mid - a) * sz);
+			w += mid - a;
+			memcpy(dst + w * sz, src + b * sz, (hi - b) * sz);
+		}
+		{
+			char *x = src;
+
+			src = dst;
+			dst = x;
+		}
+	}
+	if (src != base) {
+		memcpy(base, src, n * sz);
+		free(src);
+	} else {
+		free(dst);
+	}
+}
+
+/*
+ * Each member's neighbour across each face: its index in the list sorted by cell, or -1; in
+ * nb[q faces + f]. Along one face the neighbours' cells rise with the members', so each
+ * slice of the list walks them in one pass.
+ */
+static int32_t *neighbours(const struct vox_plan *p, const struct cand *m, size_t n, int faces)
+{
+	int32_t *nb;
+
+	if (n >= INT32_MAX || !(nb = malloc((n ? n : 1) * (size_t)faces * sizeof(*nb))))
+		return NULL;
+#pragma omp parallel for schedule(static) collapse(2)
+	for (int f = 0; f < faces; f++)
+		for (int slice = 0; slice < PSORT_SLICES; slice++) {
+			const ptrdiff_t off = vox_cut_offset(p, faces, f);
+			const size_t lo = n * (size_t)slice / PSORT_SLICES,
+				     hi = n * (size_t)(slice + 1) / PSORT_SLICES;
+			size_t r;
+
+			if (lo == hi)
+				continue;
+			{	/* the first member at or past the first neighbour's cell */
+				size_t a = 0, b = n;
+				const size_t want = off < 0 && m[lo].cell < (size_t)-off
+							    ? 0 : m[lo].cell + (size_t)off;
+
+				while (a < b) {
+					const size_t mid = a + (b - a) / 2;
+
+					if (m[mid].cell < want)
+						a = mid + 1;
+					else
+						b = mid;
+				}
+				r = a;
+			}
+			for (size_t q = lo; q < hi; q++) {
+				const size_t want = m[q].cell + (size_t)off;
+
+				if (off < 0 && m[q].cell < (size_t)-off) {	/* off the grid */
+					nb[q * (size_t)faces + (size_t)f] = -1;
+					continue;
+				}
+				while (r < n && m[r].cell < want)
+					r++;
+				nb[q * (size_t)faces + (size_t)f] =
+					r < n && m[r].cell == want ? (int32_t)r : -1;
+			}
+		}
+	return nb;
+}
+
 static size_t root(size_t *par, size_t x)
 {
 	while (par[x] != x)
@@ -398,8 +504,7 @@ static size_t sort_unique(size_t *a, size_t n)
 {
 	size_t w = 0;
 
-	if (n > 1)
-		qsort(a, n, sizeof(*a), key_cmp);
+	psort(a, n, sizeof(*a), key_cmp);
 	for (size_t q = 0; q < n; q++)
 		if (!w || a[w - 1] != a[q])
 			a[w++] = a[q];
@@ -543,6 +648,7 @@ static int measure_fcc(const struct build *b, const struct zbins *z, struct cand
 	}
 	if (rc)
 		goto out;
+	rs_phase("grid: fitted walls: the nodes' boxes");
 	nneed = sort_unique(need, nneed);
 	/* the odd cells, a column (a run of need with one j room[0] + i) at a time */
 #pragma omp parallel
@@ -591,12 +697,13 @@ static int measure_fcc(const struct build *b, const struct zbins *z, struct cand
 	}
 	if (rc)
 		goto out;
-	if (nodd > 1)
-		qsort(odd, nodd, sizeof(*odd), key_cmp);	/* key first: sorts by it */
+	rs_phase("grid: fitted walls: the odd cells' boxes");
+	psort(odd, nodd, sizeof(*odd), key_cmp);	/* key first: sorts by it */
 	/* each node's volume and faces */
 	{
 		size_t w = 0;
 
+#pragma omp parallel for schedule(static)
 		for (size_t q = 0; q < nev; q++) {
 			struct cand c = ev[q];
 			const int *a = c.ijk;
@@ -633,9 +740,11 @@ static int measure_fcc(const struct build *b, const struct zbins *z, struct cand
 				c.open[e] = t / (2 * TRI_POINTS);
 			}
 			c.vol = (float)vol;
-			if (c.vol > 0)
-				ev[w++] = c;
+			ev[q] = c;
 		}
+		for (size_t q = 0; q < nev; q++)
+			if (ev[q].vol > 0)
+				ev[w++] = ev[q];
 		nev = w;
 	}
 out:
@@ -748,8 +857,7 @@ static void room_cell(const struct vox_plan *p, size_t c, int ijk[3])
  * them changes the room's modes far less than merging them would (merged, a sliver's links
  * would join its neighbour to nodes two cells away). Members it cannot help are merged next.
  */
-static void lend_volume(const struct vox_plan *p, struct cand *m, size_t n, double stab,
-			int faces)
+static void lend_volume(struct cand *m, size_t n, const int32_t *nb, double stab, int faces)
 {
 	for (size_t q = 0; q < n; q++) {
 		double D = 0, need, spare = 0;
@@ -762,9 +870,7 @@ static void lend_volume(const struct vox_plan *p, struct cand *m, size_t n, doub
 			continue;
 		need *= 1 + 1e-6;	/* above the bound after rounding to float */
 		for (int f = 0; f < faces; f++) {
-			const long o = m[q].open[f] > 0
-					       ? find(m, n, m[q].cell + vox_cut_offset(p, faces, f))
-					       : -1;
+			const long o = m[q].open[f] > 0 ? nb[q * (size_t)faces + (size_t)f] : -1;
 			double Dj = 0, s;
 
 			if (o < 0)
@@ -788,10 +894,11 @@ static void lend_volume(const struct vox_plan *p, struct cand *m, size_t n, doub
  * Merge each unstable group into its neighbour across its widest open face (a full air cell
  * there joins as a member): until V >= stab D for every group, D the open fractions of its
  * faces to cells outside it (vx_cut_cells() gives stab). Returns the members merged; *m and
- * *n grow with the air cells taken, the list staying sorted by cell.
+ * *n grow with the air cells taken, the list staying sorted by cell, and *nb (neighbours())
+ * is made again for it.
  */
 static long merge_groups(const struct vox_grid *g, struct cand **m, size_t *n, size_t **par,
-			 double stab, int faces)
+			 int32_t **nb, double stab, int faces)
 {
 	const struct vox_plan *p = &g->plan;
 	long merged = 0;
@@ -814,7 +921,7 @@ static long merge_groups(const struct vox_grid *g, struct cand **m, size_t *n, s
 			to[q] = -1;
 			for (int f = 0; f < faces; f++) {
 				const size_t c = (*m)[q].cell + vox_cut_offset(p, faces, f);
-				const long o = find(*m, *n, c);
+				const long o = (*nb)[q * (size_t)faces + (size_t)f];
 				const float op = (*m)[q].open[f];
 
 				if (o >= 0 && root(*par, (size_t)o) == r)
@@ -919,6 +1026,9 @@ static long merge_groups(const struct vox_grid *g, struct cand **m, size_t *n, s
 			*m = nm;
 			*n = w;
 			free(at);
+			free(*nb);
+			if (!(*nb = neighbours(p, *m, *n, faces)))
+				goto fail;
 		}
 		free(V);
 		free(D);
@@ -955,13 +1065,37 @@ fail:
 #define CHECK_ITERATIONS 120
 #define STABLE_ROUNDS 12	/* rounds of lending and merging, at most */
 
+/* Deterministic sums over [0, n): fixed blocks, each summed in order on some thread, then the
+ * blocks in order, so that the result does not depend on the number of threads. */
+#define SUM_BLOCKS 256
+
+static double dot_blocks(const double *a, const double *b, size_t n)
+{
+	double part[SUM_BLOCKS], t = 0;
+
+#pragma omp parallel for schedule(static)
+	for (int e = 0; e < SUM_BLOCKS; e++) {
+		const size_t lo = n * (size_t)e / SUM_BLOCKS, hi = n * (size_t)(e + 1) / SUM_BLOCKS;
+		double x = 0;
+
+		for (size_t i = lo; i < hi; i++)
+			x += a[i] * b[i];
+		part[e] = x;
+	}
+	for (int e = 0; e < SUM_BLOCKS; e++)
+		t += part[e];
+	return t;
+}
+
 static int check_stability(const struct vox_grid *g, const struct cand *m, size_t n,
-			   size_t *par, double lambda, int faces, float *amp, double *E)
+			   const int32_t *nbm, size_t *par, double lambda, int faces, float *amp,
+			   double *E)
 {
 	const struct vox_plan *p = &g->plan;
 	const double a = faces == 12 ? 0.5 : 1, whole = faces == 12 ? 2 : 1;
-	size_t *gid = malloc((n ? n : 1) * sizeof(*gid)), ng = 0, nring = 0, cap = 0;
+	size_t *gid = malloc((n ? n : 1) * sizeof(*gid)), ng = 0, nring = 0;
 	size_t *ring = NULL;	/* the nodes beside, sorted by cell */
+	size_t *gat = NULL, *gmem = NULL;	/* group e's members: gmem[gat[e] .. gat[e + 1]) */
 	double *V = NULL, *y = NULL, *z = NULL, *w = NULL, *wm = NULL;
 	uint32_t *nb = NULL;	/* each member's and each layer node's neighbours */
 	int rc = -1;
@@ -977,43 +1111,60 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 			gid[r] = ng++;
 		gid[q] = gid[r];
 	}
-	/* two layers of air nodes beside the members */
+	if (!(gat = calloc(ng + 2, sizeof(*gat))) || !(gmem = malloc((n ? n : 1) * sizeof(*gmem))))
+		goto out;
+	for (size_t q = 0; q < n; q++)
+		gat[gid[q] + 2]++;
+	for (size_t e = 0; e < ng; e++)
+		gat[e + 2] += gat[e + 1];
+	for (size_t q = 0; q < n; q++)
+		gmem[gat[gid[q] + 1]++] = q;
+	/* two layers of air nodes beside the members, each thread's found apart, then joined */
 	for (int layer = 0; layer < 2; layer++) {
 		const size_t count = layer ? nring : n;
-		size_t *add = NULL, nadd = 0, acap = 0;
+		size_t *add = NULL, nadd = 0;
+		int fail = 0;
 
-		for (size_t q = 0; q < count; q++) {
-			const size_t c0 = layer ? ring[q] : m[q].cell;
+#pragma omp parallel
+		{
+			size_t *mine = NULL, nmine = 0, cap = 0;
 
-			for (int f = 0; f < faces; f++) {
-				const size_t c = c0 + vox_cut_offset(p, faces, f);
+#pragma omp for schedule(static)
+			for (size_t q = 0; q < count; q++) {
+				const size_t c0 = layer ? ring[q] : m[q].cell;
 
-				if (c >= p->cells || g->cls[c] == VOX_PAD || find(m, n, c) >= 0 ||
-				    find_key(ring, nring, c) < nring)
-					continue;
-				if (nadd == acap) {
-					size_t *t = realloc(add, (acap = 2 * acap + 64) * sizeof(*t));
+				for (int f = 0; f < faces; f++) {
+					const size_t c = c0 + vox_cut_offset(p, faces, f);
 
-					if (!t) {
-						free(add);
-						goto out;
+					if (c >= p->cells || g->cls[c] == VOX_PAD ||
+					    (layer ? find(m, n, c) >= 0
+						   : nbm[q * (size_t)faces + (size_t)f] >= 0) ||
+					    find_key(ring, nring, c) < nring)
+						continue;
+					if (nmine == cap) {
+						size_t *t = realloc(mine, (cap = 2 * cap + 64) *
+									  sizeof(*t));
+
+						if (!t) {
+							fail = 1;
+							break;
+						}
+						mine = t;
 					}
-					add = t;
+					mine[nmine++] = c;
 				}
-				add[nadd++] = c;
 			}
-		}
-		if (nring + nadd > cap) {
-			size_t *t = realloc(ring, (cap = nring + nadd + 1) * sizeof(*t));
-
-			if (!t) {
-				free(add);
-				goto out;
+#pragma omp critical
+			{
+				if (append((void **)&add, &nadd, mine, nmine, sizeof(*mine)))
+					fail = 1;
 			}
-			ring = t;
+			free(mine);
 		}
-		memcpy(ring + nring, add, nadd * sizeof(*add));
-		nring += nadd;
+		if (fail || append((void **)&ring, &nring, add, nadd, sizeof(*add))) {
+			free(add);
+			goto out;
+		}
 		free(add);
 		nring = sort_unique(ring, nring);
 	}
@@ -1049,7 +1200,7 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 					nb[q * (size_t)faces + (size_t)f] = (uint32_t)(N + 1);
 					continue;
 				}
-				if ((o = find(m, n, c)) >= 0) {
+				if ((o = q < n ? nbm[q * (size_t)faces + (size_t)f] : find(m, n, c)) >= 0) {
 					to = gid[o];
 				} else {
 					if ((r = find_key(ring, nring, c)) < nring)
@@ -1061,20 +1212,18 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 					to = N + 1;	/* a shut face */
 				nb[q * (size_t)faces + (size_t)f] = (uint32_t)to;
 			}
+#pragma omp parallel for schedule(static)
 		for (size_t i = 0; i < N; i++)	/* a fixed start, spread over every mode */
 			y[i] = 1 + 0.5 * sin(12.9898 * (double)i);
 		for (int it = 0; it < CHECK_ITERATIONS; it++) {
-			double norm = 0, dot = 0;
+			const double norm = sqrt(dot_blocks(y, y, N));
 
-			for (size_t i = 0; i < N; i++)
-				norm += y[i] * y[i];
-			norm = sqrt(norm);
 			if (!(norm > 0))
 				break;
+#pragma omp parallel for schedule(static)
 			for (size_t i = 0; i < N; i++) {
 				y[i] /= norm;
 				z[i] = y[i] / sqrt(V[i]);
-				w[i] = 0;
 			}
 			z[N] = 0;
 			/* w = K z: the members' faces (each member's sum, then by group), then
@@ -1091,21 +1240,27 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 				}
 				wm[q] = t;
 			}
-			for (size_t q = 0; q < n; q++)
-				w[gid[q]] += wm[q];
 #pragma omp parallel for schedule(static)
-			for (size_t r = 0; r < nring; r++)
+			for (size_t e = 0; e < ng; e++) {
+				double t = 0;
+
+				for (size_t x = gat[e]; x < gat[e + 1]; x++)
+					t += wm[gmem[x]];
+				w[e] = t / sqrt(V[e]);
+			}
+#pragma omp parallel for schedule(static)
+			for (size_t r = 0; r < nring; r++) {
+				double t = 0;
+
 				for (int f = 0; f < faces; f++) {
 					const size_t to = nb[(n + r) * (size_t)faces + (size_t)f];
 
 					if (to <= N)
-						w[ng + r] += z[ng + r] - z[to];
+						t += z[ng + r] - z[to];
 				}
-			for (size_t i = 0; i < N; i++) {
-				w[i] /= sqrt(V[i]);
-				dot += y[i] * w[i];
+				w[ng + r] = t / sqrt(V[ng + r]);
 			}
-			*E = dot;
+			*E = dot_blocks(y, w, N);
 			memcpy(y, w, N * sizeof(*y));
 		}
 		rc = lambda * lambda * a * *E > 4 * 0.99;	/* a margin: E is found from below */
@@ -1120,6 +1275,8 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 	}
 out:
 	free(gid);
+	free(gat);
+	free(gmem);
 	free(ring);
 	free(V);
 	free(y);
@@ -1149,6 +1306,7 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 	size_t n = 0, *par = NULL, n0 = 0;
 	int round;
 	struct cand *saved = NULL;	/* fcc: the members as measured */
+	int32_t *nb = NULL;		/* neighbours() of m */
 	float *amp = NULL;
 	struct vox_cut *cut = NULL;
 	const struct tri *hint = NULL;
@@ -1219,8 +1377,7 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 		goto out_nomem;
 measured:
 	rs_phase("grid: fitted walls' cells measured");
-	if (all.n > 1)
-		qsort(all.c, all.n, sizeof(*all.c), cand_cmp);
+	psort(all.c, all.n, sizeof(*all.c), cand_cmp);
 	/* the members: cells whose update differs from the staircase's (on the fcc lattice a
 	 * node with a link to padding has walls) */
 	for (size_t q = 0; q < all.n; q++) {
@@ -1237,15 +1394,17 @@ measured:
 	}
 	m = all.c;
 	all.c = NULL;
+	if (!(nb = neighbours(p, m, n, faces)))
+		goto out_nomem;
 	/* a face towards a cell of no volume is shut, one towards a full air cell open: both
 	 * sides of every face then weigh it alike */
+#pragma omp parallel for schedule(static)
 	for (size_t q = 0; q < n; q++)
-		for (int f = 0; f < faces; f++) {
-			const size_t c = m[q].cell + vox_cut_offset(p, faces, f);
-
-			if (find(m, n, c) < 0)
-				m[q].open[f] = g->cls[c] == VOX_PAD ? 0 : 1;
-		}
+		for (int f = 0; f < faces; f++)
+			if (nb[q * (size_t)faces + (size_t)f] < 0)
+				m[q].open[f] = g->cls[m[q].cell + vox_cut_offset(p, faces, f)] ==
+							       VOX_PAD
+						       ? 0 : 1;
 	if (!(par = malloc((n ? n : 1) * sizeof(*par))))
 		goto out_nomem;
 	if (faces == 12) {	/* the measured members, kept for another round */
@@ -1261,9 +1420,14 @@ measured:
 
 		for (size_t q = 0; q < n; q++)
 			par[q] = q;
+		if (round) {	/* the list is the measured one again */
+			free(nb);
+			if (!(nb = neighbours(p, m, n, faces)))
+				goto out_nomem;
+		}
 		if (faces == 12)
-			lend_volume(p, m, n, stab, faces);
-		if ((merged = merge_groups(g, &m, &n, &par, stab, faces)) < 0)
+			lend_volume(m, n, nb, stab, faces);
+		if ((merged = merge_groups(g, &m, &n, &par, &nb, stab, faces)) < 0)
 			goto out_nomem;
 		if (faces != 12)
 			break;
@@ -1275,7 +1439,7 @@ measured:
 			amp = t;
 		}
 		rs_phase("grid: fitted walls' volumes lent and merged");
-		if ((unstable = check_stability(g, m, n, par, b->room->courant, faces, amp, &E)) < 0)
+		if ((unstable = check_stability(g, m, n, nb, par, b->room->courant, faces, amp, &E)) < 0)
 			goto out_nomem;
 		rs_phase("grid: fitted walls' stability checked");
 		if (!unstable)
@@ -1389,6 +1553,7 @@ out_nomem:
 	rc = rs_fail(err, RS_ENOMEM, "out of memory for the fitted walls' cut cells");
 out:
 	cut_free(cut);
+	free(nb);
 	free(par);
 	free(m);
 	free(saved);

@@ -6,8 +6,10 @@
 # with each walls, and every run scored against the fitted reference
 # (docs/bench/dev-accuracy/score.py); PART=long: the seminar room fitted, float32, its walls
 # of library band materials, 10^6 steps (22 s of response), and its WAV's decay: the level of
-# each second against the peak, which must fall to the float32 floor and stay there. Outputs
-# under $OUT (default /tmp/roomsim-fitted).
+# each second against the peak, which must fall to the float32 floor and stay there; STENCIL
+# (default: the room's) and DURATION (default 22.0, 10^6 steps of the 7-point scheme; 43 for
+# fcc at its fitted Courant number 0.9) choose another scheme. Outputs under $OUT (default
+# /tmp/roomsim-fitted).
 set -u
 out=${OUT:-/tmp/roomsim-fitted}
 mkdir -p "$out"
@@ -41,12 +43,12 @@ converge)
 	;;
 long)
 	sed -e 's/^grid: {fmax: 2000}/grid: {fmax: 2000, walls: fitted}/' \
-		-e 's/^duration: 2.0/duration: 22.0/' \
+		-e "s/^duration: 2.0/duration: ${DURATION:-22.0}/" \
 		-e 's/plaster: {absorption: 0.08}/plaster: {library: rough_lime_wash}/' \
 		-e "s|mesh: seminar.obj|mesh: $PWD/tests/gpu/rooms/seminar.obj|" \
 		tests/gpu/rooms/seminar.yaml > "$out/long.yaml"
 	$r run --set hybrid= --set output.wav.highpass=0 --set output.dir="$out/long" \
-		"$out/long.yaml" > "$out/long.log" 2>&1
+		${STENCIL:+--set scheme.stencil=$STENCIL} "$out/long.yaml" > "$out/long.log" 2>&1
 	tail -1 "$out/long.log"
 	python3 - "$out/long/S_front.wav" <<'PY' | tee "$out/long-decay.txt"
 import sys
