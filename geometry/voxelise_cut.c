@@ -460,36 +460,92 @@ static int cast_column(const struct build *b, const struct zbins *z, int i, int 
 	return rc;
 }
 
-/* Box k of a cast column: its volume inside (h^3), and, given o, its odd cell's shares. */
-static float sample_box(const struct build *b, const struct zray *rays, int k,
-			struct odd_cell *o)
-{
-	const double w = 1.0 / SUB, www = w * w * w;
-	float vol = 0;
+/* A point's shares of an odd cell, in whole numbers: (d) its offsets from the box's centre
+ * in half points, 2 q / SUB + 1 - SUB etc.; pyr: sixths of a point to each pyramid it lies
+ * in (a tie on n axes gives each 6 / n); tri: halves of a point to each triangle (a tie on
+ * two axes 2, on three 1 to each of its three). */
+struct shares {
+	int vol, pyr[6], tri[12];
+};
 
+static void point_shares(const int d[3], struct shares *s)
+{
+	int top = 0, tie[3], nt = 0;
+
+	s->vol++;
+	for (int a = 0; a < 3; a++)
+		top = abs(d[a]) > top ? abs(d[a]) : top;
+	for (int a = 0; a < 3; a++)
+		if (abs(d[a]) == top)
+			tie[nt++] = a;
+	for (int t = 0; t < nt; t++)
+		s->pyr[2 * tie[t] + (d[tie[t]] > 0)] += 6 / nt;
+	for (int t = 0; t < nt; t++)
+		for (int u = t + 1; u < nt; u++)
+			s->tri[tri_index(tie[t], d[tie[t]], tie[u], d[tie[u]])] += nt == 2 ? 2 : 1;
+}
+
+/* The shares of the SUB points of each ray through a box, all inside. */
+static void ray_shares(struct shares seg[SUB * SUB])
+{
+	memset(seg, 0, SUB * SUB * sizeof(*seg));
 	for (int q = 0; q < SUB * SUB; q++)
 		for (int c3 = 0; c3 < SUB; c3++) {
-			const int in = inside(b, &rays[q], at_cell(b, 2, k, (c3 + 0.5) * w - 0.5));
 			const int d[3] = { 2 * (q / SUB) + 1 - SUB, 2 * (q % SUB) + 1 - SUB,
 					   2 * c3 + 1 - SUB };
-			int top = 0, tie[3], nt = 0;
 
-			vol += (float)(in * www);
-			if (!o || !in)
-				continue;
-			for (int a = 0; a < 3; a++)
-				top = abs(d[a]) > top ? abs(d[a]) : top;
-			for (int a = 0; a < 3; a++)
-				if (abs(d[a]) == top)
-					tie[nt++] = a;
-			for (int t = 0; t < nt; t++)
-				o->pyr[2 * tie[t] + (d[tie[t]] > 0)] += (float)(www / nt);
-			for (int t = 0; t < nt; t++)
-				for (int u = t + 1; u < nt; u++)
-					o->tri[tri_index(tie[t], d[tie[t]], tie[u], d[tie[u]])] +=
-						nt == 2 ? 1.0f : 0.5f;
+			point_shares(d, &seg[q]);
 		}
-	return vol;
+}
+
+/*
+ * Box k of a cast column: its volume inside (h^3), and, given o, its odd cell's shares. In a
+ * room of a mesh alone, a ray that no crossing meets within the box has its points all in or
+ * all out: seg (ray_shares()) gives their shares at once.
+ */
+static float sample_box(const struct build *b, const struct zray *rays, int k,
+			const struct shares seg[SUB * SUB], struct odd_cell *o)
+{
+	const double w = 1.0 / SUB, www = w * w * w;
+	const int parity = b->tri && !b->room->geo.nshapes && !b->room->geo.has_box &&
+			   b->room->shaped;	/* inside() counts crossings alone */
+	const double z0 = at_cell(b, 2, k, 0.5 * w - 0.5), z1 = at_cell(b, 2, k, 0.5 - 0.5 * w);
+	struct shares s = { 0 };
+
+	for (int q = 0; q < SUB * SUB; q++) {
+		const struct zray *r = &rays[q];
+
+		if (parity) {
+			int below = 0;
+
+			while (below < r->n && r->at[below] < z0)
+				below++;
+			if (below == r->n || r->at[below] > z1) {	/* none within */
+				if (below & 1) {
+					s.vol += seg[q].vol;
+					for (int e = 0; e < 6; e++)
+						s.pyr[e] += seg[q].pyr[e];
+					for (int e = 0; e < 12; e++)
+						s.tri[e] += seg[q].tri[e];
+				}
+				continue;
+			}
+		}
+		for (int c3 = 0; c3 < SUB; c3++) {
+			const int d[3] = { 2 * (q / SUB) + 1 - SUB, 2 * (q % SUB) + 1 - SUB,
+					   2 * c3 + 1 - SUB };
+
+			if (inside(b, r, at_cell(b, 2, k, (c3 + 0.5) * w - 0.5)))
+				point_shares(d, &s);
+		}
+	}
+	if (o) {
+		for (int e = 0; e < 6; e++)
+			o->pyr[e] = (float)(s.pyr[e] * (www / 6));
+		for (int e = 0; e < 12; e++)
+			o->tri[e] = 0.5f * (float)s.tri[e];
+	}
+	return (float)(s.vol * www);
 }
 
 static int key_cmp(const void *pa, const void *pb)
@@ -574,8 +630,10 @@ static int measure_fcc(const struct build *b, const struct zbins *z, struct cand
 	struct cand *ev = NULL;
 	size_t nev = 0, *need = NULL, nneed = 0, nodd = 0;
 	struct odd_cell *odd = NULL;
+	struct shares seg[SUB * SUB];
 	int rc = 0;
 
+	ray_shares(seg);
 #pragma omp parallel
 	{
 		struct zray rays[SUB * SUB] = { { 0 } };
@@ -616,7 +674,7 @@ static int measure_fcc(const struct build *b, const struct zbins *z, struct cand
 				c->ijk[1] = j;
 				c->ijk[2] = k;
 				c->vol = in_range && k >= 0 && k < p->room[2]
-						 ? sample_box(b, rays, k, NULL) : 0;
+						 ? sample_box(b, rays, k, seg, NULL) : 0;
 				if (nnd + 6 > ndcap) {
 					size_t *t = realloc(nd, (ndcap = 2 * ndcap + 64) * sizeof(*t));
 
@@ -683,7 +741,7 @@ static int measure_fcc(const struct build *b, const struct zbins *z, struct cand
 				o = &mine[nmine++];
 				memset(o, 0, sizeof(*o));
 				o->key = need[r];
-				sample_box(b, rays, (int)(need[r] % (size_t)p->room[2]), o);
+				sample_box(b, rays, (int)(need[r] % (size_t)p->room[2]), seg, o);
 			}
 		}
 #pragma omp critical
@@ -707,16 +765,17 @@ static int measure_fcc(const struct build *b, const struct zbins *z, struct cand
 		for (size_t q = 0; q < nev; q++) {
 			struct cand c = ev[q];
 			const int *a = c.ijk;
+			const struct odd_cell *six[6];	/* the odd cells beside: -x +x -y +y -z +z */
 			double vol = c.vol;
 
 			for (int s = 0; s < 6; s++) {	/* the pyramids facing the node */
 				const int ax = s / 2, sg = s % 2 ? 1 : -1;
 				const int x[3] = { a[0] + (ax == 0) * sg, a[1] + (ax == 1) * sg,
 						   a[2] + (ax == 2) * sg };
-				const struct odd_cell *o = find_odd(odd, nodd, p, x[0], x[1], x[2]);
 
-				if (o)
-					vol += o->pyr[2 * ax + (sg < 0)];
+				six[s] = find_odd(odd, nodd, p, x[0], x[1], x[2]);
+				if (six[s])
+					vol += six[s]->pyr[2 * ax + (sg < 0)];
 			}
 			for (int e = 0; e < 12; e++) {
 				const int *l = vox_fcc_link[e];
@@ -727,11 +786,8 @@ static int measure_fcc(const struct build *b, const struct zbins *z, struct cand
 					if (l[d])
 						ax[n++] = d;
 				for (int h = 0; h < 2; h++) {	/* the odd cell A + o_a e_a, then A + o_b e_b */
-					const int d = ax[h], x[3] = { a[0] + (d == 0) * l[0],
-								      a[1] + (d == 1) * l[1],
-								      a[2] + (d == 2) * l[2] };
-					const struct odd_cell *o = find_odd(odd, nodd, p, x[0], x[1],
-									    x[2]);
+					const int d = ax[h];
+					const struct odd_cell *o = six[2 * d + (l[d] > 0)];
 
 					if (o)
 						t += o->tri[tri_index(ax[0], h ? l[ax[0]] : -l[ax[0]],
@@ -1309,7 +1365,6 @@ int vx_cut_cells(struct build *b, struct rs_error *err)
 	int32_t *nb = NULL;		/* neighbours() of m */
 	float *amp = NULL;
 	struct vox_cut *cut = NULL;
-	const struct tri *hint = NULL;
 	long merged;
 	int rc = 0;
 
@@ -1484,11 +1539,15 @@ measured:
 		goto out_nomem;
 	{
 		size_t *count = calloc(n + 1, sizeof(*count)), *gid = malloc((n ? n : 1) * sizeof(*gid));
+		float *area = malloc((n ? n : 1) * sizeof(*area));	/* by member, as in m */
+		uint8_t *mat = calloc(n ? n : 1, sizeof(*mat));
 		size_t ng = 0;
 
-		if (!count || !gid) {
+		if (!count || !gid || !area || !mat) {
 			free(count);
 			free(gid);
+			free(area);
+			free(mat);
 			goto out_nomem;
 		}
 		for (size_t q = 0; q < n; q++)	/* groups numbered by their first member */
@@ -1506,34 +1565,45 @@ measured:
 		for (size_t e = 0; e < ng; e++)
 			cut->gstart[e + 1] += cut->gstart[e];
 		memcpy(count, cut->gstart, (ng + 1) * sizeof(*count));
+		/* the wall inside each member closes its open faces: its area is the norm of their
+		 * area vectors' sum (a face's: on the cubic grid the unit step, on the fcc lattice
+		 * the link over 2), in h^2; its material the nearest surface's */
+#pragma omp parallel
+		{
+			const struct tri *near = NULL;
+
+#pragma omp for schedule(dynamic, 1024)
+			for (size_t q = 0; q < n; q++) {
+				double wall[3] = { 0, 0, 0 }, dd = 0;
+
+				for (int f = 0; f < faces; f++)
+					for (int d = 0; d < 3; d++) {
+						const int o = faces == 12 ? vox_fcc_link[f][d]
+									  : (f / 2 == d) * (f % 2 ? 1 : -1);
+
+						wall[d] += (double)m[q].open[f] * o;
+					}
+				for (int d = 0; d < 3; d++)
+					dd += (faces == 12 ? 0.25 : 1) * wall[d] * wall[d];
+				area[q] = (float)sqrt(dd);
+				if (dd > 0)
+					mat[q] = (uint8_t)cell_material(b, &m[q], &near);
+			}
+		}
 		for (size_t q = 0; q < n; q++) {
 			const size_t at = count[gid[q]]++;
-			double wall[3] = { 0, 0, 0 }, dd = 0;
 
 			cut->cell[at] = m[q].cell;
 			memcpy(&cut->open[at * (size_t)faces], m[q].open,
 			       (size_t)faces * sizeof(*cut->open));
 			cut->vol[gid[q]] += m[q].vol;
-			/* the wall inside the cell closes its open faces: its area is the norm of
-			 * their area vectors' sum (a face's: on the cubic grid the unit step, on
-			 * the fcc lattice the link over 2), in h^2 */
-			for (int f = 0; f < faces; f++)
-				for (int d = 0; d < 3; d++) {
-					const int o = faces == 12 ? vox_fcc_link[f][d]
-								  : (f / 2 == d) * (f % 2 ? 1 : -1);
+			if (area[q] > 0) {
+				const struct room_material *rm = &b->room->materials[mat[q]];
 
-					wall[d] += (double)m[q].open[f] * o;
-				}
-			for (int d = 0; d < 3; d++)
-				dd += (faces == 12 ? 0.25 : 1) * wall[d] * wall[d];
-			if (dd > 0) {
-				const int mat = cell_material(b, &m[q], &hint);
-				const struct room_material *rm = &b->room->materials[mat];
-
-				cut->area[at] = (float)sqrt(dd);
-				cut->material[at] = (uint8_t)mat;
+				cut->area[at] = area[q];
+				cut->material[at] = mat[q];
 				if (!room_material_banded(rm))
-					cut->loss[gid[q]] += rm->beta * cut->area[at];
+					cut->loss[gid[q]] += rm->beta * area[q];
 			}
 			cut->volume += m[q].vol;
 		}
@@ -1544,6 +1614,8 @@ measured:
 		cut->merged = (size_t)merged;
 		free(count);
 		free(gid);
+		free(area);
+		free(mat);
 	}
 	g->cut = cut;
 	cut = NULL;
