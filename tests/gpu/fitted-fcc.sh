@@ -8,8 +8,10 @@
 # its library materials), `roomsim converge` of fcc at 0.01 against fcc at REF (default
 # 0.0025) with the staircase, then `roomsim run` of fcc with fitted walls at DISPERSIONS
 # (default 0.01,0.02), each scored against that reference; SKIP_CONVERGE=1 leaves the converge
-# out and scores against the WAVs an earlier call left in $OUT/hall. Outputs under $OUT
-# (default /tmp/roomsim-fitted-fcc).
+# out and scores against the WAVs an earlier call left in $OUT/hall. PART=runs: the seminar
+# room end to end (its own 2 s, grid.dispersion 0.01, kernel auto), the 7-point scheme and
+# fcc, each with both walls (roomsim's lines: the setup's time, and the grid, steps and
+# whole run's). Outputs under $OUT (default /tmp/roomsim-fitted-fcc).
 set -u
 out=${OUT:-/tmp/roomsim-fitted-fcc}
 mkdir -p "$out"
@@ -31,6 +33,18 @@ seminar)
 		"$out"/c-fitted/7-point-d0.01 "$out"/c-fitted/7-point-d0.0101 \
 		"$out"/c-fitted/7-point-d0.0099 | tee "$out/cross.txt"
 	rm -rf "$out"/c-*/ "$out/cache"
+	;;
+runs)
+	for st in leggy fcc; do
+		for w in staircase fitted; do
+			n=seminar-$st-$w
+			ROOMSIM_PHASES=1 $r run --set hybrid= --set scheme.stencil=$st --set grid.dispersion=0.01 \
+				--set grid.walls=$w --set output.dir="$out/$n" \
+				tests/gpu/rooms/seminar.yaml > "$out/$n.log" 2>&1
+			echo "$n: $(grep -E 'steps of|set up in|error' "$out/$n.log" | tr '\n' ' ')"
+		done
+	done
+	rm -rf "$out"/seminar-*/
 	;;
 hall)
 	nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
