@@ -877,17 +877,21 @@ static void cut_free(struct vox_cut *c)
 size_t vox_cut_memory(const struct vox_plan *p, int device)
 {
 	/* per member: its cell, faces, area and material, and a group's lists (the engines'
-	 * coefficients and u^(n-1) among them); building: a measured cell and its parent (on
-	 * the fcc lattice also the odd cells beside it, a copy of the measured cell, and the
-	 * stability check's vectors and neighbours over it and about two nodes beside it) */
+	 * coefficients and u^(n-1) among them); building: a measured cell, its copy while
+	 * sorting, its neighbours' indices, its parent, and its wall's area and material (on
+	 * the fcc lattice also six odd cells beside it, where about 1.5 are, which leaves room
+	 * for their copy while sorting; a copy of the measured cell; and the stability check's
+	 * vectors, group lists and neighbours over it and about two nodes beside it) */
 	const size_t faces = p->fcc ? 12 : 6;
 	const size_t member = sizeof(size_t) + faces * sizeof(float) + sizeof(float) + 1,
 		     group = 7 * sizeof(double) + sizeof(size_t);
 
 	return 2 * p->boundary *
 	       (device ? sizeof(long long) + faces * sizeof(float) + 5 * sizeof(double)
-		       : member + group + sizeof(struct cand) + sizeof(size_t) +
+		       : member + group + 2 * sizeof(struct cand) + faces * sizeof(int32_t) +
+				 sizeof(size_t) + sizeof(float) + 1 +
 				 (p->fcc ? 6 * sizeof(struct odd_cell) + sizeof(struct cand) +
+						   2 * sizeof(size_t) +
 						   3 * (faces * sizeof(uint32_t) + 6 * sizeof(double))
 					 : 0));
 }
@@ -1179,7 +1183,7 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 	for (int layer = 0; layer < 2; layer++) {
 		const size_t count = layer ? nring : n;
 		size_t *add = NULL, nadd = 0;
-		int fail = 0;
+		int fail = 0;	/* a thread ran out of memory */
 
 #pragma omp parallel
 		{
@@ -1198,14 +1202,15 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 					    find_key(ring, nring, c) < nring)
 						continue;
 					if (nmine == cap) {
-						size_t *t = realloc(mine, (cap = 2 * cap + 64) *
-									  sizeof(*t));
+						size_t *t = realloc(mine, (2 * cap + 64) * sizeof(*t));
 
 						if (!t) {
+#pragma omp atomic write
 							fail = 1;
 							break;
 						}
 						mine = t;
+						cap = 2 * cap + 64;
 					}
 					mine[nmine++] = c;
 				}
