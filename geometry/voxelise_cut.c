@@ -1129,21 +1129,29 @@ fail:
  * blocks in order, so that the result does not depend on the number of threads. */
 #define SUM_BLOCKS 256
 
-static double dot_blocks(const double *a, const double *b, size_t n)
+/* a . b, and b . b in *bb when bb is given, summed alike */
+static double dot_blocks(const double *a, const double *b, size_t n, double *bb)
 {
-	double part[SUM_BLOCKS], t = 0;
+	double part[SUM_BLOCKS], part2[SUM_BLOCKS], t = 0, t2 = 0;
 
 #pragma omp parallel for schedule(static)
 	for (int e = 0; e < SUM_BLOCKS; e++) {
 		const size_t lo = n * (size_t)e / SUM_BLOCKS, hi = n * (size_t)(e + 1) / SUM_BLOCKS;
-		double x = 0;
+		double x = 0, x2 = 0;
 
-		for (size_t i = lo; i < hi; i++)
+		for (size_t i = lo; i < hi; i++) {
 			x += a[i] * b[i];
+			x2 += b[i] * b[i];
+		}
 		part[e] = x;
+		part2[e] = x2;
 	}
-	for (int e = 0; e < SUM_BLOCKS; e++)
+	for (int e = 0; e < SUM_BLOCKS; e++) {
 		t += part[e];
+		t2 += part2[e];
+	}
+	if (bb)
+		*bb = t2;
 	return t;
 }
 
@@ -1156,7 +1164,7 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 	size_t *gid = malloc((n ? n : 1) * sizeof(*gid)), ng = 0, nring = 0;
 	size_t *ring = NULL;	/* the nodes beside, sorted by cell */
 	size_t *gat = NULL, *gmem = NULL;	/* group e's members: gmem[gat[e] .. gat[e + 1]) */
-	double *V = NULL, *y = NULL, *z = NULL, *w = NULL, *wm = NULL;
+	double *V = NULL, *y = NULL, *z = NULL, *w = NULL, *wm = NULL, yy;
 	uint32_t *nb = NULL;	/* each member's and each layer node's neighbours */
 	int rc = -1;
 
@@ -1274,17 +1282,20 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 				nb[q * (size_t)faces + (size_t)f] = (uint32_t)to;
 			}
 #pragma omp parallel for schedule(static)
-		for (size_t i = 0; i < N; i++)	/* a fixed start, spread over every mode */
+		for (size_t i = 0; i < N; i++) {	/* a fixed start, spread over every mode */
 			y[i] = 1 + 0.5 * sin(12.9898 * (double)i);
+			V[i] = sqrt(V[i]);	/* from here V holds the volumes' square roots */
+		}
+		yy = dot_blocks(y, y, N, NULL);
 		for (int it = 0; it < CHECK_ITERATIONS; it++) {
-			const double norm = sqrt(dot_blocks(y, y, N));
+			const double norm = sqrt(yy);
 
 			if (!(norm > 0))
 				break;
 #pragma omp parallel for schedule(static)
 			for (size_t i = 0; i < N; i++) {
 				y[i] /= norm;
-				z[i] = y[i] / sqrt(V[i]);
+				z[i] = y[i] / V[i];
 			}
 			z[N] = 0;
 			/* w = K z: the members' faces (each member's sum, then by group), then
@@ -1307,7 +1318,7 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 
 				for (size_t x = gat[e]; x < gat[e + 1]; x++)
 					t += wm[gmem[x]];
-				w[e] = t / sqrt(V[e]);
+				w[e] = t / V[e];
 			}
 #pragma omp parallel for schedule(static)
 			for (size_t r = 0; r < nring; r++) {
@@ -1319,19 +1330,24 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 					if (to <= N)
 						t += z[ng + r] - z[to];
 				}
-				w[ng + r] = t / sqrt(V[ng + r]);
+				w[ng + r] = t / V[ng + r];
 			}
-			*E = dot_blocks(y, w, N);
-			memcpy(y, w, N * sizeof(*y));
+			*E = dot_blocks(y, w, N, &yy);	/* yy: the next y's, w's */
+			{
+				double *t = y;
+
+				y = w;
+				w = t;
+			}
 		}
 		rc = lambda * lambda * a * *E > 4 * 0.99;	/* a margin: E is found from below */
 		if (rc) {	/* each member's share of the mode: |z| over the largest */
 			double top = 0;
 
 			for (size_t i = 0; i < ng; i++)
-				top = fmax(top, fabs(y[i] / sqrt(V[i])));
+				top = fmax(top, fabs(y[i] / V[i]));
 			for (size_t q = 0; q < n; q++)
-				amp[q] = (float)(top > 0 ? fabs(y[gid[q]] / sqrt(V[gid[q]])) / top : 0);
+				amp[q] = (float)(top > 0 ? fabs(y[gid[q]] / V[gid[q]]) / top : 0);
 		}
 	}
 out:
