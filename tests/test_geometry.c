@@ -680,6 +680,73 @@ static void hall(void **state)
 }
 
 /*
+ * grid.walls: fitted builds its cut cells on the threads (voxelise_cut.c: the parallel sorts,
+ * the neighbour lists, the stability check's sums in fixed blocks): the hall's cut cells, on
+ * the cubic grid and on the fcc lattice, are the same bytes on 1 and 5 threads.
+ */
+static void fitted_cells_on_threads(void **state)
+{
+	static const char *const scheme[2] = { "", "scheme: {stencil: fcc}\n" };
+	const int threads = omp_get_max_threads();
+
+	(void)state;
+	for (int s = 0; s < 2; s++) {
+		struct vox_grid *g[2];
+		const struct vox_cut *a, *b;
+		size_t n, ng;
+		int faces;
+
+		for (int t = 0; t < 2; t++) {
+			char yaml[1024];
+			struct rs_error err = { 0 };
+			struct room *r;
+
+			snprintf(yaml, sizeof(yaml),
+				 "grid: {spacing: 0.25, walls: fitted}\n%sduration: 0.01\n"
+				 "geometry: {mesh: rooms/concert-hall/hall.obj}\n"
+				 "materials: {m: {absorption: 0.1}}\n"
+				 "sources: [{name: S, position: [5, 10, 3]}]\n"
+				 "receivers: [{name: R, position: [20, 10, 5]}]\n", scheme[s]);
+			r = cfg_load_string(yaml, "test.yaml", &err);
+			if (!r)
+				fail_msg("%s", err.msg);
+			omp_set_num_threads(t ? 5 : 1);
+			if (!(g[t] = vox_build(r, &err)))
+				fail_msg("%s", err.msg);
+			room_free(r);
+		}
+		omp_set_num_threads(threads);
+		a = g[0]->cut;
+		b = g[1]->cut;
+		assert_non_null(a);
+		assert_non_null(b);
+		n = a->n;
+		ng = a->ngroups;
+		faces = a->faces;
+		print_message("# %s: %zu cut cells in %zu groups, %zu merged, %d more rounds; the "
+			      "same on 1 and 5 threads\n", s ? "fcc" : "7-point", n, ng, a->merged,
+			      a->rounds);
+		assert_true(n > 4096);	/* the parallel sorts' own path, not qsort's alone */
+		assert_int_equal(faces, s ? 12 : 6);
+		assert_int_equal(b->n, n);
+		assert_int_equal(b->ngroups, ng);
+		assert_int_equal(b->faces, faces);
+		assert_int_equal(b->merged, a->merged);
+		assert_int_equal(b->rounds, a->rounds);
+		assert_int_equal(memcmp(a->cell, b->cell, n * sizeof(*a->cell)), 0);
+		assert_int_equal(memcmp(a->gstart, b->gstart, (ng + 1) * sizeof(*a->gstart)), 0);
+		assert_int_equal(memcmp(a->open, b->open, n * (size_t)faces * sizeof(*a->open)), 0);
+		assert_int_equal(memcmp(a->area, b->area, n * sizeof(*a->area)), 0);
+		assert_int_equal(memcmp(a->material, b->material, n * sizeof(*a->material)), 0);
+		assert_int_equal(memcmp(a->vol, b->vol, ng * sizeof(*a->vol)), 0);
+		assert_int_equal(memcmp(a->loss, b->loss, ng * sizeof(*a->loss)), 0);
+		assert_true(a->volume == b->volume);
+		vox_free(g[0]);
+		vox_free(g[1]);
+	}
+}
+
+/*
  * The leak check's flood runs on the threads, each over runs of layers, passing on what
  * reached their ends (voxelise_leak.c): the hall's class bytes and walls are the same on 1
  * and 5 threads (40 runs of its 134 layers), and so is a leaking cube's report.
@@ -1433,7 +1500,7 @@ int main(void)
 		cmocka_unit_test(surface_names),
 		cmocka_unit_test(sphere),
 		cmocka_unit_test(hall),
-		cmocka_unit_test(flood_on_threads),
+		cmocka_unit_test(flood_on_threads), cmocka_unit_test(fitted_cells_on_threads),
 		cmocka_unit_test(holes_and_leaks), cmocka_unit_test(shapes),
 		cmocka_unit_test(mesh_volume_any_facing),
 		cmocka_unit_test(box_with_shapes),
