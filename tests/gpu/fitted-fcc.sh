@@ -38,8 +38,8 @@ runs)
 	for st in leggy fcc; do
 		for w in staircase fitted; do
 			n=seminar-$st-$w
-			ROOMSIM_PHASES=1 $r run --set hybrid= --set scheme.stencil=$st --set grid.dispersion=0.01 \
-				--set grid.walls=$w --set output.dir="$out/$n" \
+			ROOMSIM_PHASES=1 $r run --set hybrid= --set scheme.stencil=$st \
+				--set grid.dispersion=0.01 --set grid.walls=$w --set output.dir="$out/$n" \
 				tests/gpu/rooms/seminar.yaml > "$out/$n.log" 2>&1
 			echo "$n: $(grep -E 'steps of|set up in|error' "$out/$n.log" | tr '\n' ' ')"
 		done
