@@ -13,7 +13,9 @@
  * widest open face, until every group is stable. On the fcc lattice the cell is the node's
  * rhombic dodecahedron, measured from the same boxes' points (measure_fcc), a small cell is
  * first lent volume by its neighbour (lend_volume), and the result's stability is checked
- * (check_stability).
+ * (check_stability). The measuring, the sorts, the neighbour lists and the check run on the
+ * threads, their sums in fixed blocks, so that any number of threads gives the same cut cells
+ * (test_geometry, fitted_cells_on_threads); lending and merging, which go in order, do not.
  */
 #include "voxelise.h"
 
