@@ -263,8 +263,8 @@ static int cand_cmp(const void *pa, const void *pb)
 	return (a > c) - (a < c);
 }
 
-/* The index in the sorted list of the member at cell, or -1. */
-static long find(const struct cand *m, size_t n, size_t cell)
+/* The index in the sorted list of the first member at or past cell (n: none). */
+static size_t lower(const struct cand *m, size_t n, size_t cell)
 {
 	size_t lo = 0, hi = n;
 
@@ -276,6 +276,14 @@ static long find(const struct cand *m, size_t n, size_t cell)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* The index in the sorted list of the member at cell, or -1. */
+static long find(const struct cand *m, size_t n, size_t cell)
+{
+	const size_t lo = lower(m, n, cell);
+
 	return lo < n && m[lo].cell == cell ? (long)lo : -1;
 }
 
@@ -354,21 +362,9 @@ static int32_t *neighbours(const struct vox_plan *p, const struct cand *m, size_
 
 			if (lo == hi)
 				continue;
-			{	/* the first member at or past the first neighbour's cell */
-				size_t a = 0, b = n;
-				const size_t want = off < 0 && m[lo].cell < (size_t)-off
-							    ? 0 : m[lo].cell + (size_t)off;
-
-				while (a < b) {
-					const size_t mid = a + (b - a) / 2;
-
-					if (m[mid].cell < want)
-						a = mid + 1;
-					else
-						b = mid;
-				}
-				r = a;
-			}
+			/* the first member at or past the first neighbour's cell */
+			r = lower(m, n, off < 0 && m[lo].cell < (size_t)-off ? 0
+							: m[lo].cell + (size_t)off);
 			for (size_t q = lo; q < hi; q++) {
 				const size_t want = m[q].cell + (size_t)off;
 
