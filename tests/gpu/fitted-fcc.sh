@@ -11,7 +11,9 @@
 # out and scores against the WAVs an earlier call left in $OUT/hall. PART=runs: the seminar
 # room end to end (its own 2 s, grid.dispersion 0.01, kernel auto), the 7-point scheme and
 # fcc, each with both walls (roomsim's lines: the setup's time, and the grid, steps and
-# whole run's). Outputs under $OUT (default /tmp/roomsim-fitted-fcc).
+# whole run's). PART=hallruns: the hall as PART=hall, each run of RUNS (stencil:walls:dispersion,
+# comma-separated) with its WAVs and log kept in $OUT/hallruns.tgz for scoring elsewhere. Outputs
+# under $OUT (default /tmp/roomsim-fitted-fcc).
 set -u
 out=${OUT:-/tmp/roomsim-fitted-fcc}
 mkdir -p "$out"
@@ -69,5 +71,27 @@ hall)
 		63,125,250,500,1000 $runs | tee "$out/hall-scores.txt"
 	find "$out/hall" -name '*.h5' -delete	# the WAVs stay: a later call can score against them
 	rm -rf "$out/cache"
+	;;
+hallruns)
+	# every run's WAVs and log under $OUT/hallruns, scored afterwards (score.py) against
+	# whichever run serves as the reference: RUNS names them, stencil:walls:dispersion
+	nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+	mkdir -p "$out/hallruns"
+	for spec in $(echo "${RUNS:-fcc:fitted:0.01,fcc:fitted:0.02,fcc:staircase:0.01,leggy:staircase:0.01,fcc:fitted:0.005}" | tr , ' '); do
+		st=${spec%%:*}
+		rest=${spec#*:}
+		w=${rest%%:*}
+		d=${rest#*:}
+		n=$st-$w-d$d
+		ROOMSIM_PHASES=1 $r run rooms/concert-hall/concert-hall.yaml --set grid.fmax=2000 \
+			--set grid.dispersion=$d --set scheme.stencil=$st --set grid.walls=$w \
+			--set duration=0.2 --set hybrid= --out "$out/hallruns/$n" \
+			> "$out/hallruns/$n.log" 2>&1
+		echo "$n: rc=$? $(grep -E 'steps of|stability|error' "$out/hallruns/$n.log" | tail -3 | tr '\n' ' ')"
+		find "$out/hallruns/$n" -name '*.h5' -delete
+		rm -rf "$out/cache"
+		tar -czf "$out/hallruns.tgz" -C "$out" hallruns	# one file: few come back
+	done
+	rm -rf "$out/hallruns"
 	;;
 esac
