@@ -568,8 +568,8 @@ static size_t sort_unique(size_t *a, size_t n)
 	return w;
 }
 
-/* The index of key in the sorted a[0..n), or n. */
-static size_t find_key(const size_t *a, size_t n, size_t key)
+/* The first index of the sorted a[0..n) at or past key (n when none). */
+static size_t lower_key(const size_t *a, size_t n, size_t key)
 {
 	size_t lo = 0, hi = n;
 
@@ -581,8 +581,9 @@ static size_t find_key(const size_t *a, size_t n, size_t key)
 		else
 			hi = mid;
 	}
-	return lo < n && a[lo] == key ? lo : n;
+	return lo;
 }
+
 
 static const struct odd_cell *find_odd(const struct odd_cell *o, size_t n,
 				       const struct vox_plan *p, int i, int j, int k)
@@ -633,13 +634,48 @@ static size_t *near_nodes(const struct vox_grid *g, size_t *count)
 #pragma omp parallel
 	{
 		size_t *mine = NULL, nmine = 0, cap = 0;
+		uint8_t *diff = malloc((size_t)p->room[0] + 2);
 
+		if (!diff) {
+#pragma omp atomic write
+			fail = 1;
+		}
 #pragma omp for schedule(dynamic, 64)
 		for (long r = 0; r < rows; r++) {
 			const int j = (int)(r % (p->room[1] + 2)) - 1, k = (int)(r / (p->room[1] + 2)) - 1;
 
+			if (fail)
+				continue;
+			if (p->halo >= 2) {	/* every cell read is in the array: fcc_near() row-wide */
+				const uint8_t *at[9];
+
+				for (int e = 0; e < 9; e++) {	/* own row, then y, z and y-z neighbours */
+					static const int o[9][2] = { { 0, 0 },	 { -1, 0 }, { 1, 0 },
+								    { 0, -1 },	 { 0, 1 },  { -1, -1 },
+								    { -1, 1 },	 { 1, -1 }, { 1, 1 } };
+
+					at[e] = g->cls + vox_index(p, p->halo, j + o[e][0] + p->halo,
+								     k + o[e][1] + p->halo);
+				}
+				for (int i = -1; i <= p->room[0]; i++) {
+					const uint8_t me = at[0][i] != VOX_PAD;
+
+					diff[i + 1] = (uint8_t)(((at[1][i - 1] != VOX_PAD) ^ me) |
+								((at[1][i + 1] != VOX_PAD) ^ me) |
+								((at[2][i - 1] != VOX_PAD) ^ me) |
+								((at[2][i + 1] != VOX_PAD) ^ me) |
+								((at[3][i - 1] != VOX_PAD) ^ me) |
+								((at[3][i + 1] != VOX_PAD) ^ me) |
+								((at[4][i - 1] != VOX_PAD) ^ me) |
+								((at[4][i + 1] != VOX_PAD) ^ me) |
+								((at[5][i] != VOX_PAD) ^ me) |
+								((at[6][i] != VOX_PAD) ^ me) |
+								((at[7][i] != VOX_PAD) ^ me) |
+								((at[8][i] != VOX_PAD) ^ me));
+				}
+			}
 			for (int i = (j + k + 3 * p->halo) & 1 ? -1 : 0; i <= p->room[0] && !fail; i += 2) {
-				if (!fcc_near(g, i, j, k))
+				if (!(p->halo >= 2 ? diff[i + 1] : fcc_near(g, i, j, k)))
 					continue;
 				if (nmine == cap) {
 					size_t *t = realloc(mine, (cap = 2 * cap + 1024) * sizeof(*t));
@@ -661,6 +697,7 @@ static size_t *near_nodes(const struct vox_grid *g, size_t *count)
 				fail = 1;
 		}
 		free(mine);
+		free(diff);
 	}
 	if (fail) {
 		free(all);
@@ -671,18 +708,64 @@ static size_t *near_nodes(const struct vox_grid *g, size_t *count)
 	return all ? all : malloc(1);
 }
 
+static int int_cmp(const void *pa, const void *pb)
+{
+	const int a = *(const int *)pa, c = *(const int *)pb;
+
+	return (a > c) - (a < c);
+}
+
+/* The room cells a column's odd cells can number: its own near nodes' twice (k - 1 and k + 1)
+ * and its four neighbours' once, each column holding at most room[2] / 2 + 2 lattice nodes. */
+#define ODD_ZS(p) ((size_t)6 * ((size_t)(p)->room[2] / 2 + 3))
+
+/* The odd cells of room column (i, j) beside a node near the surface (near, its columns'
+ * starts in col_at, as measure_fcc() keeps them): their k, ascending, into zs (ODD_ZS);
+ * returns how many. */
+static int odd_column(const struct vox_plan *p, const size_t *near, const size_t *col_at, int i,
+		      int j, int *zs)
+{
+	static const int side[5][2] = { { 0, 0 }, { -1, 0 }, { 1, 0 }, { 0, -1 }, { 0, 1 } };
+	int n = 0, w = 0;
+
+	for (int s = 0; s < 5; s++) {
+		const size_t col = (size_t)(j + 1 + side[s][1]) * (size_t)(p->room[0] + 2) +
+				   (size_t)(i + 1 + side[s][0]);
+
+		for (size_t x = col_at[col]; x < col_at[col + 1]; x++) {
+			const int k = (int)(near[x] % (size_t)(p->room[2] + 2)) - 1;
+
+			if (s) {
+				zs[n++] = k;
+			} else {
+				zs[n++] = k - 1;
+				zs[n++] = k + 1;
+			}
+		}
+	}
+	if (n > 1)
+		qsort(zs, (size_t)n, sizeof(*zs), int_cmp);
+	for (int e = 0; e < n; e++)
+		if (zs[e] >= 0 && zs[e] < p->room[2] && (!w || zs[w - 1] != zs[e]))
+			zs[w++] = zs[e];
+	return w;
+}
+
 /*
  * The fcc lattice's measured nodes into *out (*nout): every node near the surface (fcc_near)
  * whose dual cell holds some volume inside, with its volume and its twelve faces' open
- * fractions. First the nodes' own boxes, column by column, noting the odd cells beside them;
- * then those odd cells, column by column; then each node's sum.
+ * fractions. The nodes near the surface are found in the grid's order (near_nodes), then
+ * their own boxes measured column by column, then the odd cells beside them, column by column
+ * in the order of their keys (odd_column: each column's counted first, so that its cells go
+ * straight to their places in the sorted list), then each node's sum.
  */
 static int measure_fcc(const struct build *b, const struct zbins *z, struct cand **out,
 		       size_t *nout)
 {
 	const struct vox_plan *p = &b->g->plan;
 	struct cand *ev = NULL;
-	size_t nev = 0, *need = NULL, nneed = 0, nodd = 0, *near = NULL, nnear = 0;
+	const size_t ncol = (size_t)(p->room[0] + 2) * (size_t)(p->room[1] + 2);
+	size_t nev = 0, nodd = 0, *near = NULL, nnear = 0, *col_at = NULL, *at = NULL;
 	struct odd_cell *odd = NULL;
 	struct shares seg[SUB * SUB];
 	int rc = 0;
@@ -691,41 +774,34 @@ static int measure_fcc(const struct build *b, const struct zbins *z, struct cand
 	if (!(near = near_nodes(b->g, &nnear)))
 		return RS_ENOMEM;
 	rs_phase("grid: fitted walls: the nodes near the surface");
+	/* where each column's nodes start in near */
+	if (!(col_at = calloc(ncol + 1, sizeof(*col_at))) ||
+	    !(ev = malloc((nnear ? nnear : 1) * sizeof(*ev))))
+		goto nomem;
+	for (size_t x = 0; x < nnear; x++)
+		col_at[near[x] / (size_t)(p->room[2] + 2) + 1]++;
+	for (size_t c = 0; c < ncol; c++)
+		col_at[c + 1] += col_at[c];
+	/* their boxes, column by column, each node's in its place */
 #pragma omp parallel
 	{
 		struct zray rays[SUB * SUB] = { { 0 } };
-		struct cand *mine = NULL;
-		size_t nmine = 0, cap = 0, *nd = NULL, nnd = 0, ndcap = 0;
 		int trc = 0;
 
 #pragma omp for schedule(dynamic, 16)
-		for (size_t at = 0; at < nnear; at++) {
-			const size_t col = near[at] / (size_t)(p->room[2] + 2);
+		for (size_t col = 0; col < ncol; col++) {
 			const int i = (int)(col % (size_t)(p->room[0] + 2)) - 1;
 			const int j = (int)(col / (size_t)(p->room[0] + 2)) - 1;
 			const int in_range = i >= 0 && j >= 0 && i < p->room[0] && j < p->room[1];
 
-			if (trc || (at && near[at - 1] / (size_t)(p->room[2] + 2) == col))
-				continue;	/* the column's first takes the column */
+			if (trc || col_at[col] == col_at[col + 1])
+				continue;
 			if (in_range && (trc = cast_column(b, z, i, j, rays)))
 				continue;
-			for (size_t on = at;
-			     on < nnear && near[on] / (size_t)(p->room[2] + 2) == col && !trc; on++) {
-				static const int side[6][3] = { { -1, 0, 0 }, { 1, 0, 0 }, { 0, -1, 0 },
-								 { 0, 1, 0 },  { 0, 0, -1 }, { 0, 0, 1 } };
+			for (size_t on = col_at[col]; on < col_at[col + 1]; on++) {
 				const int k = (int)(near[on] % (size_t)(p->room[2] + 2)) - 1;
-				struct cand *c;
+				struct cand *c = &ev[on];
 
-				if (nmine == cap) {
-					struct cand *t = realloc(mine, (cap = 2 * cap + 64) * sizeof(*t));
-
-					if (!t) {
-						trc = RS_ENOMEM;
-						break;
-					}
-					mine = t;
-				}
-				c = &mine[nmine++];
 				memset(c, 0, sizeof(*c));
 				c->cell = vox_index(p, i + p->halo, j + p->halo, k + p->halo);
 				c->ijk[0] = i;
@@ -733,88 +809,79 @@ static int measure_fcc(const struct build *b, const struct zbins *z, struct cand
 				c->ijk[2] = k;
 				c->vol = in_range && k >= 0 && k < p->room[2]
 						 ? sample_box(b, rays, k, seg, NULL) : 0;
-				if (nnd + 6 > ndcap) {
-					size_t *t = realloc(nd, (ndcap = 2 * ndcap + 64) * sizeof(*t));
-
-					if (!t) {
-						trc = RS_ENOMEM;
-						break;
-					}
-					nd = t;
-				}
-				for (int s = 0; s < 6; s++) {
-					const int x = i + side[s][0], y = j + side[s][1], zz = k + side[s][2];
-
-					if (x >= 0 && y >= 0 && zz >= 0 && x < p->room[0] &&
-					    y < p->room[1] && zz < p->room[2])
-						nd[nnd++] = odd_key(p, x, y, zz);
-				}
 			}
 		}
-#pragma omp critical
-		{
-			if (trc || append((void **)&ev, &nev, mine, nmine, sizeof(*mine)) ||
-			    append((void **)&need, &nneed, nd, nnd, sizeof(*nd)))
-				rc = trc ? trc : RS_ENOMEM;
+		if (trc) {
+#pragma omp atomic write
+			rc = trc;
 		}
-		free(mine);
-		free(nd);
 		for (int r = 0; r < SUB * SUB; r++)
 			free(rays[r].at);
 	}
+	nev = nnear;
 	if (rc)
 		goto out;
 	rs_phase("grid: fitted walls: the nodes' boxes");
-	nneed = sort_unique(need, nneed);
-	/* the odd cells, a column (a run of need with one j room[0] + i) at a time */
+	/* the odd cells beside them, column by column in the order of their keys: counted,
+	 * then each column's measured into its place */
+	if (!(at = malloc(((size_t)p->room[0] * p->room[1] + 1) * sizeof(*at))))
+		goto nomem;
+	at[0] = 0;
+#pragma omp parallel
+	{
+		int *zs = malloc(ODD_ZS(p) * sizeof(*zs));
+
+#pragma omp for schedule(dynamic, 256)
+		for (long q = 0; q < (long)p->room[0] * p->room[1]; q++)
+			at[q + 1] = zs ? odd_column(p, near, col_at, (int)(q % p->room[0]),
+						    (int)(q / p->room[0]), zs) : 0;
+		if (!zs) {
+#pragma omp atomic write
+			rc = RS_ENOMEM;
+		}
+		free(zs);
+	}
+	if (rc)
+		goto out;
+	for (long q = 0; q < (long)p->room[0] * p->room[1]; q++)
+		at[q + 1] += at[q];
+	nodd = at[(size_t)p->room[0] * p->room[1]];
+	if (!(odd = malloc((nodd ? nodd : 1) * sizeof(*odd))))
+		goto nomem;
 #pragma omp parallel
 	{
 		struct zray rays[SUB * SUB] = { { 0 } };
-		struct odd_cell *mine = NULL;
-		size_t nmine = 0, cap = 0;
-		int trc = 0;
+		int *zs = malloc(ODD_ZS(p) * sizeof(*zs)), trc = zs ? 0 : RS_ENOMEM;
 
 #pragma omp for schedule(dynamic, 16)
-		for (size_t q = 0; q < nneed; q++) {
-			const size_t col = need[q] / (size_t)p->room[2];
-			const int i = (int)(col % (size_t)p->room[0]), j = (int)(col / (size_t)p->room[0]);
+		for (long q = 0; q < (long)p->room[0] * p->room[1]; q++) {
+			const int i = (int)(q % p->room[0]), j = (int)(q / p->room[0]);
+			int nz;
 
-			if (trc || (q && need[q - 1] / (size_t)p->room[2] == col))
-				continue;	/* the column's first takes the column */
+			if (trc || at[q + 1] == at[q])
+				continue;
+			nz = odd_column(p, near, col_at, i, j, zs);
 			if ((trc = cast_column(b, z, i, j, rays)))
 				continue;
-			for (size_t r = q; r < nneed && need[r] / (size_t)p->room[2] == col; r++) {
-				struct odd_cell *o;
+			for (int e = 0; e < nz; e++) {
+				struct odd_cell *o = &odd[at[q] + (size_t)e];
 
-				if (nmine == cap) {
-					struct odd_cell *t = realloc(mine, (cap = 2 * cap + 64) *
-									   sizeof(*t));
-
-					if (!t) {
-						trc = RS_ENOMEM;
-						break;
-					}
-					mine = t;
-				}
-				o = &mine[nmine++];
 				memset(o, 0, sizeof(*o));
-				o->key = need[r];
-				sample_box(b, rays, (int)(need[r] % (size_t)p->room[2]), seg, o);
+				o->key = odd_key(p, i, j, zs[e]);
+				sample_box(b, rays, zs[e], seg, o);
 			}
 		}
-#pragma omp critical
-		{
-			if (trc || append((void **)&odd, &nodd, mine, nmine, sizeof(*mine)))
-				rc = trc ? trc : RS_ENOMEM;
+		if (trc) {
+#pragma omp atomic write
+			rc = trc;
 		}
-		free(mine);
+		free(zs);
 		for (int r = 0; r < SUB * SUB; r++)
 			free(rays[r].at);
 	}
 	if (rc)
 		goto out;
 	rs_phase("grid: fitted walls: the odd cells' boxes");
-	psort(odd, nodd, sizeof(*odd), key_cmp);	/* key first: sorts by it */
 	/* each node's volume and faces */
 	{
 		size_t w = 0;
@@ -861,9 +928,13 @@ static int measure_fcc(const struct build *b, const struct zbins *z, struct cand
 				ev[w++] = ev[q];
 		nev = w;
 	}
+	goto out;
+nomem:
+	rc = RS_ENOMEM;
 out:
 	free(near);
-	free(need);
+	free(col_at);
+	free(at);
 	free(odd);
 	if (rc) {
 		free(ev);
@@ -938,10 +1009,11 @@ size_t vox_cut_memory(const struct vox_plan *p, int device)
 	/* per member: its cell, faces, area and material, and a group's lists (the engines'
 	 * coefficients and u^(n-1) among them); building: a measured cell, its copy while
 	 * sorting, its neighbours' indices, its parent, and its wall's area and material (on
-	 * the fcc lattice also six odd cells beside it, where about 1.5 are, which leaves room
-	 * for their copy while sorting; the keys of about two nodes near the surface and their
+	 * the fcc lattice also six odd cells beside it, where about 1.5 are; the keys of about
+	 * two nodes near the surface and their
 	 * copy while sorting; a copy of the measured cell; and the stability check's seven
-	 * vectors, group lists and neighbours over it and about two nodes beside it) */
+	 * vectors, group lists and neighbours over it and about two nodes beside it), and on
+	 * the fcc lattice two counts per column of the grid */
 	const size_t faces = p->fcc ? 12 : 6;
 	const size_t member = sizeof(size_t) + faces * sizeof(float) + sizeof(float) + 1,
 		     group = 7 * sizeof(double) + sizeof(size_t);
@@ -953,7 +1025,10 @@ size_t vox_cut_memory(const struct vox_plan *p, int device)
 				 (p->fcc ? 6 * sizeof(struct odd_cell) + sizeof(struct cand) +
 						   6 * sizeof(size_t) +
 						   3 * (faces * sizeof(uint32_t) + 7 * sizeof(double))
-					 : 0));
+					 : 0)) +
+	       (p->fcc && !device ? 2 * (size_t)(p->room[0] + 2) * (size_t)(p->room[1] + 2) *
+					    sizeof(size_t)
+				  : 0);
 }
 
 void vox_cut_free(struct vox_cut *c)
@@ -1168,6 +1243,38 @@ fail:
 		free(air);
 		return -1;
 	}
+}
+
+/* The cell beside c across a face of step off, or 0 when that lies before the grid's start:
+ * where a walk to the cells beside a sorted list starts. */
+static size_t beside(size_t c, ptrdiff_t off)
+{
+	return off < 0 && c < (size_t)-off ? 0 : c + (size_t)off;
+}
+
+/* A walk along two sorted lists of cells at once (the members', the layers'), to cells that
+ * rise: as neighbours() walks, without a search for each. */
+struct walk {
+	size_t a, e;
+};
+
+static void walk_from(struct walk *w, const size_t *mc, size_t n, const size_t *r, size_t nr,
+		      size_t c)
+{
+	w->a = lower_key(mc, n, c);
+	w->e = lower_key(r, nr, c);
+}
+
+/* To cell c, no lower than the last: its index in mc in *im (or -1), in r in *ir (or nr). */
+static void walk_to(struct walk *w, const size_t *mc, size_t n, const size_t *r, size_t nr,
+		    size_t c, long *im, size_t *ir)
+{
+	while (w->a < n && mc[w->a] < c)
+		w->a++;
+	while (w->e < nr && r[w->e] < c)
+		w->e++;
+	*im = w->a < n && mc[w->a] == c ? (long)w->a : -1;
+	*ir = w->e < nr && r[w->e] == c ? w->e : nr;
 }
 
 /*
@@ -1421,22 +1528,28 @@ out:
 }
 
 static int check_stability(const struct vox_grid *g, const struct cand *m, size_t n,
-			   const int32_t *nbm, size_t *par, double lambda, int faces, float *amp,
+			   size_t *par, double lambda, int faces, float *amp,
 			   double *E, int *steps)
 {
 	const struct vox_plan *p = &g->plan;
 	const double a = faces == 12 ? 0.5 : 1, whole = faces == 12 ? 2 : 1;
 	size_t *gid = malloc((n ? n : 1) * sizeof(*gid)), ng = 0, nring = 0;
 	size_t *ring = NULL;	/* the nodes beside, sorted by cell */
+	size_t *mc = malloc((n ? n : 1) * sizeof(*mc));	/* the members' cells, as m's */
 	size_t *gat = NULL, *gmem = NULL;	/* group e's members: gmem[gat[e] .. gat[e + 1]) */
 	double *V = NULL, *y = NULL, *z = NULL, *w = NULL, *u = NULL, *wm = NULL;
 	uint32_t *nb = NULL;	/* each member's and each layer node's neighbours */
 	int rc = -1;
 
-	if (!gid)
+	if (!gid || !mc) {
+		free(gid);
+		free(mc);
 		return -1;
-	for (size_t q = 0; q < n; q++)
+	}
+	for (size_t q = 0; q < n; q++) {
 		gid[q] = SIZE_MAX;
+		mc[q] = m[q].cell;
+	}
 	for (size_t q = 0; q < n; q++) {	/* groups numbered by their roots */
 		const size_t r = root(par, q);
 
@@ -1462,32 +1575,45 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 		{
 			size_t *mine = NULL, nmine = 0, cap = 0;
 
-#pragma omp for schedule(static)
-			for (size_t q = 0; q < count; q++) {
-				const size_t c0 = layer ? ring[q] : m[q].cell;
+#pragma omp for schedule(static) collapse(2)
+			for (int f = 0; f < faces; f++)
+				for (int slice = 0; slice < PSORT_SLICES; slice++) {
+					const ptrdiff_t off = vox_cut_offset(p, faces, f);
+					const size_t lo = count * (size_t)slice / PSORT_SLICES,
+						     hi = count * (size_t)(slice + 1) / PSORT_SLICES;
+					struct walk wk;
 
-				for (int f = 0; f < faces; f++) {
-					const size_t c = c0 + vox_cut_offset(p, faces, f);
-
-					if (c >= p->cells || g->cls[c] == VOX_PAD ||
-					    (layer ? find(m, n, c) >= 0
-						   : nbm[q * (size_t)faces + (size_t)f] >= 0) ||
-					    find_key(ring, nring, c) < nring)
+					if (lo == hi)
 						continue;
-					if (nmine == cap) {
-						size_t *t = realloc(mine, (2 * cap + 64) * sizeof(*t));
+					walk_from(&wk, mc, n, ring, nring,
+						  beside(layer ? ring[lo] : mc[lo], off));
+					for (size_t q = lo; q < hi && !fail; q++) {
+						const size_t c0 = layer ? ring[q] : mc[q];
+						const size_t c = c0 + (size_t)off;
+						long im;
+						size_t ir;
 
-						if (!t) {
+						if ((off < 0 && c0 < (size_t)-off) || c >= p->cells ||
+						    g->cls[c] == VOX_PAD)
+							continue;
+						walk_to(&wk, mc, n, ring, nring, c, &im, &ir);
+						if (im >= 0 || ir < nring)
+							continue;
+						if (nmine == cap) {
+							size_t *t = realloc(mine, (2 * cap + 64) *
+											  sizeof(*t));
+
+							if (!t) {
 #pragma omp atomic write
-							fail = 1;
-							break;
+								fail = 1;
+								break;
+							}
+							mine = t;
+							cap = 2 * cap + 64;
 						}
-						mine = t;
-						cap = 2 * cap + 64;
+						mine[nmine++] = c;
 					}
-					mine[nmine++] = c;
 				}
-			}
 #pragma omp critical
 			{
 				if (append((void **)&add, &nadd, mine, nmine, sizeof(*mine)))
@@ -1523,29 +1649,36 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 		 * at 0), in nb[] (faces per member, then per layer node) */
 		if (!(nb = malloc((n + nring) * (size_t)faces * sizeof(*nb))))
 			goto out;
-#pragma omp parallel for schedule(static)
-		for (size_t q = 0; q < n + nring; q++)
-			for (int f = 0; f < faces; f++) {
-				const size_t c0 = q < n ? m[q].cell : ring[q - n];
-				const size_t c = c0 + vox_cut_offset(p, faces, f);
-				size_t to = N + 1, r;
-				long o;
+#pragma omp parallel for schedule(static) collapse(2)
+		for (int f = 0; f < faces; f++)
+			for (int slice = 0; slice < 2 * PSORT_SLICES; slice++) {
+				const ptrdiff_t off = vox_cut_offset(p, faces, f);
+				const int ofr = slice >= PSORT_SLICES;	/* the layers' slices */
+				const size_t cnt = ofr ? nring : n, e = (size_t)(slice % PSORT_SLICES);
+				const size_t lo = cnt * e / PSORT_SLICES, hi = cnt * (e + 1) / PSORT_SLICES;
+				struct walk wk;
 
-				if (c >= p->cells) {
-					nb[q * (size_t)faces + (size_t)f] = (uint32_t)(N + 1);
+				if (lo == hi)
 					continue;
+				walk_from(&wk, mc, n, ring, nring, beside(ofr ? ring[lo] : mc[lo], off));
+				for (size_t q = lo; q < hi; q++) {
+					const size_t c0 = ofr ? ring[q] : mc[q], c = c0 + (size_t)off;
+					size_t to = N + 1, ir;
+					long im;
+
+					/* else off the grid, or a member's shut face */
+					if (!(off < 0 && c0 < (size_t)-off) && c < p->cells &&
+					    (ofr || m[q].open[f] > 0)) {
+						walk_to(&wk, mc, n, ring, nring, c, &im, &ir);
+						if (im >= 0)
+							to = gid[im];
+						else if (ir < nring)
+							to = ng + ir;
+						else if (g->cls[c] != VOX_PAD)
+							to = N;	/* air beyond the layers: held at 0 */
+					}
+					nb[((ofr ? n : 0) + q) * (size_t)faces + (size_t)f] = (uint32_t)to;
 				}
-				if ((o = q < n ? nbm[q * (size_t)faces + (size_t)f] : find(m, n, c)) >= 0) {
-					to = gid[o];
-				} else {
-					if ((r = find_key(ring, nring, c)) < nring)
-						to = ng + r;
-					else if (g->cls[c] != VOX_PAD)
-						to = N;	/* air beyond the layers: held at 0 */
-				}
-				if (q < n && !(m[q].open[f] > 0))
-					to = N + 1;	/* a shut face */
-				nb[q * (size_t)faces + (size_t)f] = (uint32_t)to;
 			}
 #pragma omp parallel for schedule(static)
 		for (size_t i = 0; i < N; i++)
@@ -1558,6 +1691,7 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 	}
 out:
 	free(gid);
+	free(mc);
 	free(gat);
 	free(gmem);
 	free(ring);
@@ -1722,7 +1856,7 @@ measured:
 			amp = t;
 		}
 		rs_phase("grid: fitted walls' volumes lent and merged");
-		if ((unstable = check_stability(g, m, n, nb, par, b->room->courant, faces, amp, &E,
+		if ((unstable = check_stability(g, m, n, par, b->room->courant, faces, amp, &E,
 						&steps)) < 0)
 			goto out_nomem;
 		if (rs_phases()) {
