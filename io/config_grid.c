@@ -149,10 +149,10 @@ static int fitted_walls_refused(struct yp *p, yaml_node_t *n)
 	const struct room *r = p->room;
 	const int seven = r->stencil == ROOM_STENCIL_LEGGY && r->order == 2;
 
-	if (r->stencil_auto || (!seven && r->stencil != ROOM_STENCIL_FCC))
+	if (!r->stencil_auto && !seven && r->stencil != ROOM_STENCIL_FCC)
 		return yp_bad(p, n, "grid.walls", "fitted walls run with the 7-point and fcc "
-			      "schemes only (remove scheme.stencil or give stencil: fcc, or give "
-			      "grid.walls: staircase)");
+			      "schemes only (remove scheme.stencil, give stencil: fcc or auto, or "
+			      "give grid.walls: staircase)");
 	if (r->stencil == ROOM_STENCIL_FCC && !r->shaped)
 		return yp_bad(p, n, "grid.walls", "the fcc scheme's walls in a box pass through its "
 			      "nodes already, so there is nothing to fit (give grid.fit: true to "

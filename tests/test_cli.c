@@ -595,7 +595,8 @@ static void render_command(void **state)
  * however short the run (ROOMSIM_AUTO_WEIGH=0): info weighs every candidate and marks one, fcc
  * only in a box; run takes it and rirs.h5 names it. By the accuracy roomsim converge measured,
  * in a run this short, and in a room of shapes, where every larger stencil keeps to the
- * 7-point spacing, auto runs the 7-point scheme and times nothing. */
+ * 7-point spacing, auto runs the 7-point scheme and times nothing; so it does with fitted
+ * walls, which it runs. */
 static void scheme_auto(void **state)
 {
 	(void)state;
@@ -627,6 +628,17 @@ static void scheme_auto(void **state)
 			    "%s/auto2.txt && [ $(grep -c 'its walls are the 7-point update' "
 			    "%s/auto2.txt) = 6 ] && ! grep -q ' Gvox/s ' %s/auto2.txt", dir, dir,
 			    roomsim, dir, dir, dir, dir, dir, dir), 0);
+	/* with grid.walls: fitted: the 7-point scheme's, at their Courant number, and it runs */
+	assert_int_equal(sh("sed -e 's/^grid: {/grid: {walls: fitted, /' %s/auto2.yaml > "
+			    "%s/auto3.yaml && %s info %s/auto3.yaml > %s/auto3.txt && "
+			    "grep -q '^  -> leggy order 2 (7 points) .*not timed: the only contender' "
+			    "%s/auto3.txt && [ $(grep -c 'runs no fitted walls' %s/auto3.txt) = 6 ] && "
+			    "grep -q 'fcc .*its fitted walls measured less accurate' %s/auto3.txt && "
+			    "grep -q '^scheme .*Courant number 0.46188.*(0.8 of the limit' %s/auto3.txt && "
+			    "grep -q '^walls *fitted' %s/auto3.txt && %s run %s/auto3.yaml --out %s/auto3 "
+			    "2> %s/auto3.err && grep -q 'scheme auto: leggy order 2' %s/auto3.err",
+			    dir, dir, roomsim, dir, dir, dir, dir, dir, dir, dir, roomsim, dir, dir, dir,
+			    dir), 0);
 }
 
 static int setup(void **state)
