@@ -584,7 +584,6 @@ static size_t lower_key(const size_t *a, size_t n, size_t key)
 	return lo;
 }
 
-
 static const struct odd_cell *find_odd(const struct odd_cell *o, size_t n,
 				       const struct vox_plan *p, int i, int j, int k)
 {
@@ -1010,10 +1009,9 @@ size_t vox_cut_memory(const struct vox_plan *p, int device)
 	 * coefficients and u^(n-1) among them); building: a measured cell, its copy while
 	 * sorting, its neighbours' indices, its parent, and its wall's area and material (on
 	 * the fcc lattice also six odd cells beside it, where about 1.5 are; the keys of about
-	 * two nodes near the surface and their
-	 * copy while sorting; a copy of the measured cell; and the stability check's seven
-	 * vectors, group lists and neighbours over it and about two nodes beside it), and on
-	 * the fcc lattice two counts per column of the grid */
+	 * two nodes near the surface and their copy while sorting; a copy of the measured cell;
+	 * and the stability check's seven vectors, group lists and neighbours over it and about
+	 * two nodes beside it), and on the fcc lattice two counts per column of the grid */
 	const size_t faces = p->fcc ? 12 : 6;
 	const size_t member = sizeof(size_t) + faces * sizeof(float) + sizeof(float) + 1,
 		     group = 7 * sizeof(double) + sizeof(size_t);
@@ -1422,7 +1420,7 @@ static double top_ritz(const double *al, const double *be, int k, double *d)
  * The Lanczos iteration on A from a fixed start, spread over every mode: the tridiagonal
  * matrix's diagonal in al, its off-diagonal in be; returns the steps taken. Without s it runs
  * until the largest eigenvalue of that matrix (top_ritz) moves by at most CHECK_SETTLED of
- * itself over CHECK_EVERY steps, between CHECK_MIN_STEPS and CHECK_MAX_STEPS (or until the
+ * itself over 2 CHECK_EVERY steps, between CHECK_MIN_STEPS and CHECK_MAX_STEPS (or until the
  * Krylov space closes), the eigenvalue in *top; given s, it runs `steps` steps again through
  * the same vectors, bit for bit, and sums s_j v_j into acc. v, u, w: vectors of N + 1; d: work
  * space of 2 CHECK_MAX_STEPS.
