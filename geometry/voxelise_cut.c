@@ -344,6 +344,13 @@ static void psort(void *base, size_t n, size_t sz, int (*cmp)(const void *, cons
 	}
 }
 
+/* The cell beside c across a face of step off, or 0 when that lies before the grid's start:
+ * where a walk to the cells beside a sorted list starts. */
+static size_t beside(size_t c, ptrdiff_t off)
+{
+	return off < 0 && c < (size_t)-off ? 0 : c + (size_t)off;
+}
+
 /*
  * Each member's neighbour across each face: its index in the list sorted by cell, or -1; in
  * nb[q faces + f]. Along one face the neighbours' cells rise with the members', so each
@@ -366,8 +373,7 @@ static int32_t *neighbours(const struct vox_plan *p, const struct cand *m, size_
 			if (lo == hi)
 				continue;
 			/* the first member at or past the first neighbour's cell */
-			r = lower(m, n, off < 0 && m[lo].cell < (size_t)-off ? 0
-							: m[lo].cell + (size_t)off);
+			r = lower(m, n, beside(m[lo].cell, off));
 			for (size_t q = lo; q < hi; q++) {
 				const size_t want = m[q].cell + (size_t)off;
 
@@ -418,30 +424,6 @@ static int tri_index(int a, int sa, int b, int sb)
 static size_t odd_key(const struct vox_plan *p, int i, int j, int k)
 {
 	return ((size_t)j * (size_t)p->room[0] + (size_t)i) * (size_t)p->room[2] + (size_t)k;
-}
-
-/* Is room node (i, j, k) in the room (a lattice node whose class is not padding)? */
-static int fcc_in(const struct vox_grid *g, int i, int j, int k)
-{
-	const struct vox_plan *p = &g->plan;
-
-	if (i < 0 || j < 0 || k < 0 || i >= p->room[0] || j >= p->room[1] || k >= p->room[2])
-		return 0;
-	return g->cls[vox_index(p, i + p->halo, j + p->halo, k + p->halo)] != VOX_PAD;
-}
-
-/* Does lattice node (i, j, k) differ in that from one of its twelve neighbours? Every
- * surface that crosses its dual cell parts it from one of them (the cell lies in their
- * hull). */
-static int fcc_near(const struct vox_grid *g, int i, int j, int k)
-{
-	const int me = fcc_in(g, i, j, k);
-
-	for (int e = 0; e < 12; e++)
-		if (fcc_in(g, i + vox_fcc_link[e][0], j + vox_fcc_link[e][1],
-			   k + vox_fcc_link[e][2]) != me)
-			return 1;
-	return 0;
 }
 
 /* The SUB^2 rays of column (i, j), through its boxes' points. */
@@ -619,9 +601,13 @@ static int append(void **dst, size_t *dn, const void *src, size_t n, size_t sz)
 }
 
 /*
- * The lattice nodes near the surface (fcc_near), the room's nodes and those of the layer of
- * cells around it, found row by row in the grid's own order: each one's key ((j + 1) (room[0] +
- * 2) + i + 1) (room[2] + 2) + k + 1, by column, then k; sorted, in *count. NULL without memory.
+ * The lattice nodes near the surface: those that differ from one of their twelve neighbours
+ * in being padding or not (every surface that crosses a node's dual cell parts it from one of
+ * them: the cell lies in their hull), among the room's nodes and those of the layer of cells
+ * around it. Found row by row in the grid's own order, a whole row's twelve comparisons at
+ * once: a fitted fcc grid's halo of 2 (voxel.c) keeps every cell read in the array, and its
+ * halo is padding. Each one's key ((j + 1) (room[0] + 2) + i + 1) (room[2] + 2) + k + 1, by
+ * column, then k; sorted, in *count. NULL without memory.
  */
 static size_t *near_nodes(const struct vox_grid *g, size_t *count)
 {
@@ -642,39 +628,36 @@ static size_t *near_nodes(const struct vox_grid *g, size_t *count)
 #pragma omp for schedule(dynamic, 64)
 		for (long r = 0; r < rows; r++) {
 			const int j = (int)(r % (p->room[1] + 2)) - 1, k = (int)(r / (p->room[1] + 2)) - 1;
+			const uint8_t *at[9];
 
 			if (fail)
 				continue;
-			if (p->halo >= 2) {	/* every cell read is in the array: fcc_near() row-wide */
-				const uint8_t *at[9];
+			for (int e = 0; e < 9; e++) {	/* own row, then y, z and y-z neighbours */
+				static const int o[9][2] = { { 0, 0 },	 { -1, 0 }, { 1, 0 },
+							    { 0, -1 },	 { 0, 1 },  { -1, -1 },
+							    { -1, 1 },	 { 1, -1 }, { 1, 1 } };
 
-				for (int e = 0; e < 9; e++) {	/* own row, then y, z and y-z neighbours */
-					static const int o[9][2] = { { 0, 0 },	 { -1, 0 }, { 1, 0 },
-								    { 0, -1 },	 { 0, 1 },  { -1, -1 },
-								    { -1, 1 },	 { 1, -1 }, { 1, 1 } };
+				at[e] = g->cls + vox_index(p, p->halo, j + o[e][0] + p->halo,
+							     k + o[e][1] + p->halo);
+			}
+			for (int i = -1; i <= p->room[0]; i++) {	/* the links (+-1, +-1, 0) etc. */
+				const uint8_t me = at[0][i] != VOX_PAD;
 
-					at[e] = g->cls + vox_index(p, p->halo, j + o[e][0] + p->halo,
-								     k + o[e][1] + p->halo);
-				}
-				for (int i = -1; i <= p->room[0]; i++) {
-					const uint8_t me = at[0][i] != VOX_PAD;
-
-					diff[i + 1] = (uint8_t)(((at[1][i - 1] != VOX_PAD) ^ me) |
-								((at[1][i + 1] != VOX_PAD) ^ me) |
-								((at[2][i - 1] != VOX_PAD) ^ me) |
-								((at[2][i + 1] != VOX_PAD) ^ me) |
-								((at[3][i - 1] != VOX_PAD) ^ me) |
-								((at[3][i + 1] != VOX_PAD) ^ me) |
-								((at[4][i - 1] != VOX_PAD) ^ me) |
-								((at[4][i + 1] != VOX_PAD) ^ me) |
-								((at[5][i] != VOX_PAD) ^ me) |
-								((at[6][i] != VOX_PAD) ^ me) |
-								((at[7][i] != VOX_PAD) ^ me) |
-								((at[8][i] != VOX_PAD) ^ me));
-				}
+				diff[i + 1] = (uint8_t)(((at[1][i - 1] != VOX_PAD) ^ me) |
+							((at[1][i + 1] != VOX_PAD) ^ me) |
+							((at[2][i - 1] != VOX_PAD) ^ me) |
+							((at[2][i + 1] != VOX_PAD) ^ me) |
+							((at[3][i - 1] != VOX_PAD) ^ me) |
+							((at[3][i + 1] != VOX_PAD) ^ me) |
+							((at[4][i - 1] != VOX_PAD) ^ me) |
+							((at[4][i + 1] != VOX_PAD) ^ me) |
+							((at[5][i] != VOX_PAD) ^ me) |
+							((at[6][i] != VOX_PAD) ^ me) |
+							((at[7][i] != VOX_PAD) ^ me) |
+							((at[8][i] != VOX_PAD) ^ me));
 			}
 			for (int i = (j + k + 3 * p->halo) & 1 ? -1 : 0; i <= p->room[0] && !fail; i += 2) {
-				if (!(p->halo >= 2 ? diff[i + 1] : fcc_near(g, i, j, k)))
+				if (!diff[i + 1])
 					continue;
 				if (nmine == cap) {
 					size_t *t = realloc(mine, (cap = 2 * cap + 1024) * sizeof(*t));
@@ -751,7 +734,7 @@ static int odd_column(const struct vox_plan *p, const size_t *near, const size_t
 }
 
 /*
- * The fcc lattice's measured nodes into *out (*nout): every node near the surface (fcc_near)
+ * The fcc lattice's measured nodes into *out (*nout): every node near the surface
  * whose dual cell holds some volume inside, with its volume and its twelve faces' open
  * fractions. The nodes near the surface are found in the grid's order (near_nodes), then
  * their own boxes measured column by column, then the odd cells beside them, column by column
@@ -1241,13 +1224,6 @@ fail:
 		free(air);
 		return -1;
 	}
-}
-
-/* The cell beside c across a face of step off, or 0 when that lies before the grid's start:
- * where a walk to the cells beside a sorted list starts. */
-static size_t beside(size_t c, ptrdiff_t off)
-{
-	return off < 0 && c < (size_t)-off ? 0 : c + (size_t)off;
 }
 
 /* A walk along two sorted lists of cells at once (the members', the layers'), to cells that
