@@ -12,7 +12,8 @@
 # room end to end (its own 2 s, grid.dispersion 0.01, kernel auto), the 7-point scheme and
 # fcc, each with both walls (roomsim's lines: the setup's time, and the grid, steps and
 # whole run's). PART=hallruns: the hall as PART=hall, each run of RUNS (stencil:walls:dispersion,
-# comma-separated) with its WAVs and log kept in $OUT/hallruns.tgz for scoring elsewhere. Outputs
+# comma-separated; a dispersion written pN runs grid.ppw N instead) for DUR seconds (default
+# 0.2), with its WAVs and log kept in $OUT/hallruns.tgz for scoring elsewhere. Outputs
 # under $OUT (default /tmp/roomsim-fitted-fcc).
 set -u
 out=${OUT:-/tmp/roomsim-fitted-fcc}
@@ -83,9 +84,13 @@ hallruns)
 		w=${rest%%:*}
 		d=${rest#*:}
 		n=$st-$w-d$d
+		case $d in
+		p*) sp="grid.ppw=${d#p}" ;;
+		*) sp="grid.dispersion=$d" ;;
+		esac
 		ROOMSIM_PHASES=1 $r run rooms/concert-hall/concert-hall.yaml --set grid.fmax=2000 \
-			--set grid.dispersion=$d --set scheme.stencil=$st --set grid.walls=$w \
-			--set duration=0.2 --set hybrid= --out "$out/hallruns/$n" \
+			--set $sp --set scheme.stencil=$st --set grid.walls=$w \
+			--set duration=${DUR:-0.2} --set hybrid= --out "$out/hallruns/$n" \
 			> "$out/hallruns/$n.log" 2>&1
 		echo "$n: rc=$? $(grep -E 'steps of|stability|error' "$out/hallruns/$n.log" | tail -3 | tr '\n' ' ')"
 		find "$out/hallruns/$n" -name '*.h5' -delete
