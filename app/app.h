@@ -170,13 +170,17 @@ struct app_candidate {
 	char name[64];		/* the stencil's */
 	enum room_stencil stencil;
 	int order, radius2, variant;
+	int fitted;		/* with fitted walls (grid.walls: fitted) */
 	double courant, ppw, spacing, unfitted;	/* unfitted: before grid.fit */
 	double nodes;		/* the scheme's nodes (vox_nodes) */
 	long steps;
 	double memory;		/* bytes on the host, and on the device for the GPU */
 	double rate;		/* voxel updates per second, measured (app_gpu_rate, cached) */
 	char kernel[32];	/* on the GPU: the kernel timed */
-	double seconds;		/* of stepping, every source; HUGE_VAL where it cannot run */
+	double pass;		/* node updates its fitted walls' pass costs a step, or 0 */
+	double setup;		/* seconds its fitted walls' setup is estimated to take, or 0 */
+	double seconds;		/* of stepping, every source, and setup; HUGE_VAL where it
+				 * cannot run */
 	char why[128];		/* why it cannot, or "" */
 };
 
@@ -184,14 +188,15 @@ struct app_candidate {
 
 /*
  * scheme.stencil: auto: every candidate scheme (the 7-point scheme, leggy order 4, compact
- * R = 2, 3, 4 with fitted weights, interpolated IWB and IISO, and fcc in box rooms) at the
+ * R = 2, 3, 4 with fitted weights, interpolated IWB and IISO, fcc in box rooms, and fcc with
+ * fitted walls in carved rooms whose grid.walls is not given, in one process: ranks 1) at the
  * spacing that meets room->dispersion at fmax, its nodes, steps and memory, and its rate on
  * this machine (gpu: the CUDA engine's, else the CPU's with threads); the fastest that fits
- * in memory is applied to room. Returns the chosen index (c[0..*n) filled), or -1 with err
- * when none can run.
+ * in memory is applied to room (its walls too). Returns the chosen index (c[0..*n) filled),
+ * or -1 with err when none can run.
  */
-int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candidate *c, int *n,
-		      struct rs_error *err);
+int app_scheme_choose(struct room *room, int gpu, int threads, int ranks,
+		      struct app_candidate *c, int *n, struct rs_error *err);
 
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);

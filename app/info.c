@@ -408,8 +408,8 @@ int cmd_info(int argc, char **argv)
 	if (room->stencil_auto) {	/* every candidate, then the room with the one chosen */
 		struct app_candidate cand[APP_MAX_CANDIDATES];
 		char mem[32];
-		int n, k = app_scheme_choose(room, fdtd_cuda_available(NULL, 0), threads, cand, &n,
-					     &err);
+		int n, k = app_scheme_choose(room, fdtd_cuda_available(NULL, 0), threads, ranks,
+					     cand, &n, &err);
 
 		printf("scheme     auto: the fastest scheme as accurate as the 7-point scheme at %g "
 		       "worst-case phase error at %.1f Hz, on this machine's %s\n", room->dispersion,
@@ -421,6 +421,13 @@ int cmd_info(int argc, char **argv)
 				       "%10s  not timed: the only contender\n", i == k ? "->" : "  ",
 				       cand[i].name, cand[i].ppw, 1e3 * cand[i].spacing,
 				       cand[i].nodes / 1e6, cand[i].steps, app_bytes(cand[i].memory, mem));
+			else if (cand[i].seconds < HUGE_VAL && cand[i].setup > 0)
+				printf("  %s %-34s ppw %5.2f  h %6.1f mm  %8.1f M nodes  %6ld steps  "
+				       "%10s  %7.1f Gvox/s  %9.1f s (%.1f s of it fitting walls)\n",
+				       i == k ? "->" : "  ", cand[i].name, cand[i].ppw,
+				       1e3 * cand[i].spacing, cand[i].nodes / 1e6, cand[i].steps,
+				       app_bytes(cand[i].memory, mem), cand[i].rate / 1e9,
+				       cand[i].seconds, cand[i].setup);
 			else if (cand[i].seconds < HUGE_VAL)
 				printf("  %s %-34s ppw %5.2f  h %6.1f mm  %8.1f M nodes  %6ld steps  "
 				       "%10s  %7.1f Gvox/s  %9.1f s\n", i == k ? "->" : "  ",

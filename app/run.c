@@ -779,8 +779,8 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 		fdtd_cuda_warm();
 	if (room->stencil_auto) {	/* the fastest scheme for the dispersion asked */
 		struct app_candidate c[APP_MAX_CANDIDATES];
-		int n, k = app_scheme_choose(room, r->backend == ROOM_BACKEND_CUDA, r->threads, c,
-					     &n, err);
+		int n, k = app_scheme_choose(room, r->backend == ROOM_BACKEND_CUDA, r->threads,
+					     r->part.size, c, &n, err);
 
 		if (k < 0)
 			return err->code;
@@ -790,9 +790,10 @@ static int prepare(struct run *r, const char *file, int backend, struct rs_error
 				"(roomsim info says why)\n", c[k].name, c[k].ppw, room->dispersion, n);
 		else if (!r->quiet)
 			fprintf(stderr, "roomsim: scheme auto: %s, %.2f points per wavelength for %g "
-				"at fmax: %.1f s of stepping predicted (%.1f Gvox/s), the least of "
+				"at fmax: %.1f s of stepping%s predicted (%.1f Gvox/s), the least of "
 				"%d schemes (roomsim info lists them)\n", c[k].name, c[k].ppw,
-				room->dispersion, c[k].seconds, c[k].rate / 1e9, n);
+				room->dispersion, c[k].seconds, c[k].fitted ? " and fitting walls" : "",
+				c[k].rate / 1e9, n);
 	}
 	if (app_plan(room, &r->plan, err))
 		return err->code;

@@ -8,12 +8,15 @@
  * cells', fdtd.c), and at no coarser a spacing than the 7-point scheme's: its walls are the
  * 7-point update, whose error at the larger stencil's spacing `roomsim converge` measures as
  * the 7-point scheme's there (docs/performance.md, "Accuracy in real rooms"): there it is the
- * 7-point scheme. An axial (leggy) stencil's walls are mirrored there as in a box. No
+ * 7-point scheme. An axial (leggy) stencil's walls are mirrored there as in a box. In a room
+ * of a mesh or shapes whose grid.walls is not given, fcc with fitted walls is weighed too, at
+ * the coarser spacing at which its error was measured within the 7-point staircase's. No
  * scheme updates a cell faster than the 7-point scheme, so one that updates no fewer cells is
  * never timed, and none is when the 7-point scheme's run is too short to pay for timing
  * them; when the 7-point scheme is left alone, nothing is timed.
  */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +33,18 @@
 #define CPU_RATE_STEPS 4
 
 /*
- * Each candidate runs at `accuracy` times grid.dispersion: the fraction at which `roomsim
- * converge` measured its error within the 7-point scheme's at grid.dispersion in every box
- * room tried (docs/performance.md, "Accuracy in real rooms": the shoebox example and the
- * studio, 0.5 s, against 24 points per wavelength; with grid.fit fcc comes within it at 0.6
- * there but not in the corridor at 0.4, tests/converge-boxes.sh). 0: not weighed, its error
- * not brought there at any dispersion tried (leggy order 4 and compact R = 4 stay above it in
- * the shoebox at 0.0015), or not measured. ROOMSIM_AUTO_ACCURACY=dispersion weighs every one at
- * grid.dispersion itself, by its open-space dispersion alone (the tests' way to weigh them).
+ * Each candidate runs at `accuracy` times grid.dispersion: the multiple at which `roomsim
+ * converge` measured its error within the 7-point scheme's at grid.dispersion in every room
+ * tried (docs/performance.md, "Accuracy in real rooms": the shoebox example and the studio,
+ * 0.5 s, against 24 points per wavelength; with grid.fit fcc comes within it at 0.6 there but
+ * not in the corridor at 0.4, tests/converge-boxes.sh). 0: not weighed, its error not brought
+ * there at any dispersion tried (leggy order 4 and compact R = 4 stay above it in the shoebox
+ * at 0.0015), or not measured. fcc's fitted walls run in carved rooms only, at 1.5 times
+ * (docs/performance.md, "Fitted walls in carved rooms": within the 7-point staircase's error
+ * at 63 Hz to 1 kHz in the concert hall at 2 kHz over 0.6 s and in the seminar room at 2 kHz
+ * over 0.5 s, the mean of three placements; at twice it 0.02 dB over it at 500 Hz in the
+ * hall). ROOMSIM_AUTO_ACCURACY=dispersion weighs every one at grid.dispersion itself, by its
+ * open-space dispersion alone (the tests' way to weigh them).
  */
 static const struct {
 	enum room_stencil stencil;
@@ -45,21 +52,38 @@ static const struct {
 	const char *variant;
 	const char *name;	/* the stencil's (stn_from_config's), for one not weighed */
 	double accuracy;
+	int fitted;		/* with fitted walls (grid.walls: fitted), in a carved room */
 } candidates[] = {
-	{ ROOM_STENCIL_LEGGY, 2, 0, NULL, "leggy order 2 (7 points)", 1 },	/* the 7-point */
-	{ ROOM_STENCIL_LEGGY, 4, 0, NULL, "leggy order 4 (13 points)", 0 },
-	{ ROOM_STENCIL_COMPACT, 2, 2, NULL, "compact-in-space (19 points)", 0 },
-	{ ROOM_STENCIL_COMPACT, 2, 3, NULL, "compact-in-space (27 points)", 0 },
-	{ ROOM_STENCIL_COMPACT, 2, 4, NULL, "compact-in-space (33 points)", 0 },
-	{ ROOM_STENCIL_INTERPOLATED, 2, 0, "IWB", "interpolated IWB (27 points)", 0.15 },
-	{ ROOM_STENCIL_INTERPOLATED, 2, 0, "IISO", "interpolated IISO (19 points)", 0 },
-	{ ROOM_STENCIL_FCC, 2, 0, NULL, "fcc (13 points on the FCC lattice)", 0.15 },
+	{ ROOM_STENCIL_LEGGY, 2, 0, NULL, "leggy order 2 (7 points)", 1, 0 },	/* the 7-point */
+	{ ROOM_STENCIL_LEGGY, 4, 0, NULL, "leggy order 4 (13 points)", 0, 0 },
+	{ ROOM_STENCIL_COMPACT, 2, 2, NULL, "compact-in-space (19 points)", 0, 0 },
+	{ ROOM_STENCIL_COMPACT, 2, 3, NULL, "compact-in-space (27 points)", 0, 0 },
+	{ ROOM_STENCIL_COMPACT, 2, 4, NULL, "compact-in-space (33 points)", 0, 0 },
+	{ ROOM_STENCIL_INTERPOLATED, 2, 0, "IWB", "interpolated IWB (27 points)", 0.15, 0 },
+	{ ROOM_STENCIL_INTERPOLATED, 2, 0, "IISO", "interpolated IISO (19 points)", 0, 0 },
+	{ ROOM_STENCIL_FCC, 2, 0, NULL, "fcc (13 points on the FCC lattice)", 0.15, 0 },
+	{ ROOM_STENCIL_FCC, 2, 0, NULL, "fcc (13 points on the FCC lattice), fitted walls", 1.5,
+	  1 },
 };
+
+/*
+ * fcc's fitted walls cost time twice, neither measured by timing a box: their setup (measuring
+ * the cut cells, lending, the stability check), FITTED_FCC_SETUP core-seconds per boundary
+ * node of the plan (the concert hall at 2 kHz on 16 cores: 2.65 to 2.77 us a node at
+ * dispersions 0.02 to 0.01, 7.1 to 14.4 s), and their pass after each step, which costs what
+ * FITTED_FCC_PASS_GPU or _CPU node updates do per boundary node (on the H200, over the hall's
+ * update at the staircase's 150 G nodes/s: 41, 35 and 13 at 0.02, 0.015 and 0.01; on the
+ * development machine's 2 cores, a carved box of 1.7·10^6 nodes and 62427 boundary nodes
+ * stepped at 0.30 G nodes/s where the box's timing gave 1.8: 136).
+ */
+#define FITTED_FCC_SETUP 4.5e-5
+#define FITTED_FCC_PASS_GPU 40.0
+#define FITTED_FCC_PASS_CPU 140.0
 
 static double accuracy(int k);
 
-static const char fcc_carved[] = "fcc measured less accurate than the 7-point scheme in "
-				 "rooms that are not boxes: name it to run it "
+static const char fcc_carved[] = "its staircase measured less accurate than the 7-point "
+				 "scheme's in carved rooms: name it to run it "
 				 "(docs/performance.md)";
 /* With grid.walls: fitted the 7-point scheme alone is weighed: the larger stencils do not run
  * fitted walls, and fcc's, at grid.dispersion, were measured further from the converged
@@ -90,13 +114,17 @@ static int candidate(const struct room *room, int k, double ppw7, struct room *r
 	if (stn_from_config(r, &st) || (limit = stn_courant_limit(&st)) <= 0)
 		return snprintf(c->why, sizeof(c->why), "not a stable scheme"), -1;
 	snprintf(c->name, sizeof(c->name), "%s", st.name);
-	if (r->stencil == ROOM_STENCIL_FCC && room->shaped)
+	if (candidates[k].fitted)
+		snprintf(c->name, sizeof(c->name), "%.48s, fitted walls", st.name);
+	if (r->stencil == ROOM_STENCIL_FCC && room->shaped && !candidates[k].fitted)
 		return snprintf(c->why, sizeof(c->why), "%s", fcc_carved), -1;
 	walls7 = k > 0 && r->stencil != ROOM_STENCIL_FCC && !stn_is_axial(&st);
+	r->fitted = room->fitted || candidates[k].fitted;
 	/* a named scheme at its published Courant number, the others at their limit; the
-	 * 7-point scheme's fitted walls at the one the room's reading gave them */
+	 * 7-point scheme's fitted walls at the one the room's reading gave them, fcc's at theirs */
 	if (!room->courant_given)
-		r->courant = room->fitted ? room->courant
+		r->courant = candidates[k].fitted ? FITTED_FCC_COURANT
+			     : room->fitted ? room->courant
 			     : r->stencil == ROOM_STENCIL_INTERPOLATED || r->stencil == ROOM_STENCIL_FCC
 				     ? fmin(1, st.courant / limit) : 1;
 	/* a carved room's fallback cells take the 7-point update: stable to 1/sqrt(3) only */
@@ -122,6 +150,7 @@ static int candidate(const struct room *room, int k, double ppw7, struct room *r
 	c->order = r->order;
 	c->radius2 = r->radius2;
 	c->variant = r->variant;
+	c->fitted = r->fitted;
 	c->courant = r->courant;
 	c->ppw = r->ppw;
 	c->spacing = r->spacing;
@@ -158,10 +187,18 @@ static double weigh_seconds(void)
 	return *end || !(s >= 0) ? AUTO_WEIGH_SECONDS : s;
 }
 
-/* Candidate k's rate on this machine (0 and why when none), its memory on the GPU. */
+/* Candidate k's rate on this machine (0 and why when none), its memory on the GPU. A box is
+ * timed with the staircase (fitted walls' pass is counted apart). fcc's is never
+ * carved: its walls take no other update than its nodes', and vox_carve cuts the cubic grid
+ * alone. */
 static void rate_of(struct room *r, struct app_candidate *x, int gpu, int threads,
 		    double device)
 {
+	struct room box = *r;	/* shallow: read only */
+
+	box.fitted = 0;
+	if (box.stencil == ROOM_STENCIL_FCC)
+		box.shaped = 0;
 #ifdef ROOMSIM_CUDA
 	if (gpu) {
 		struct app_gpu_rate g;
@@ -177,7 +214,7 @@ static void rate_of(struct room *r, struct app_candidate *x, int gpu, int thread
 			snprintf(x->why, sizeof(x->why), "needs more device memory than the GPU has");
 			return;
 		}
-		app_gpu_rate(r, x->nodes, &g);
+		app_gpu_rate(&box, x->nodes, &g);
 		x->rate = g.rate;
 		if (!(g.rate > 0) && g.why[0]) {
 			snprintf(x->why, sizeof(x->why), "%.120s", g.why);
@@ -189,15 +226,50 @@ static void rate_of(struct room *r, struct app_candidate *x, int gpu, int thread
 	(void)device;
 #endif
 	if (!gpu)
-		x->rate = app_cpu_rate_of(r, threads,	/* not so few that threads idle */
+		x->rate = app_cpu_rate_of(&box, threads,	/* not so few that threads idle */
 					  fmin(fmax(x->nodes, CPU_RATE_MIN), CPU_RATE_CELLS),
 					  CPU_RATE_STEPS);
 	if (!(x->rate > 0) && !x->why[0])
 		snprintf(x->why, sizeof(x->why), "no engine here runs it");
 }
 
-int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candidate *c, int *n,
-		      struct rs_error *err)
+/* Why candidate k is not weighed in room (into why, len bytes): 1, or 0 when it is. */
+static int left_out(const struct room *room, int k, int ranks, double quick, double weigh,
+		    double rate7, char *why, size_t len)
+{
+	const int fcc = candidates[k].stencil == ROOM_STENCIL_FCC, fit = candidates[k].fitted;
+
+	if (k == 0)
+		return 0;
+	if (room->fitted)
+		snprintf(why, len, "%s", fcc ? fitted_fcc : "runs no fitted walls (grid.walls)");
+	else if (fit && room->geo.voxels_path[0])
+		snprintf(why, len, "a voxel file's room has no surface to fit");
+	else if (fit && !room->shaped)
+		snprintf(why, len, "runs rooms of a mesh or shapes: a box's walls pass through "
+			 "fcc's nodes already");
+	else if (fit && room->walls_given)
+		snprintf(why, len, "grid.walls: staircase is given");
+	else if (fit && ranks > 1)
+		snprintf(why, len, "fitted walls run in one process, not in %d ranks", ranks);
+	else if (!fit && room->shaped && fcc)
+		snprintf(why, len, "%s", fcc_carved);
+	else if (!fit && room->shaped)
+		snprintf(why, len, "at the 7-point spacing (its walls are the 7-point update) it "
+			 "updates no fewer cells, so it is never faster");
+	else if (!accuracy(k))
+		snprintf(why, len, "not weighed: roomsim converge has not seen it reach the 7-point "
+			 "scheme's accuracy (docs/performance.md)");
+	else if (quick < weigh)
+		snprintf(why, len, "not weighed: the 7-point scheme's run (%.2g s at %.3g Gvox/s) "
+			 "is too short to pay for timing it", quick, rate7 / 1e9);
+	else
+		return 0;
+	return 1;
+}
+
+int app_scheme_choose(struct room *room, int gpu, int threads, int ranks,
+		      struct app_candidate *c, int *n, struct rs_error *err)
 {
 	const int ncand = (int)(sizeof(candidates) / sizeof(candidates[0]));
 	const double host = (double)app_memory_available();
@@ -224,27 +296,10 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 		struct rs_error e = { 0 };
 		struct room *r = &rooms[k];
 
-		if (k > 0 && (room->fitted || room->shaped || quick < weigh || !accuracy(k))) {
-			memset(x, 0, sizeof(*x));
+		memset(x, 0, sizeof(*x));
+		if (left_out(room, k, ranks, quick, weigh, rate7, x->why, sizeof(x->why))) {
 			x->seconds = HUGE_VAL;
 			snprintf(x->name, sizeof(x->name), "%s", candidates[k].name);
-			if (room->fitted)
-				snprintf(x->why, sizeof(x->why), "%s",
-					 candidates[k].stencil == ROOM_STENCIL_FCC
-						 ? fitted_fcc : "runs no fitted walls (grid.walls)");
-			else if (room->shaped && candidates[k].stencil == ROOM_STENCIL_FCC)
-				snprintf(x->why, sizeof(x->why), "%s", fcc_carved);
-			else if (room->shaped)
-				snprintf(x->why, sizeof(x->why), "at the 7-point spacing (its walls "
-					 "are the 7-point update) it updates no fewer cells, so it is "
-					 "never faster");
-			else if (!accuracy(k))
-				snprintf(x->why, sizeof(x->why), "not weighed: roomsim converge has not "
-					 "seen it reach the 7-point scheme's accuracy (docs/performance.md)");
-			else
-				snprintf(x->why, sizeof(x->why), "not weighed: the 7-point scheme's run "
-					 "(%.2g s at %.3g Gvox/s) is too short to pay for timing it",
-					 quick, rate7 / 1e9);
 			continue;
 		}
 		if (candidate(room, k, c[0].ppw, r, x))
@@ -255,6 +310,12 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 		}
 		x->nodes = (double)vox_nodes(&plan.grid);
 		x->steps = plan.steps;
+		if (r->fitted && r->stencil == ROOM_STENCIL_FCC) {
+			x->pass = (gpu ? FITTED_FCC_PASS_GPU : FITTED_FCC_PASS_CPU) *
+				  (double)plan.grid.boundary;
+			x->setup = FITTED_FCC_SETUP * (double)plan.grid.boundary /
+				   (threads > 0 ? threads : omp_get_max_threads());
+		}
 		x->memory = (double)plan.memory;
 		if (host > 0 && x->memory > host) {
 			snprintf(x->why, sizeof(x->why), "needs more memory than is free");
@@ -289,7 +350,8 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 			rate_of(&rooms[k], x, gpu, threads, device);
 		if (!(x->rate > 0))
 			continue;
-		x->seconds = x->nodes * (double)x->steps * room->nsources / x->rate;
+		x->seconds = (x->nodes + x->pass) * (double)x->steps * room->nsources / x->rate +
+			     x->setup;
 		if (best < 0 || x->seconds < c[best].seconds)
 			best = k;
 	}
@@ -303,6 +365,7 @@ int app_scheme_choose(struct room *room, int gpu, int threads, struct app_candid
 	room->radius2 = c[best].radius2;
 	room->variant = c[best].variant;
 	room->nweights = 0;
+	room->fitted = c[best].fitted;
 	room->courant = c[best].courant;
 	room->ppw = c[best].ppw;
 	room->spacing = c[best].spacing;

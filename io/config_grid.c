@@ -82,6 +82,7 @@ int cfg_parse_grid(struct yp *p, yaml_node_t *root)
 	if ((n = yp_get(p, g, "walls"))) {
 		if (yp_choice(p, n, "grid.walls", walls, &r->fitted))
 			return RS_EINPUT;
+		r->walls_given = 1;
 	}
 	r->ppw = DEFAULT_PPW;
 	if ((n = yp_get(p, g, "ppw")) && yp_num(p, n, "grid.ppw", MIN_PPW, 0, 1e4, 0, &r->ppw))

@@ -30,11 +30,6 @@
 #define DEFAULT_RHO 1.204
 #define DEFAULT_PPW 10.5
 #define DEFAULT_COURANT 1.0
-/* grid.walls: fitted: the cut cells stay stable with fewer merges below the limit (docs/physics.md,
- * "Fitted walls") */
-#define FITTED_COURANT 0.8
-#define FITTED_FCC_COURANT 0.9	/* the fcc lattice's: its cut cells' layers along the walls
-				 * stay within the bound there (docs/physics.md) */
 #define DEFAULT_WAV_RATE 48000
 #define AUTO_DISPERSION 0.01	/* scheme.stencil: auto without grid.dispersion: 1 % */
 #define DEFAULT_HIGHPASS 10.0	/* Hz: below every room's first mode, above DC drift */

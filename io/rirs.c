@@ -28,6 +28,7 @@ static herr_t put_meta(hid_t f, const struct rirs_run *run)
 	rc |= h5a_string(f, "name", r->name);
 	rc |= h5a_string(f, "engine", run->engine);
 	rc |= h5a_string(f, "scheme", run->scheme);
+	rc |= h5a_string(f, "walls", r->fitted ? "fitted" : "staircase");
 	rc |= h5a_string(f, "precision", r->precision == 4 ? "float32" : "float64");
 	rc |= h5a_double(f, "c", r->c);
 	rc |= h5a_double(f, "rho", r->rho);

@@ -49,6 +49,11 @@ enum room_stencil { ROOM_STENCIL_LEGGY, ROOM_STENCIL_COMPACT, ROOM_STENCIL_BOX,
 #define ROOM_MAX_DTS 4		/* diamond tile sizes the kernel is built for (docs/kernels.md) */
 #define ROOM_MAX_NT 1024		/* diamond levels per tower: bounds its receiver buffer */
 #define ROOM_MAX_SPLIT 8		/* diamond: blocks of a tower, a portable cluster at most */
+/* grid.walls: fitted: the cut cells stay stable with fewer merges below the limit (docs/physics.md,
+ * "Fitted walls") */
+#define FITTED_COURANT 0.8
+#define FITTED_FCC_COURANT 0.9	/* the fcc lattice's: its cut cells' layers along the walls
+				 * stay within the bound there (docs/physics.md) */
 
 #define ROOM_MAX_BANDS 32	/* third octaves from 20 Hz to 20 kHz are 31 */
 #define ROOM_MAX_BRANCHES 32	/* branches of a material given directly */
@@ -272,6 +277,7 @@ struct room {
 	int fitted;		/* grid.walls: fitted: cut cells at carved walls (voxel.h,
 				 * struct vox_cut); 0: the staircase of whole cells */
 	int courant_given;	/* grid.courant was given */
+	int walls_given;	/* grid.walls was given (else scheme.stencil: auto may fit them) */
 	int order;		/* leggy: 2M, 2..16 (2 = the 7-point scheme) */
 	int radius2;		/* compact: R, |q|^2 <= R */
 	int boxq[3];		/* box: shells up to (q1, q2, q3) */

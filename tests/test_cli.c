@@ -616,24 +616,49 @@ static void scheme_auto(void **state)
 	assert_int_equal(sh("%s info %s/auto.yaml > %s/auto1.txt && grep -q '^  -> leggy order 2 "
 			    "(7 points) .*not timed: the only contender' %s/auto1.txt && "
 			    "[ $(grep -c 'too short to pay for timing it' %s/auto1.txt) = 2 ] && "
-			    "[ $(grep -c 'has not seen it reach' %s/auto1.txt) = 5 ] && ROOMSIM_AUTO_WEIGH=0 "
-			    "%s info %s/auto.yaml | grep -q '^  -> leggy order 2 (7 points) .*not timed'",
-			    roomsim, dir, dir, dir, dir, dir, roomsim, dir), 0);
+			    "[ $(grep -c 'has not seen it reach' %s/auto1.txt) = 5 ] && "
+			    "grep -q 'fitted walls *runs rooms of a mesh or shapes' %s/auto1.txt && "
+			    "ROOMSIM_AUTO_WEIGH=0 %s info %s/auto.yaml | grep -q '^  -> leggy order 2 "
+			    "(7 points) .*not timed'", roomsim, dir, dir, dir, dir, dir, dir, roomsim, dir),
+			 0);
 	/* a room of shapes: no fcc */
 	assert_int_equal(sh("sed -e 's/^geometry: .*/geometry: {box: [2.0, 1.6, 1.2], shapes: "
 			    "[{remove: box, min: [0, 0, 0], max: [0.3, 0.3, 1.2]}]}/' %s/auto.yaml > "
 			    "%s/auto2.yaml && %s info %s/auto2.yaml > %s/auto2.txt && "
-			    "grep -q 'fcc measured less accurate than the 7-point' %s/auto2.txt && "
+			    "grep -q 'fcc .*points on the FCC lattice) *its staircase measured less "
+			    "accurate than the 7-point' %s/auto2.txt && "
 			    "grep -q '^  -> leggy order 2 (7 points) .*not timed: the only contender' "
 			    "%s/auto2.txt && [ $(grep -c 'its walls are the 7-point update' "
-			    "%s/auto2.txt) = 6 ] && ! grep -q ' Gvox/s ' %s/auto2.txt", dir, dir,
-			    roomsim, dir, dir, dir, dir, dir, dir), 0);
+			    "%s/auto2.txt) = 6 ] && grep -q 'fitted walls not weighed: .*too short' "
+			    "%s/auto2.txt && ! grep -q ' Gvox/s ' %s/auto2.txt", dir, dir, roomsim, dir,
+			    dir, dir, dir, dir, dir, dir), 0);
+	/* there fcc's fitted walls are weighed with the others, unless grid.walls is given or
+	 * the run has ranks; the run fits its walls when auto chose them, and says so */
+	assert_int_equal(sh("ROOMSIM_AUTO_WEIGH=0 %s info %s/auto2.yaml > %s/auto2w.txt && "
+			    "grep -q '^  ...fcc .*, fitted walls ppw .* Gvox/s .* s (.* s of it fitting "
+			    "walls)$' %s/auto2w.txt && ROOMSIM_AUTO_WEIGH=0 %s info %s/auto2.yaml "
+			    "--ranks 2 | grep -q 'fitted walls *fitted walls run in one process, not in "
+			    "2 ranks' && sed -e 's/^grid: {/grid: {walls: staircase, /' %s/auto2.yaml > "
+			    "%s/auto2s.yaml && ROOMSIM_AUTO_WEIGH=0 %s info %s/auto2s.yaml | grep -q "
+			    "'fitted walls *grid.walls: staircase is given'", roomsim, dir, dir, dir,
+			    roomsim, dir, dir, dir, roomsim, dir), 0);
+	assert_int_equal(sh("sed -e 's/fmax: 500/fmax: 1000/' -e 's/^duration: .*/duration: 0.5/' "
+			    "%s/auto2.yaml > %s/auto2l.yaml && ROOMSIM_AUTO_WEIGH=0 %s info "
+			    "%s/auto2l.yaml > %s/auto2l.txt && ROOMSIM_AUTO_WEIGH=0 %s run %s/auto2l.yaml "
+			    "--out %s/auto2l 2> %s/auto2l.err && "
+			    "if grep -q '^  -> fcc .*, fitted walls' %s/auto2l.txt; then "
+			    "w=fitted; grep -q 'scheme auto: fcc .*, fitted walls, .* of stepping and "
+			    "fitting walls predicted' %s/auto2l.err; else w=staircase; grep -q "
+			    "'scheme auto: leggy order 2' %s/auto2l.err; fi && "
+			    "h5dump -a /walls %s/auto2l/rirs.h5 | grep -q \"(0): .$w.$\"",
+			    dir, dir, roomsim, dir, dir, roomsim, dir, dir, dir, dir, dir, dir, dir), 0);
 	/* with grid.walls: fitted: the 7-point scheme's, at their Courant number, and it runs */
 	assert_int_equal(sh("sed -e 's/^grid: {/grid: {walls: fitted, /' %s/auto2.yaml > "
 			    "%s/auto3.yaml && %s info %s/auto3.yaml > %s/auto3.txt && "
 			    "grep -q '^  -> leggy order 2 (7 points) .*not timed: the only contender' "
 			    "%s/auto3.txt && [ $(grep -c 'runs no fitted walls' %s/auto3.txt) = 6 ] && "
-			    "grep -q 'fcc .*its fitted walls measured less accurate' %s/auto3.txt && "
+			    "[ $(grep -c 'fcc .*its fitted walls measured less accurate' %s/auto3.txt) "
+			    "= 2 ] && "
 			    "grep -q '^scheme .*Courant number 0.46188.*(0.8 of the limit' %s/auto3.txt && "
 			    "grep -q '^walls *fitted' %s/auto3.txt && %s run %s/auto3.yaml --out %s/auto3 "
 			    "2> %s/auto3.err && grep -q 'scheme auto: leggy order 2' %s/auto3.err",

@@ -13,7 +13,13 @@
 # fcc, each with both walls (roomsim's lines: the setup's time, and the grid, steps and
 # whole run's). PART=hallruns: the hall as PART=hall, each run of RUNS (stencil:walls:dispersion,
 # comma-separated; a dispersion written pN runs grid.ppw N instead) for DUR seconds (default
-# 0.2), with its WAVs and log kept in $OUT/hallruns.tgz for scoring elsewhere. Outputs
+# 0.2), with its WAVs and log kept in $OUT/hallruns.tgz for scoring elsewhere. PART=coarser:
+# the seminar room as PART=seminar with fcc's fitted walls at each of DISPERSIONS (default
+# 0.015,0.02) and the 7-point staircase at 0.01, all scored against the fitted reference, then
+# end to end (2 s, kernel auto) with fcc's fitted walls at each of DISPERSIONS. PART=hallauto:
+# the hall as PART=hallruns with scheme.stencil auto at grid.dispersion 0.01 for each of DURS
+# (default 0.6,0.2) seconds, `roomsim info`'s list of candidates first; WAVs and logs in
+# $OUT/hallauto.tgz. Outputs
 # under $OUT (default /tmp/roomsim-fitted-fcc).
 set -u
 out=${OUT:-/tmp/roomsim-fitted-fcc}
@@ -48,6 +54,44 @@ runs)
 		done
 	done
 	rm -rf "$out"/seminar-*/
+	;;
+coarser)
+	ds=${DISPERSIONS:-0.015,0.02}
+	$r converge tests/gpu/rooms/seminar.yaml --schemes fcc --dispersions $ds \
+		--placements 3 --set hybrid= --set duration=0.5 --set grid.walls=fitted \
+		--out "$out/c-fitted" > "$out/converge-fitted.txt" 2>&1
+	$r converge tests/gpu/rooms/seminar.yaml --schemes 7-point --dispersions 0.01 \
+		--placements 3 --set hybrid= --set duration=0.5 \
+		--out "$out/c-staircase" > "$out/converge-staircase.txt" 2>&1
+	grep -E "^[a-z0-9.-]+ +(the reference|7-point|fcc)" "$out"/converge-*.txt
+	python3 docs/bench/dev-accuracy/score.py "$out/c-fitted/reference-ppw24" \
+		63,125,250,500,1000 "$out"/c-staircase/7-point-d* "$out"/c-fitted/fcc-d* \
+		| tee "$out/cross.txt"
+	for d in $(echo "$ds" | tr , ' '); do
+		n=seminar-fcc-fitted-d$d
+		ROOMSIM_PHASES=1 $r run --set hybrid= --set scheme.stencil=fcc \
+			--set grid.dispersion=$d --set grid.walls=fitted --set output.dir="$out/$n" \
+			tests/gpu/rooms/seminar.yaml > "$out/$n.log" 2>&1
+		echo "$n: $(grep -E 'steps of|set up in|error' "$out/$n.log" | tr '\n' ' ')"
+	done
+	rm -rf "$out"/c-*/ "$out"/seminar-*/ "$out/cache"
+	;;
+hallauto)
+	nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+	mkdir -p "$out/hallauto"
+	for dur in $(echo "${DURS:-0.6,0.2}" | tr , ' '); do
+		n=auto-dur$dur
+		set -- rooms/concert-hall/concert-hall.yaml --set grid.fmax=2000 \
+			--set grid.dispersion=0.01 --set scheme.stencil=auto --set duration=$dur \
+			--set hybrid=
+		$r info "$@" > "$out/hallauto/$n.info" 2>&1
+		ROOMSIM_PHASES=1 $r run "$@" --out "$out/hallauto/$n" > "$out/hallauto/$n.log" 2>&1
+		echo "$n: rc=$? $(grep -E 'scheme auto|set up in|steps of|error' \
+			"$out/hallauto/$n.log" | tr '\n' ' ')"
+		find "$out/hallauto/$n" -name '*.h5' -delete
+		tar -czf "$out/hallauto.tgz" -C "$out" hallauto
+	done
+	rm -rf "$out/hallauto" "$out/cache"
 	;;
 hall)
 	nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
