@@ -88,6 +88,8 @@ hallauto)
 		ROOMSIM_PHASES=1 $r run "$@" --out "$out/hallauto/$n" > "$out/hallauto/$n.log" 2>&1
 		echo "$n: rc=$? $(grep -E 'scheme auto|set up in|steps of|error' \
 			"$out/hallauto/$n.log" | tr '\n' ' ')"
+		python3 -c "import h5py, sys; a = h5py.File(sys.argv[1]).attrs; \
+print('rirs.h5:', a['scheme'], a['walls'])" "$out/hallauto/$n/rirs.h5"
 		find "$out/hallauto/$n" -name '*.h5' -delete
 		tar -czf "$out/hallauto.tgz" -C "$out" hallauto
 	done
