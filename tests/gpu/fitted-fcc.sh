@@ -65,7 +65,7 @@ coarser)
 		--out "$out/c-staircase" > "$out/converge-staircase.txt" 2>&1
 	grep -E "^[a-z0-9.-]+ +(the reference|7-point|fcc)" "$out"/converge-*.txt
 	python3 docs/bench/dev-accuracy/score.py "$out/c-fitted/reference-ppw24" \
-		63,125,250,500,1000 "$out"/c-staircase/7-point-d* "$out"/c-fitted/fcc-d* \
+		63,125,250,500,1000 "$out"/c-staircase/7-point-d*/ "$out"/c-fitted/fcc-d*/ \
 		| tee "$out/cross.txt"
 	for d in $(echo "$ds" | tr , ' '); do
 		n=seminar-fcc-fitted-d$d
