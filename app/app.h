@@ -177,7 +177,7 @@ struct app_candidate {
 	double memory;		/* bytes on the host, and on the device for the GPU */
 	double rate;		/* voxel updates per second, measured (app_gpu_rate, cached) */
 	char kernel[32];	/* on the GPU: the kernel timed */
-	double pass;		/* node updates its fitted walls' pass costs a step, or 0 */
+	double pass;		/* seconds its fitted walls' pass is estimated to take a step, or 0 */
 	double setup;		/* seconds its fitted walls' setup is estimated to take, or 0 */
 	double seconds;		/* of stepping, every source, and setup; HUGE_VAL where it
 				 * cannot run */

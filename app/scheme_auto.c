@@ -70,15 +70,16 @@ static const struct {
  * fcc's fitted walls cost time twice, neither measured by timing a box: their setup (measuring
  * the cut cells, lending, the stability check), FITTED_FCC_SETUP core-seconds per boundary
  * node of the plan (the concert hall at 2 kHz on 16 cores: 2.65 to 2.77 us a node at
- * dispersions 0.02 to 0.01, 7.1 to 14.4 s), and their pass after each step, which costs what
- * FITTED_FCC_PASS_GPU or _CPU node updates do per boundary node (on the H200, over the hall's
- * update at the staircase's 150 G nodes/s: 41, 35 and 13 at 0.02, 0.015 and 0.01; on the
- * development machine's 2 cores, a carved box of 1.7·10^6 nodes and 62427 boundary nodes
- * stepped at 0.30 G nodes/s where the box's timing gave 1.8: 136).
+ * dispersions 0.02 to 0.01, 7.1 to 14.4 s), and their pass after each step: on the GPU
+ * FITTED_FCC_PASS_GPU seconds per boundary node (the H200, over the hall's update at the
+ * staircase's 150 G nodes/s: 0.27, 0.23 and 0.09 ns at 0.02, 0.015 and 0.01), on the CPU
+ * FITTED_FCC_PASS_CPU core-seconds (the development machine's 2 cores: 74 ns a node in a
+ * carved box of 1.7·10^6 nodes and 62427 boundary nodes, 48 ns in rooms/l-shaped.yaml at
+ * dispersion 0.015).
  */
 #define FITTED_FCC_SETUP 4.5e-5
-#define FITTED_FCC_PASS_GPU 40.0
-#define FITTED_FCC_PASS_CPU 140.0
+#define FITTED_FCC_PASS_GPU 2.7e-10
+#define FITTED_FCC_PASS_CPU 1.5e-7
 
 static double accuracy(int k);
 
@@ -311,10 +312,11 @@ int app_scheme_choose(struct room *room, int gpu, int threads, int ranks,
 		x->nodes = (double)vox_nodes(&plan.grid);
 		x->steps = plan.steps;
 		if (r->fitted && r->stencil == ROOM_STENCIL_FCC) {
-			x->pass = (gpu ? FITTED_FCC_PASS_GPU : FITTED_FCC_PASS_CPU) *
+			const int nt = threads > 0 ? threads : omp_get_max_threads();
+
+			x->pass = (gpu ? FITTED_FCC_PASS_GPU : FITTED_FCC_PASS_CPU / nt) *
 				  (double)plan.grid.boundary;
-			x->setup = FITTED_FCC_SETUP * (double)plan.grid.boundary /
-				   (threads > 0 ? threads : omp_get_max_threads());
+			x->setup = FITTED_FCC_SETUP * (double)plan.grid.boundary / nt;
 		}
 		x->memory = (double)plan.memory;
 		if (host > 0 && x->memory > host) {
@@ -350,7 +352,7 @@ int app_scheme_choose(struct room *room, int gpu, int threads, int ranks,
 			rate_of(&rooms[k], x, gpu, threads, device);
 		if (!(x->rate > 0))
 			continue;
-		x->seconds = (x->nodes + x->pass) * (double)x->steps * room->nsources / x->rate +
+		x->seconds = (x->nodes / x->rate + x->pass) * (double)x->steps * room->nsources +
 			     x->setup;
 		if (best < 0 || x->seconds < c[best].seconds)
 			best = k;
