@@ -189,20 +189,17 @@ static double weigh_seconds(void)
 }
 
 /* Candidate k's rate on this machine (0 and why when none), its memory on the GPU. A box is
- * timed with the staircase (fitted walls' pass is counted apart). fcc's is never
- * carved: its walls take no other update than its nodes', and vox_carve cuts the cubic grid
- * alone. */
+ * timed with the staircase (fitted walls' pass is counted apart), r's walls set so for the
+ * timing alone; fcc's box is never carved: its walls take no other update than its nodes',
+ * and vox_carve cuts the cubic grid alone. */
 static void rate_of(struct room *r, struct app_candidate *x, int gpu, int threads,
 		    double device)
 {
-	struct room box = *r;	/* shallow: read only */
-
-	box.fitted = 0;
-	if (box.stencil == ROOM_STENCIL_FCC)
-		box.shaped = 0;
+	const int fitted = r->fitted, shaped = r->shaped;
 #ifdef ROOMSIM_CUDA
+	struct app_gpu_rate g = { 0 };
+
 	if (gpu) {
-		struct app_gpu_rate g;
 		struct app_plan plan;
 		struct rs_error e = { 0 };
 
@@ -215,21 +212,29 @@ static void rate_of(struct room *r, struct app_candidate *x, int gpu, int thread
 			snprintf(x->why, sizeof(x->why), "needs more device memory than the GPU has");
 			return;
 		}
-		app_gpu_rate(&box, x->nodes, &g);
-		x->rate = g.rate;
-		if (!(g.rate > 0) && g.why[0]) {
-			snprintf(x->why, sizeof(x->why), "%.120s", g.why);
-			return;
-		}
-		snprintf(x->kernel, sizeof(x->kernel), "%s", g.kernel);
 	}
 #else
 	(void)device;
 #endif
+	r->fitted = 0;
+	if (r->stencil == ROOM_STENCIL_FCC)
+		r->shaped = 0;
+#ifdef ROOMSIM_CUDA
+	if (gpu) {
+		app_gpu_rate(r, x->nodes, &g);
+		x->rate = g.rate;
+		if (!(g.rate > 0) && g.why[0])
+			snprintf(x->why, sizeof(x->why), "%.120s", g.why);
+		else
+			snprintf(x->kernel, sizeof(x->kernel), "%s", g.kernel);
+	}
+#endif
 	if (!gpu)
-		x->rate = app_cpu_rate_of(&box, threads,	/* not so few that threads idle */
+		x->rate = app_cpu_rate_of(r, threads,	/* not so few that threads idle */
 					  fmin(fmax(x->nodes, CPU_RATE_MIN), CPU_RATE_CELLS),
 					  CPU_RATE_STEPS);
+	r->fitted = fitted;
+	r->shaped = shaped;
 	if (!(x->rate > 0) && !x->why[0])
 		snprintf(x->why, sizeof(x->why), "no engine here runs it");
 }
