@@ -163,18 +163,34 @@ static int row_first(const struct build *b, int j, int k)
 	return (j + k + b->g->plan.halo) & 1;
 }
 
+/*
+ * Eight cells of room row (j, k) from i0 on: the air nodes of the lattice with a link to a
+ * node that is not air, one bit a byte (air8's form). Past the room's end the bytes are the
+ * halo's, never air; the halo also keeps every neighbour inside the array.
+ */
+static uint64_t edge8(const struct build *b, int i0, int j, int k)
+{
+	const ptrdiff_t sy = b->g->plan.n[0], sz = (ptrdiff_t)b->g->plan.n[0] * b->g->plan.n[1];
+	const uint8_t *c = cell(b, i0, j, k);
+	/* the nodes: bytes t with i0 + t = row_first (i0 is even) */
+	const uint64_t nodes = row_first(b, j, k) ? 0x0100010001000100ull : 0x0001000100010001ull;
+	const uint64_t all =
+		air8(c - 1 - sy) & air8(c + 1 - sy) & air8(c - 1 + sy) & air8(c + 1 + sy) &
+		air8(c - 1 - sz) & air8(c + 1 - sz) & air8(c - 1 + sz) & air8(c + 1 + sz) &
+		air8(c - sy - sz) & air8(c + sy + sz) & air8(c - sy + sz) & air8(c + sy - sz);
+
+	return air8(c) & nodes & ~all;
+}
+
 /* The boundary nodes of layer k: air, with links to air and links to solid. */
 static size_t count_nodes(const struct build *b, int k)
 {
 	size_t n = 0;
 
 	for (int j = 0; j < b->whole.room[1]; j++)
-		for (int i = row_first(b, j, k); i < b->whole.room[0]; i += 2)
-			if (is_air(*cell(b, i, j, k))) {
-				const int K = air_links(b, i, j, k);
-
-				n += K > 0 && K < 12;
-			}
+		for (int i0 = 0; i0 < b->whole.room[0]; i0 += 8)
+			for (uint64_t m = edge8(b, i0, j, k); m; m &= m - 1)
+				n += air_links(b, i0 + __builtin_ctzll(m) / 8, j, k) > 0;
 	return n;
 }
 
@@ -184,19 +200,16 @@ static void fill_nodes(const struct build *b, int k, struct vox_wall *w)
 	const struct tri *hint = NULL;
 
 	for (int j = 0; j < b->whole.room[1]; j++)
-		for (int i = row_first(b, j, k); i < b->whole.room[0]; i += 2) {
-			const int c[3] = { i, j, k };
-			struct vox_wall wl;
-			int K;
+		for (int i0 = 0; i0 < b->whole.room[0]; i0 += 8)
+			for (uint64_t m = edge8(b, i0, j, k); m; m &= m - 1) {
+				const int c[3] = { i0 + __builtin_ctzll(m) / 8, j, k };
+				struct vox_wall wl;
 
-			if (!is_air(*cell(b, i, j, k)))
-				continue;
-			K = node_walls(b, c, &hint, &wl);
-			if (K == 0)
-				*cell(b, i, j, k) = 0;
-			else if (K < 12)
-				*w++ = wl;
-		}
+				if (node_walls(b, c, &hint, &wl) == 0)
+					*cell(b, c[0], c[1], c[2]) = 0;
+				else
+					*w++ = wl;
+			}
 }
 
 /*
