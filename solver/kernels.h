@@ -70,6 +70,8 @@ enum {
 	  "the fcc scheme on its folded lattice, one node per thread")                            \
 	K(FCC_VEC, "fcc-vec", fcc, KR_FCC,                                                        \
 	  "the fcc scheme, an aligned pair of nodes per thread")                                  \
+	K(FCC_SPLIT, "fcc-split", fcc, KR_FCC,                                                    \
+	  "the fcc scheme: air pairs from shared-memory tiles, wall nodes from a list")            \
 	K(DIAMOND, "diamond", diamond, KR_SEVEN | KR_LEGGY,                                       \
 	  "DiamondTorre temporal blocking, many levels per load (seed 002)")
 

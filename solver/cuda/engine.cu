@@ -49,8 +49,8 @@ size_t cuda_memory(const struct vox_plan *p, int precision, enum kernel_id k, in
 {
 	const size_t cols = (size_t)p->n[0] * p->n[1];
 
-	if (p->fcc)	/* folded fields and class bytes */
-		return (2 * (size_t)precision + 1) * (p->cells / 2) +
+	if (p->fcc)	/* folded fields, class bytes and the wall nodes' list (fcc_wall_list) */
+		return (2 * (size_t)precision + 1) * (p->cells / 2) + p->boundary * sizeof(long long) +
 		       (size_t)nrec * nsamples * sizeof(double) + nsteps * 8 * sizeof(double);
 	return 2 * p->cells * (size_t)precision + p->cells + (p->cells / 32 + 1) * 4 +
 	       2 * sizeof(int2) * cols + (size_t)nrec * nsamples * sizeof(double) +
@@ -222,7 +222,82 @@ out:
 	return rc;
 }
 
-/* The fcc grid: the class bytes of its nodes, folded like the fields (voxel.h). */
+/*
+ * The room's nodes of slab k (fcc_run's ranges) that fcc.cu's fcc_direct_node leaves: in a
+ * carved room those neither air nor padding, in a box those on its faces; less the members
+ * of fitted walls' groups (cut: one bit a folded node, or NULL), whose values the groups'
+ * pass writes over (cut.cu). Their folded indices, in order, into list unless NULL; returns
+ * how many. f: the folded class bytes.
+ */
+static long long fcc_walls_of_slab(const KDims &d, const uint8_t *f, const uint64_t *cut, int k,
+				   long long *list)
+{
+	long long m = 0;
+
+	for (int j = d.halo; j <= d.hi[1]; j++)
+		for (int i = d.halo + ((j + k + d.halo) & 1); i <= d.hi[0]; i += 2) {
+			const long long n = (i >> 1) + d.sy * j + d.sz * k;
+
+			if ((d.carved ? f[n] != VOX_AIR && f[n] != VOX_PAD
+				      : !(i > d.halo && i < d.hi[0] && j > d.halo && j < d.hi[1] &&
+					  k > d.halo && k < d.hi[2])) &&
+			    !(cut && cut[n >> 6] >> (n & 63) & 1)) {
+				if (list)
+					list[m] = n;
+				m++;
+			}
+		}
+	return m;
+}
+
+/* Those nodes of every slab, on the device, for fcc-split's pass over them. */
+static int fcc_wall_list(struct cuda_engine *e, const uint8_t *f, const struct vox_cut *c,
+			 struct rs_error *err)
+{
+	const KDims &d = e->k.dims;
+	const int nk = d.hi[2] - d.halo + 1;
+	long long *at = (long long *)calloc((size_t)nk + 1, sizeof(long long)), *list = NULL;
+	uint64_t *cut = c ? (uint64_t *)calloc(e->values / 64 + 1, sizeof(uint64_t)) : NULL;
+	int rc = 0;
+
+	if (!at || (c && !cut)) {
+		free(at);
+		free(cut);
+		return rs_fail(err, RS_ENOMEM, "out of host memory preparing the grid");
+	}
+#pragma omp parallel for schedule(static)
+	for (size_t q = 0; q < (c ? c->n : 0); q++) {
+		const size_t n = c->cell[q] >> 1;
+
+#pragma omp atomic update
+		cut[n >> 6] |= 1ull << (n & 63);
+	}
+#pragma omp parallel for schedule(dynamic, 4)
+	for (int k = 0; k < nk; k++)
+		at[k + 1] = fcc_walls_of_slab(d, f, cut, d.halo + k, NULL);
+	for (int k = 0; k < nk; k++)
+		at[k + 1] += at[k];
+	e->nfcc_walls = at[nk];
+	if (e->nfcc_walls && !(list = (long long *)malloc(e->nfcc_walls * sizeof(long long))))
+		rc = rs_fail(err, RS_ENOMEM, "out of host memory preparing the grid");
+	if (e->nfcc_walls && !rc) {
+#pragma omp parallel for schedule(dynamic, 4)
+		for (int k = 0; k < nk; k++)
+			fcc_walls_of_slab(d, f, cut, d.halo + k, list + at[k]);
+		rc = CK(cudaMalloc(&e->fcc_walls, e->nfcc_walls * sizeof(long long))) ||
+				     cuda_upload(e->fcc_walls, list,
+						 e->nfcc_walls * sizeof(long long), err)
+			     ? RS_EDEVICE
+			     : 0;
+	}
+	free(list);
+	free(cut);
+	free(at);
+	return rc;
+}
+
+/* The fcc grid: the class bytes of its nodes, folded like the fields (voxel.h), and
+ * fcc-split's list of its wall nodes. */
 static int upload_folded(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
@@ -238,6 +313,8 @@ static int upload_folded(struct cuda_engine *e, const struct vox_grid *g, struct
 				f[vox_folded(p, i, j, k)] = g->cls[vox_index(p, i, j, k)];
 	rc = CK(cudaMalloc(&e->cls, e->values)) || cuda_upload(e->cls, f, e->values, err)
 		     ? RS_EDEVICE : 0;
+	if (!rc)
+		rc = fcc_wall_list(e, f, g->cut, err);
 	free(f);
 	return rc;
 }
@@ -566,6 +643,7 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->u[1]);
 	cudaFree(e->mask);
 	cudaFree(e->cls);
+	cudaFree(e->fcc_walls);
 	cudaFree(e->fallback);
 	cudaFree(e->touch);
 	cudaFree(e->lines);

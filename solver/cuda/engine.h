@@ -106,6 +106,9 @@ struct cuda_engine {
 	int cur;			/* u[cur] is u^n */
 	unsigned *mask;			/* air bit per cell */
 	uint8_t *cls;			/* class byte per cell */
+	long long *fcc_walls;		/* fcc: the room's nodes off the air update, for
+					 * fcc-split (engine.cu, fcc_wall_list) */
+	long long nfcc_walls;
 	unsigned *fallback;		/* carved rooms: cells taking the 7-point rule, or NULL */
 	unsigned *touch;		/* carved rooms: cells with edges to fallback cells */
 	unsigned *lines;		/* carved rooms, axial stencils: cells whose legs fold

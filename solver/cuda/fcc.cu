@@ -1,8 +1,11 @@
 /*
  * fcc.cu - the fcc scheme's kernels on its folded lattice (docs/kernels.md): fcc, one node per
- * thread, and fcc-vec, an aligned pair per thread; and the plane of a snapshot on that lattice.
+ * thread, fcc-vec, an aligned pair per thread, and fcc-split, whose air pairs and wall nodes
+ * (from a list) are two kernels; and the plane of a snapshot on that lattice.
  */
 #include "device.cuh"
+
+#include <cuda_pipeline.h>
 
 /*
  * The fcc scheme (solver/cpu_fcc.inc, whose expression and order it follows): one thread per
@@ -170,6 +173,18 @@ __device__ __forceinline__ void fcc_wall(const R *__restrict__ a, R *__restrict_
 	b[n] = u + c.sc[t] * (c.cb[t] * (u - b[n]) + c.l2 * s);
 }
 
+/* Whether room node (i, j, k) at folded index n takes the air update (fcc_node's first
+ * cases): the others are padding or on the walls (fcc-split's list). */
+__device__ __forceinline__ bool fcc_direct_node(const uint8_t *__restrict__ cls, int i, int j,
+						int k, long long n)
+{
+	const KDims &d = k_dims;
+
+	return d.carved ? __ldg(cls + n) == VOX_AIR
+			: i > d.halo && i < d.hi[0] && j > d.halo && j < d.hi[1] && k > d.halo &&
+				  k < d.hi[2];
+}
+
 /*
  * Node (i, j, k) at folded index n, parity p, of a room cell. In a box: direct away from the
  * walls, mirrored on them. In a carved room: padding is left at 0, air (all twelve links
@@ -286,6 +301,172 @@ __global__ void k_fcc_vec(const R *__restrict__ a, R *__restrict__ b,
 }
 
 /*
+ * fcc-split's first kernel: fcc-vec's aligned pairs, with u^n staged in shared memory. A block
+ * of bx x by threads (a warp per row) owns 2 bx folded nodes of by rows and marches a chunk of
+ * slabs; its tile of each slab, rows j0 - 1 .. j0 + by with one value either side, comes in by
+ * asynchronous copies (cp.async: each lane its pair, two lanes the ends) FCC_AHEAD slabs ahead
+ * of the one computed, in a ring of FCC_RING, so that several slabs' loads are in flight at
+ * once (fcc-vec's warps stall on their fourteen loads each slab). Each slab: wait for slab
+ * k + 1, one barrier (every thread is then past the slabs whose slots the load ahead reuses),
+ * then the pairs of slab k from the tile, with u^(n-1) and the class bytes read directly.
+ * A node that is not air (fcc_direct_node) is left to the second kernel, so no warp walks
+ * fcc_node's long path for one lane; the air ones take fcc-vec's expression in its order, so
+ * that the values are fcc's.
+ */
+#define FCC_AHEAD 3
+#define FCC_RING 8	/* a power of two, at least FCC_AHEAD + 3 */
+#define FCC_SPLIT_CHUNK 32
+
+/* The tile's row width in values: the pairs at 2 .. 2 bx + 1 (aligned for the pair loads),
+ * the ends at 1 and 2 bx + 2; its rows: the block's by and one either side. */
+static __host__ __device__ int fcc_tile_width(int bx)
+{
+	return 2 * bx + 4;
+}
+
+static size_t fcc_split_smem(int bx, int by, int precision)
+{
+	return (size_t)FCC_RING * (by + 2) * fcc_tile_width(bx) * precision;
+}
+
+/* Slab kk's tile into ring slot kk % FCC_RING (rows and values outside the grid are left). */
+template <typename R>
+__device__ __forceinline__ void fcc_tile_load(R *tile, const R *__restrict__ a, int kk, int x0,
+					      int j0)
+{
+	typedef typename Vec8<R>::T P;
+	const KDims &d = k_dims;
+	const int w = fcc_tile_width(blockDim.x), rows = blockDim.y + 2;
+	const int x = x0 + 2 * (int)threadIdx.x;
+	R *slot = tile + (size_t)(kk & (FCC_RING - 1)) * rows * w;
+
+	if (kk < 0 || kk >= d.nz)
+		return;
+	for (int r = threadIdx.y; r < rows; r += blockDim.y) {
+		const int j = j0 - 1 + r;
+		const R *row = a + d.sy * j + d.sz * (long long)kk;
+		R *to = slot + r * w;
+
+		if (j < 0 || j >= d.ny)
+			continue;
+		if (x < d.nx)
+			__pipeline_memcpy_async(to + 2 + 2 * threadIdx.x, row + x, sizeof(P));
+		if (threadIdx.x == 0 && x0 > 0)
+			__pipeline_memcpy_async(to + 1, row + x0 - 1, sizeof(R));
+		if (threadIdx.x == 1 && x0 + 2 * (int)blockDim.x < d.nx)
+			__pipeline_memcpy_async(to + 2 * blockDim.x + 2, row + x0 + 2 * blockDim.x,
+						sizeof(R));
+	}
+}
+
+/* The pair of row j at folded x ip of slab k, from the tile (um, u0, up: the pair's place in
+ * the slots of slabs k - 1, k, k + 1; w: a row), as fcc-vec's air path. */
+template <typename R>
+__device__ __forceinline__ void fcc_tiled_pair(const R *um, const R *u0, const R *up, int w,
+					       R *__restrict__ b,
+					       const uint8_t *__restrict__ cls, int ip, int j,
+					       int k)
+{
+	typedef typename Vec8<R>::T P;
+	const KDims &d = k_dims;
+	const KCoefs<R> &c = kc<R>();
+	const int p = (j + k) & 1, i = 2 * ip + p;
+	const long long n = ip + d.sy * j + d.sz * (long long)k;
+	const bool air0 = i >= d.halo && i <= d.hi[0] && fcc_direct_node(cls, i, j, k, n);
+	const bool air1 = i + 2 >= d.halo && i + 2 <= d.hi[0] &&
+			  fcc_direct_node(cls, i + 2, j, k, n + 1);
+
+	if (!air0 && !air1)
+		return;
+	const R *row[4] = { u0 - w, u0 + w, um, up };	/* (j -+ 1, k), (j, k -+ 1) */
+	R lo0[4], hi0[4], lo1[4], hi1[4];
+
+#pragma unroll
+	for (int q = 0; q < 4; q++) {
+		const P v = *(const P *)row[q];
+		const R e = row[q][p ? 2 : -1];
+
+		lo0[q] = p ? v.x : e;
+		hi0[q] = p ? v.y : v.x;
+		lo1[q] = p ? v.y : v.x;
+		hi1[q] = p ? e : v.y;
+	}
+	const P mm = *(const P *)(um - w), pp = *(const P *)(up + w);
+	const P mp = *(const P *)(up - w), pm = *(const P *)(um + w);
+	const P ctr = *(const P *)u0;
+	P old = *(const P *)(b + n);
+	const R s0 = ((lo0[0] + hi0[0]) + (lo0[1] + hi0[1])) +
+		     ((lo0[2] + hi0[2]) + (lo0[3] + hi0[3])) + ((mm.x + pp.x) + (mp.x + pm.x));
+	const R s1 = ((lo1[0] + hi1[0]) + (lo1[1] + hi1[1])) +
+		     ((lo1[2] + hi1[2]) + (lo1[3] + hi1[3])) + ((mm.y + pp.y) + (mp.y + pm.y));
+
+	old.x = fcc_air(c.l2, ctr.x, old.x, s0);
+	old.y = fcc_air(c.l2, ctr.y, old.y, s1);
+	if (air0 && air1)
+		*(P *)(b + n) = old;
+	else if (air0)
+		b[n] = old.x;
+	else
+		b[n + 1] = old.y;
+}
+
+template <typename R>
+__global__ void k_fcc_tiled(const R *__restrict__ a, R *__restrict__ b,
+			    const uint8_t *__restrict__ cls)
+{
+	extern __shared__ __align__(16) unsigned char fcc_smem[];
+	R *tile = (R *)fcc_smem;
+	const KDims &d = k_dims;
+	const int x0 = 2 * blockIdx.x * blockDim.x, ip = x0 + 2 * threadIdx.x;
+	const int j0 = blockIdx.y * blockDim.y, j = j0 + threadIdx.y;
+	const int k0 = d.halo + (int)blockIdx.z * FCC_SPLIT_CHUNK;
+	const int k1 = min(d.hi[2], k0 + FCC_SPLIT_CHUNK - 1);
+	const int w = fcc_tile_width(blockDim.x), plane = (blockDim.y + 2) * w;
+	const int at = (threadIdx.y + 1) * w + 2 + 2 * threadIdx.x;	/* the pair in its slot */
+	const bool mine = ip < d.nx && j >= d.halo && j <= d.hi[1];
+
+	for (int kk = k0 - 1; kk <= k0 + FCC_AHEAD; kk++) {
+		fcc_tile_load(tile, a, kk, x0, j0);
+		__pipeline_commit();
+	}
+	for (int k = k0; k <= k1; k++) {
+		__pipeline_wait_prior(FCC_AHEAD - 1);
+		__syncthreads();
+		if (k + 1 + FCC_AHEAD <= k1 + 1)
+			fcc_tile_load(tile, a, k + 1 + FCC_AHEAD, x0, j0);
+		__pipeline_commit();
+		if (mine)
+			fcc_tiled_pair(tile + ((k - 1) & (FCC_RING - 1)) * plane + at,
+				       tile + (k & (FCC_RING - 1)) * plane + at,
+				       tile + ((k + 1) & (FCC_RING - 1)) * plane + at, w, b, cls, ip,
+				       j, k);
+	}
+	__pipeline_wait_prior(0);
+}
+
+/*
+ * fcc-split's second kernel: the nodes of e->fcc_walls (the room's nodes that fcc_direct_node
+ * leaves: on the walls, in a box on its faces; less fitted walls' members, which cut.cu
+ * writes), one thread each, by fcc_node; the first kernel updated the air, so each node is
+ * written once a step, with fcc's values.
+ */
+template <typename R>
+__global__ void k_fcc_listed(const R *__restrict__ a, R *__restrict__ b,
+			     const uint8_t *__restrict__ cls, const long long *__restrict__ list,
+			     long long count)
+{
+	const KDims d = k_dims;
+	const long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+
+	if (w >= count)
+		return;
+	const long long n = list[w], r = n % d.sz;
+	const int k = (int)(n / d.sz), j = (int)(r / d.sy), p = (j + k) & 1;
+
+	fcc_node<R, true>(a, b, cls, 2 * (int)(r % d.sy) + p, j, k, n, p);
+}
+
+/*
  * The fcc field at room cell (i, j, k) of a plane across axis (cpu_fcc.inc, fcc_plane): a
  * node's value; between nodes the mean of the four in-plane neighbours, mirrored at a box's
  * walls, in a carved room the mean of those that are not padding (padding holds 0).
@@ -331,27 +512,49 @@ template <typename R> static int fcc_run(struct cuda_engine *e, enum kernel_id k
 	R *b = (R *)e->u[1 - e->cur];
 	const dim3 blk(e->block[0], e->block[1]);
 	const int per = kern == KERNEL_FCC ? 1 : 2;	/* nodes per thread */
+	const int chunk = kern == KERNEL_FCC_SPLIT ? FCC_SPLIT_CHUNK : KCHUNK;
 	const dim3 g((e->k.dims.nx + per * blk.x - 1) / (per * blk.x),
-		     (e->plan.n[1] + blk.y - 1) / blk.y, (e->plan.room[2] + KCHUNK - 1) / KCHUNK);
+		     (e->plan.n[1] + blk.y - 1) / blk.y, (e->plan.room[2] + chunk - 1) / chunk);
 
-	if (kern == KERNEL_FCC)
+	if (kern == KERNEL_FCC) {
 		k_fcc<R><<<g, blk>>>(a, b, e->cls);
-	else
+	} else if (kern == KERNEL_FCC_VEC) {
 		k_fcc_vec<R><<<g, blk>>>(a, b, e->cls);
+	} else {
+		k_fcc_tiled<R><<<g, blk, fcc_split_smem(blk.x, blk.y, sizeof(R))>>>(a, b, e->cls);
+		if (e->nfcc_walls)
+			k_fcc_listed<R><<<(unsigned)((e->nfcc_walls + 255) / 256), 256>>>(
+				a, b, e->cls, e->fcc_walls, e->nfcc_walls);
+	}
 	return CK_LAUNCH() ? RS_EDEVICE : 0;
 }
 
 ONE_LEVEL_FAMILY(fcc, fcc_run)
 
-NO_FAMILY_LIMITS(fcc)
+/* fcc-split's tiles: at most 48 KiB of shared memory a block (the default limit). */
+#define FCC_SMEM_MAX 49152
+
+int fcc_check(const struct cuda_engine *e, enum kernel_id k, char *why, size_t len)
+{
+	if (k == KERNEL_FCC_SPLIT &&
+	    fcc_split_smem(e->block[0], e->block[1], e->precision) > FCC_SMEM_MAX)
+		return snprintf(why, len, "its ring of %d slabs' tiles takes %zu bytes of shared "
+				"memory with blocks of %d x %d, at most %d (a narrower block)",
+				FCC_RING, fcc_split_smem(e->block[0], e->block[1], e->precision),
+				e->block[0], e->block[1], FCC_SMEM_MAX), 1;
+	return 0;
+}
 
 const void *fcc_fn(const struct cuda_engine *e, enum kernel_id k, size_t *smem)
 {
-	*smem = 0;
+	*smem = k == KERNEL_FCC_SPLIT ? fcc_split_smem(e->block[0], e->block[1], e->precision) : 0;
 	if (e->precision == 4)
-		return k == KERNEL_FCC ? (const void *)k_fcc<float>
-				       : (const void *)k_fcc_vec<float>;
-	return k == KERNEL_FCC ? (const void *)k_fcc<double> : (const void *)k_fcc_vec<double>;
+		return k == KERNEL_FCC	    ? (const void *)k_fcc<float>
+		       : k == KERNEL_FCC_VEC ? (const void *)k_fcc_vec<float>
+					     : (const void *)k_fcc_tiled<float>;
+	return k == KERNEL_FCC	    ? (const void *)k_fcc<double>
+	       : k == KERNEL_FCC_VEC ? (const void *)k_fcc_vec<double>
+				     : (const void *)k_fcc_tiled<double>;
 }
 
 int fcc_plane(const struct cuda_engine *e, dim3 g, float *out, int axis, int index, int n2,

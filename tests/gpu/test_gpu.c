@@ -742,6 +742,7 @@ static void fcc_lattice(void **state)
 		int bx, by;
 	} passes[] = { { KERNEL_FCC, 32, 8 }, { KERNEL_FCC, 64, 2 },
 		       { KERNEL_FCC_VEC, 32, 8 }, { KERNEL_FCC_VEC, 64, 2 },
+		       { KERNEL_FCC_SPLIT, 32, 8 }, { KERNEL_FCC_SPLIT, 64, 2 },
 		       { KERNEL_AUTO, 32, 8 } };
 	static const char *const mesh_room =
 		"grid: {fmax: 500}\nduration: 1\n"
@@ -836,7 +837,7 @@ static void fcc_lattice(void **state)
 		}
 		sim_close(s);
 		for (int prec = 4; prec <= 8 && r; prec += 4)	/* the box's: uniform_field */
-			for (int k = KERNEL_FCC; k <= KERNEL_FCC_VEC; k++) {
+			for (int k = KERNEL_FCC; k <= KERNEL_FCC_SPLIT; k++) {
 				size_t in_room;
 
 				snprintf(yaml, sizeof(yaml), "%sscheme: {stencil: fcc, precision: %s}\n",
@@ -1006,6 +1007,7 @@ static const struct {
 	{ KERNEL_SHELL_VEC, "stencil: compact, radius2: 3" },
 	{ KERNEL_FCC, "stencil: fcc" },
 	{ KERNEL_FCC_VEC, "stencil: fcc" },
+	{ KERNEL_FCC_SPLIT, "stencil: fcc" },
 };
 #define NEACH (int)(sizeof(each_kernel) / sizeof(each_kernel[0]))
 

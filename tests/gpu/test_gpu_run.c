@@ -156,7 +156,8 @@ void diamond_run(void **state)
  * with the GPUs' halos through NCCL (through host memory where the ranks share one GPU),
  * the WAVs the same bytes and rirs.h5's responses and the snapshot planes the same values;
  * a box on slice-vec with planes across and along the cut, the carved L with band walls on
- * shell-shared (leggy order 4: fallback and touch cells), and with fcc-vec (float64).
+ * shell-shared (leggy order 4: fallback and touch cells), and with fcc-vec (float64) and
+ * fcc-split (float32).
  * Skipped without mpirun.
  */
 void ranks_on_gpus(void **state)
@@ -169,6 +170,9 @@ void ranks_on_gpus(void **state)
 		  "{shapes: [{add: box, min: [0, 0, 0], max: [3.1, 2.2, 1.4]}, {remove: box, "
 		  "min: [1.7, 1.2, 0], max: [3.1, 2.2, 1.4]}]}" },
 		{ "precision: float64, stencil: fcc", "fcc-vec",
+		  "{shapes: [{add: box, min: [0, 0, 0], max: [3.1, 2.2, 1.4]}, {remove: box, "
+		  "min: [1.7, 1.2, 0], max: [3.1, 2.2, 1.4]}]}" },
+		{ "precision: float32, stencil: fcc", "fcc-split",
 		  "{shapes: [{add: box, min: [0, 0, 0], max: [3.1, 2.2, 1.4]}, {remove: box, "
 		  "min: [1.7, 1.2, 0], max: [3.1, 2.2, 1.4]}]}" },
 	};
@@ -332,10 +336,10 @@ void resume_on_gpu(void **state)
  * carved L with a frame every 30 steps (each summed over a window of 265 steps on the cubic
  * grid, nine at a time) and three planes, on slice-vec (CUDA graphs), slice-vec step by step
  * (ROOMSIM_NO_GRAPHS), naive3d, general (leggy order 4, with the carved room's fallback
- * cells) and fcc-vec (its own plane kernel), each against the CPU engine: the same WAV bytes
- * and every frame of every plane the same bits; a run held inside the frames' windows,
- * stopped by SIGTERM and resumed, the same as one that never stopped; diamond is refused for
- * them, naming the key.
+ * cells), fcc-vec and fcc-split (their own plane kernel), each against the CPU engine: the
+ * same WAV bytes and every frame of every plane the same bits; a run held inside the frames'
+ * windows, stopped by SIGTERM and resumed, the same as one that never stopped; diamond is
+ * refused for them, naming the key.
  */
 void band_frames_on_gpu(void **state)
 {
@@ -349,6 +353,7 @@ void band_frames_on_gpu(void **state)
 		{ "naive3d", "leggy, order: 2", "" },
 		{ "general", "leggy, order: 4", "" },
 		{ "fcc-vec", "fcc", "" },
+		{ "fcc-split", "fcc", "" },
 	};
 	char dir[] = "/tmp/roomsim-gpu-frames-XXXXXX", a[600], b[600];
 	pid_t pid;
