@@ -166,12 +166,24 @@ static int row_first(const struct build *b, int j, int k)
 /*
  * Eight cells of room row (j, k) from i0 on: the air nodes of the lattice with a link to a
  * node that is not air, one bit a byte (air8's form). Past the room's end the bytes are the
- * halo's, never air; the halo also keeps every neighbour inside the array.
+ * halo's, never air; the halo also keeps every neighbour inside the array. The row's last
+ * eight, whose words would reach past the row (and past the array from its last row), go
+ * cell by cell.
  */
 static uint64_t edge8(const struct build *b, int i0, int j, int k)
 {
 	const ptrdiff_t sy = b->g->plan.n[0], sz = (ptrdiff_t)b->g->plan.n[0] * b->g->plan.n[1];
 	const uint8_t *c = cell(b, i0, j, k);
+
+	if (i0 + 9 + b->g->plan.halo > b->g->plan.n[0]) {
+		uint64_t m = 0;
+
+		for (int t = 0; t < 8 && i0 + t < b->whole.room[0]; t++)
+			if (((i0 + t) & 1) == row_first(b, j, k) && is_air(c[t]) &&
+			    air_links(b, i0 + t, j, k) < 12)
+				m |= 1ull << (8 * t);
+		return m;
+	}
 	/* the nodes: bytes t with i0 + t = row_first (i0 is even) */
 	const uint64_t nodes = row_first(b, j, k) ? 0x0100010001000100ull : 0x0001000100010001ull;
 	const uint64_t all =
