@@ -993,8 +993,10 @@ size_t vox_cut_memory(const struct vox_plan *p, int device)
 	 * sorting, its neighbours' indices, its parent, and its wall's area and material (on
 	 * the fcc lattice also six odd cells beside it, where about 1.5 are; the keys of about
 	 * two nodes near the surface and their copy while sorting; a copy of the measured cell;
-	 * and the stability check's seven vectors, group lists and neighbours over it and about
-	 * two nodes beside it), and on the fcc lattice two counts per column of the grid */
+	 * and the stability check's over it and about two nodes beside it: their neighbours,
+	 * then the Lanczos iteration's vectors in their place, the operator's entries, at most
+	 * one a neighbour, each a column and a value, and three numbers a row), and on the fcc
+	 * lattice two counts per column of the grid */
 	const size_t faces = p->fcc ? 12 : 6;
 	const size_t member = sizeof(size_t) + faces * sizeof(float) + sizeof(float) + 1,
 		     group = 7 * sizeof(double) + sizeof(size_t);
@@ -1005,7 +1007,8 @@ size_t vox_cut_memory(const struct vox_plan *p, int device)
 				 sizeof(size_t) + sizeof(float) + 1 +
 				 (p->fcc ? 6 * sizeof(struct odd_cell) + sizeof(struct cand) +
 						   6 * sizeof(size_t) +
-						   3 * (faces * sizeof(uint32_t) + 7 * sizeof(double))
+						   3 * (faces * (2 * sizeof(uint32_t) + sizeof(float)) +
+							3 * sizeof(double))
 					 : 0)) +
 	       (p->fcc && !device ? 2 * (size_t)(p->room[0] + 2) * (size_t)(p->room[1] + 2) *
 					    sizeof(size_t)
@@ -1303,62 +1306,45 @@ static double dot_blocks(const double *a, const double *b, size_t n, double *bb)
 }
 
 /* The operator whose largest eigenvalue the check finds, A = V^-1/2 K V^-1/2 over the groups
- * and the layers beside them (V holding the volumes' square roots; N, the nodes beyond the
- * layers, held at 0), and its work space. */
+ * (rows 0 to ng - 1) and the layers beside them (V the volumes; the nodes beyond the layers
+ * held at 0), as a sparse matrix: each row's diagonal in diag, the others by column. */
 struct op {
-	const struct cand *m;
-	size_t n, ng, nring, N;
-	int faces;
-	const uint32_t *nb;	/* each member's and each layer node's neighbours */
-	const size_t *gid, *gat, *gmem;
-	const double *V;
-	double *z, *wm;		/* N + 2 and n + 1 */
+	size_t N, ng, n;
+	const size_t *at;	/* row i's entries: at[i] .. at[i + 1] */
+	const uint32_t *col;
+	const float *val;
+	const double *diag;
+	const double *V;	/* the volumes' square roots */
+	const size_t *gid;	/* each member's group */
 };
 
-/* w = A y - b p: the members' faces (each member's sum, then by group), then the layers'
- * links (1 each); p is read only when b is not 0. */
-static void op_apply(const struct op *o, const double *y, const double *p, double b, double *w)
+/* w = A y - b p (p read only when b is not 0); returns y . w, summed as dot_blocks() sums.
+ * The blocks are taken as they come: their sums do not depend on which thread made them. */
+static double op_apply(const struct op *o, const double *y, const double *p, double b, double *w)
 {
-	const size_t n = o->n, ng = o->ng, N = o->N;
-	const int faces = o->faces;
-	double *z = o->z;
+	double part[SUM_BLOCKS], t = 0;
+	const size_t N = o->N;
 
-#pragma omp parallel for schedule(static)
-	for (size_t i = 0; i < N; i++)
-		z[i] = y[i] / o->V[i];
-	z[N] = 0;
-#pragma omp parallel for schedule(static)
-	for (size_t q = 0; q < n; q++) {
-		double t = 0;
+#pragma omp parallel for schedule(dynamic, 1)
+	for (int e = 0; e < SUM_BLOCKS; e++) {
+		const size_t lo = N * (size_t)e / SUM_BLOCKS, hi = N * (size_t)(e + 1) / SUM_BLOCKS;
+		double x = 0;
 
-		for (int f = 0; f < faces; f++) {
-			const size_t to = o->nb[q * (size_t)faces + (size_t)f];
+		for (size_t i = lo; i < hi; i++) {
+			double r = o->diag[i] * y[i];
 
-			if (to <= N)
-				t += o->m[q].open[f] * (z[o->gid[q]] - z[to]);
+			for (size_t k = o->at[i]; k < o->at[i + 1]; k++)
+				r += (double)o->val[k] * y[o->col[k]];
+			if (b != 0)
+				r -= b * p[i];
+			w[i] = r;
+			x += y[i] * r;
 		}
-		o->wm[q] = t;
+		part[e] = x;
 	}
-#pragma omp parallel for schedule(static)
-	for (size_t e = 0; e < ng; e++) {
-		double t = 0;
-
-		for (size_t x = o->gat[e]; x < o->gat[e + 1]; x++)
-			t += o->wm[o->gmem[x]];
-		w[e] = t / o->V[e] - (b != 0 ? b * p[e] : 0);
-	}
-#pragma omp parallel for schedule(static)
-	for (size_t r = 0; r < o->nring; r++) {
-		double t = 0;
-
-		for (int f = 0; f < faces; f++) {
-			const size_t to = o->nb[(n + r) * (size_t)faces + (size_t)f];
-
-			if (to <= N)
-				t += z[ng + r] - z[to];
-		}
-		w[ng + r] = t / o->V[ng + r] - (b != 0 ? b * p[ng + r] : 0);
-	}
+	for (int e = 0; e < SUM_BLOCKS; e++)
+		t += part[e];
+	return t;
 }
 
 /* w -= a v, then returns w . w, summed as dot_blocks() sums */
@@ -1421,13 +1407,12 @@ static int lanczos_run(const struct op *o, int steps, double *al, double *be, do
 	while (k < steps) {
 		double b;
 
-		op_apply(o, v, u, k ? be[k - 1] : 0, w);
+		al[k] = op_apply(o, v, u, k ? be[k - 1] : 0, w);
 		if (s) {
 #pragma omp parallel for schedule(static)
 			for (size_t i = 0; i < N; i++)
 				acc[i] += s[k] * v[i];
 		}
-		al[k] = dot_blocks(v, w, N, NULL);
 		be[k] = b = sqrt(axpy_norm(w, v, al[k], N));
 		k++;
 		if (!(b > 1e-12 * fabs(al[0])))
@@ -1501,6 +1486,165 @@ out:
 	return rc;
 }
 
+/* What k_row() reads: the members, their groups and each member's and layer node's
+ * neighbours (nb: an index below N, N for air held at 0, above N for none). */
+struct k_rows {
+	const struct cand *m;
+	const uint32_t *nb;
+	const size_t *gat, *gmem;
+	size_t n, ng, N;
+	int faces;
+};
+
+/*
+ * Row i of K (the groups' rows, then the layers'): its diagonal in *d, the rest merged by
+ * column, in order of column, into c and k; returns their number. A member's face towards
+ * its own group adds nothing; one towards air held at 0 only the diagonal. c and k hold
+ * faces times the group's members.
+ */
+static size_t k_row(const struct k_rows *r, size_t i, uint32_t *c, double *k, double *d)
+{
+	const int faces = r->faces;
+	size_t nk = 0, u = 0;
+	double dd = 0;
+
+	if (i < r->ng) {
+		for (size_t x = r->gat[i]; x < r->gat[i + 1]; x++) {
+			const size_t q = r->gmem[x];
+
+			for (int f = 0; f < faces; f++) {
+				const uint32_t to = r->nb[q * (size_t)faces + (size_t)f];
+
+				if (to > r->N || to == i)
+					continue;
+				dd += r->m[q].open[f];
+				if (to < r->N) {
+					c[nk] = to;
+					k[nk++] = -(double)r->m[q].open[f];
+				}
+			}
+		}
+	} else {
+		const size_t q = r->n + (i - r->ng);
+
+		for (int f = 0; f < faces; f++) {
+			const uint32_t to = r->nb[q * (size_t)faces + (size_t)f];
+
+			if (to > r->N)
+				continue;
+			dd += 1;
+			if (to < r->N) {
+				c[nk] = to;
+				k[nk++] = -1;
+			}
+		}
+	}
+	for (size_t a = 1; a < nk; a++) {	/* by column, keeping the faces' order */
+		const uint32_t cc = c[a];
+		const double kk = k[a];
+		size_t b = a;
+
+		for (; b > 0 && c[b - 1] > cc; b--) {
+			c[b] = c[b - 1];
+			k[b] = k[b - 1];
+		}
+		c[b] = cc;
+		k[b] = kk;
+	}
+	for (size_t a = 0; a < nk; a++) {
+		if (u && c[u - 1] == c[a]) {
+			k[u - 1] += k[a];
+		} else {
+			c[u] = c[a];
+			k[u++] = k[a];
+		}
+	}
+	*d = dd;
+	return u;
+}
+
+/*
+ * A = V^-1/2 K V^-1/2 as a sparse matrix into o (V: the volumes' square roots), in two
+ * passes over K's rows: their lengths, then their entries. Returns 0, or -1 without memory,
+ * with what it allocated in *at, *col, *val and *diag either way.
+ */
+static int op_build(struct op *o, const struct k_rows *r, const double *V, size_t **at,
+		    uint32_t **col, float **val, double **diag)
+{
+	const size_t N = r->N;
+	int fail = 0;
+
+	*at = malloc((N + 1) * sizeof(**at));
+	*diag = malloc((N ? N : 1) * sizeof(**diag));
+	if (!*at || !*diag)
+		return -1;
+	(*at)[0] = 0;
+	for (int pass = 0; pass < 2 && !fail; pass++) {
+#pragma omp parallel
+		{
+			size_t cap = 0;
+			uint32_t *c = NULL;
+			double *k = NULL;
+
+#pragma omp for schedule(dynamic, 4096)
+			for (size_t i = 0; i < N; i++) {
+				const size_t need = (size_t)r->faces *
+						    (i < r->ng ? r->gat[i + 1] - r->gat[i] : 1);
+				size_t nk;
+				double d;
+
+				if (fail)
+					continue;
+				if (need > cap) {
+					uint32_t *tc = realloc(c, need * sizeof(*c));
+					double *tk = tc ? realloc(k, need * sizeof(*k)) : NULL;
+
+					if (tc)
+						c = tc;
+					if (tk)
+						k = tk;
+					if (!tc || !tk) {
+#pragma omp atomic write
+						fail = 1;
+						continue;
+					}
+					cap = need;
+				}
+				nk = k_row(r, i, c, k, &d);
+				if (!pass) {
+					(*at)[i + 1] = nk;
+					(*diag)[i] = d / (V[i] * V[i]);
+					continue;
+				}
+				for (size_t e = 0; e < nk; e++) {
+					(*col)[(*at)[i] + e] = c[e];
+					(*val)[(*at)[i] + e] = (float)(k[e] / (V[i] * V[c[e]]));
+				}
+			}
+			free(c);
+			free(k);
+		}
+		if (pass || fail)
+			continue;
+		for (size_t i = 0; i < N; i++)
+			(*at)[i + 1] += (*at)[i];
+		*col = malloc(((*at)[N] ? (*at)[N] : 1) * sizeof(**col));
+		*val = malloc(((*at)[N] ? (*at)[N] : 1) * sizeof(**val));
+		fail = !*col || !*val;
+	}
+	if (fail)
+		return -1;
+	o->N = N;
+	o->ng = r->ng;
+	o->n = r->n;
+	o->at = *at;
+	o->col = *col;
+	o->val = *val;
+	o->diag = *diag;
+	o->V = V;
+	return 0;
+}
+
 static int check_stability(const struct vox_grid *g, const struct cand *m, size_t n,
 			   size_t *par, double lambda, int faces, float *amp,
 			   double *E, int *steps)
@@ -1511,8 +1655,11 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 	size_t *ring = NULL;	/* the nodes beside, sorted by cell */
 	size_t *mc = malloc((n ? n : 1) * sizeof(*mc));	/* the members' cells, as m's */
 	size_t *gat = NULL, *gmem = NULL;	/* group e's members: gmem[gat[e] .. gat[e + 1]) */
-	double *V = NULL, *y = NULL, *z = NULL, *w = NULL, *u = NULL, *wm = NULL;
+	double *V = NULL, *y = NULL, *w = NULL, *u = NULL, *diag = NULL;
 	uint32_t *nb = NULL;	/* each member's and each layer node's neighbours */
+	size_t *at = NULL;	/* A's rows */
+	uint32_t *col = NULL;
+	float *val = NULL;
 	int rc = -1;
 
 	if (!gid || !mc) {
@@ -1601,19 +1748,15 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 		}
 		free(add);
 		nring = sort_unique(ring, nring);
+		rs_phase(layer ? "grid: fitted walls' check: the second layer beside"
+			       : "grid: fitted walls' check: the first layer beside");
 	}
 	{
 		const size_t N = ng + nring;
 
 		if (N + 2 > UINT32_MAX)	/* the neighbours' indices are 32 bits */
 			goto out;
-		V = calloc(N + 1, sizeof(*V));
-		y = malloc((N + 1) * sizeof(*y));
-		z = malloc((N + 2) * sizeof(*z));
-		w = malloc((N + 1) * sizeof(*w));
-		u = malloc((N + 1) * sizeof(*u));
-		wm = malloc((n + 1) * sizeof(*wm));
-		if (!V || !y || !z || !w || !u || !wm)
+		if (!(V = calloc(N + 1, sizeof(*V))))
 			goto out;
 		for (size_t q = 0; q < n; q++)
 			V[gid[q]] += m[q].vol;
@@ -1658,8 +1801,21 @@ static int check_stability(const struct vox_grid *g, const struct cand *m, size_
 		for (size_t i = 0; i < N; i++)
 			V[i] = sqrt(V[i]);	/* from here V holds the volumes' square roots */
 		{
-			const struct op o = { m, n, ng, nring, N, faces, nb, gid, gat, gmem, V, z, wm };
+			const struct k_rows kr = { m, nb, gat, gmem, n, ng, N, faces };
+			struct op o = { 0 };
 
+			rs_phase("grid: fitted walls' check: neighbours");
+			if (op_build(&o, &kr, V, &at, &col, &val, &diag))
+				goto out;
+			rs_phase("grid: fitted walls' check: the operator");
+			free(nb);
+			nb = NULL;
+			y = malloc((N + 1) * sizeof(*y));
+			w = malloc((N + 1) * sizeof(*w));
+			u = malloc((N + 1) * sizeof(*u));
+			if (!y || !w || !u)
+				goto out;
+			o.gid = gid;
 			rc = lanczos(&o, lambda * lambda * a, E, steps, amp, y, u, w);
 		}
 	}
@@ -1671,11 +1827,13 @@ out:
 	free(ring);
 	free(V);
 	free(y);
-	free(z);
 	free(w);
 	free(u);
-	free(wm);
 	free(nb);
+	free(at);
+	free(col);
+	free(val);
+	free(diag);
 	return rc;
 }
 
