@@ -290,12 +290,63 @@ static long find(const struct cand *m, size_t n, size_t cell)
 	return lo < n && m[lo].cell == cell ? (long)lo : -1;
 }
 
+#define PSORT_SLICES 64	/* the pieces a list is cut into for the threads */
+
+/* memcpy on all threads, in PSORT_SLICES pieces */
+static void pcopy(void *dst, const void *src, size_t bytes)
+{
+#pragma omp parallel for schedule(static)
+	for (int e = 0; e < PSORT_SLICES; e++) {
+		const size_t lo = bytes * (size_t)e / PSORT_SLICES,
+			     hi = bytes * (size_t)(e + 1) / PSORT_SLICES;
+
+		memcpy((char *)dst + lo, (const char *)src + lo, hi - lo);
+	}
+}
+
 /*
- * qsort on all threads: each sorts a slice, then pairs of sorted runs are merged, in rounds.
- * The order of items that compare equal is unspecified, as qsort's; every list sorted here
- * has no two such items that differ.
+ * Where the first k items of the merge of sorted runs a (na items) and b (nb) end in a: the
+ * merge takes a's item first when the two compare equal, so the split is the least i with
+ * a[i] after b[k - i - 1] (or none of either left).
  */
-#define PSORT_SLICES 64
+static size_t merge_split(const char *a, size_t na, const char *b, size_t nb, size_t k,
+			  size_t sz, int (*cmp)(const void *, const void *))
+{
+	size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;
+
+	while (lo < hi) {
+		const size_t i = lo + (hi - lo) / 2, j = k - i;
+
+		if (j == 0 || cmp(a + i * sz, b + (j - 1) * sz) > 0)
+			hi = i;
+		else
+			lo = i + 1;
+	}
+	return lo;
+}
+
+/* Merge sorted runs a (na items) and b (nb) into dst, a's item first of two equal. */
+static void merge_runs(char *dst, const char *a, size_t na, const char *b, size_t nb, size_t sz,
+		       int (*cmp)(const void *, const void *))
+{
+	size_t i = 0, j = 0, w = 0;
+
+	while (i < na && j < nb)
+		if (cmp(a + i * sz, b + j * sz) <= 0)
+			memcpy(dst + w++ * sz, a + i++ * sz, sz);
+		else
+			memcpy(dst + w++ * sz, b + j++ * sz, sz);
+	memcpy(dst + w * sz, a + i * sz, (na - i) * sz);
+	w += na - i;
+	memcpy(dst + w * sz, b + j * sz, (nb - j) * sz);
+}
+
+/*
+ * qsort on all threads: each sorts a slice, then pairs of sorted runs are merged, in rounds,
+ * each merge cut into as many pieces as there are threads (merge_split), so that the last
+ * rounds too run on all of them. The order of items that compare equal is unspecified, as
+ * qsort's; every list sorted here has no two such items that differ.
+ */
 
 static void psort(void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *))
 {
@@ -315,20 +366,22 @@ static void psort(void *base, size_t n, size_t sz, int (*cmp)(const void *, cons
 	for (int e = 0; e < t; e++)
 		qsort(src + cut[e] * sz, cut[e + 1] - cut[e], sz, cmp);
 	for (int width = 1; width < t; width *= 2) {
-#pragma omp parallel for num_threads(t) schedule(static, 1)
-		for (int e = 0; e < t; e += 2 * width) {
-			size_t a = cut[e], mid = cut[e + width < t ? e + width : t],
-			       hi = cut[e + 2 * width < t ? e + 2 * width : t], b = mid, w = a;
+		/* piece x of pair e: the output's items [x m / t, (x + 1) m / t), m the pair's */
+#pragma omp parallel for num_threads(t) schedule(static, 1) collapse(2)
+		for (int e = 0; e < t; e += 2 * width)
+			for (int x = 0; x < t; x++) {
+				const size_t a = cut[e], mid = cut[e + width < t ? e + width : t],
+					     hi = cut[e + 2 * width < t ? e + 2 * width : t];
+				const size_t na = mid - a, nb = hi - mid, m = na + nb;
+				const size_t k0 = m * (size_t)x / (size_t)t,
+					     k1 = m * (size_t)(x + 1) / (size_t)t;
+				const char *ra = src + a * sz, *rb = src + mid * sz;
+				const size_t i0 = merge_split(ra, na, rb, nb, k0, sz, cmp),
+					     i1 = merge_split(ra, na, rb, nb, k1, sz, cmp);
 
-			while (a < mid && b < hi)
-				if (cmp(src + a * sz, src + b * sz) <= 0)
-					memcpy(dst + w++ * sz, src + a++ * sz, sz);
-				else
-					memcpy(dst + w++ * sz, src + b++ * sz, sz);
-			memcpy(dst + w * sz, src + a * sz, (mid - a) * sz);
-			w += mid - a;
-			memcpy(dst + w * sz, src + b * sz, (hi - b) * sz);
-		}
+				merge_runs(dst + (a + k0) * sz, ra + i0 * sz, i1 - i0,
+					   rb + (k0 - i0) * sz, (k1 - i1) - (k0 - i0), sz, cmp);
+			}
 		{
 			char *x = src;
 
@@ -337,7 +390,7 @@ static void psort(void *base, size_t n, size_t sz, int (*cmp)(const void *, cons
 		}
 	}
 	if (src != base) {
-		memcpy(base, src, n * sz);
+		pcopy(base, src, n * sz);
 		free(src);
 	} else {
 		free(dst);
@@ -1960,7 +2013,7 @@ measured:
 		if (!(saved = malloc((n ? n : 1) * sizeof(*saved))) ||
 		    !(amp = malloc((n ? n : 1) * sizeof(*amp))))
 			goto out_nomem;
-		memcpy(saved, m, n * sizeof(*m));
+		pcopy(saved, m, n * sizeof(*m));
 		n0 = n;
 	}
 	for (round = 0;; round++) {
