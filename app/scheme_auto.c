@@ -13,7 +13,9 @@
  * the coarser spacing at which its error was measured within the 7-point staircase's. No
  * scheme updates a cell faster than the 7-point scheme, so one that updates no fewer cells is
  * never timed, and none is when the 7-point scheme's run is too short to pay for timing
- * them; when the 7-point scheme is left alone, nothing is timed.
+ * them; when the 7-point scheme is left alone, nothing is timed. On the GPU the 7-point
+ * scheme itself is timed last, and not at all when another's predicted time is less than
+ * half of its own at a rate above any it reached (AUTO_GPU_RATE_BOUND).
  */
 #include <math.h>
 #include <omp.h>
@@ -161,8 +163,9 @@ static int candidate(const struct room *room, int k, double ppw7, struct room *r
 }
 
 /* The rate the 7-point scheme cannot beat here, for the quick estimate of its run: on the
- * GPU above any measured (157 Gvox/s on the H100 bench box, docs/performance.md), on the CPU
- * its own, measured. */
+ * GPU above any measured (157 Gvox/s on the H100 bench box, docs/performance.md; 269 on an
+ * H200 in the concert hall at 2 kHz, 238.8 s for 6.43e13 updates), on the CPU its own,
+ * measured. */
 #define AUTO_GPU_RATE_BOUND 3e11
 /* A run the 7-point scheme finishes in less than this (at that bound) does not pay for timing
  * the others, on the GPU a box of the run's size each when not cached (seconds each);
@@ -343,7 +346,10 @@ int app_scheme_choose(struct room *room, int gpu, int threads, int ranks,
 		contends[k] = 1;
 		left++;
 	}
-	for (int k = 0; k < ncand; k++) {	/* the contenders' rates */
+	/* the contenders' rates, the 7-point scheme's last: on the GPU it is not timed when
+	 * another takes less than half its time at the rate it cannot beat */
+	for (int e = 1; e <= ncand; e++) {
+		const int k = e % ncand;
 		struct app_candidate *x = &c[k];
 
 		if (!contends[k])
@@ -353,6 +359,13 @@ int app_scheme_choose(struct room *room, int gpu, int threads, int ranks,
 			x->seconds = NAN;
 			best = k;
 			break;
+		}
+		if (k == 0 && gpu && best >= 0 && 2 * c[best].seconds < quick) {
+			x->seconds = HUGE_VAL;
+			snprintf(x->why, sizeof(x->why), "not timed: %.3g s at %.3g Gvox/s, a rate "
+				 "it never reached, over twice %.3g s", quick, rate7 / 1e9,
+				 c[best].seconds);
+			continue;
 		}
 		if (!(k == 0 && !gpu))	/* the CPU's 7-point rate is measured already */
 			rate_of(&rooms[k], x, gpu, threads, device);

@@ -509,9 +509,24 @@ static int classify_nodes(struct vox_grid *g, const struct vox_plan *wp, const s
 			for (int t = 2; t < g->nkinds; t++)
 				keys[t] = (struct kind_key){ g->kinds[t].beta_sum, 12, 0 };
 		}
+		if (pass && !rc) {	/* every cell air, then the walls' their kinds below */
+#pragma omp parallel for schedule(static)
+			for (int k = 0; k < p->n[2]; k++)
+				for (size_t c = vox_index(p, 0, 0, k); c < vox_index(p, 0, 0, k + 1); c++)
+					if (g->cls[c] != VOX_PAD)
+						g->cls[c] = VOX_AIR;
+		}
 		for (int k = 0; k < p->n[2] && !rc; k++)
-			for (int j = 0; j < p->n[1] && !rc; j++)
-				for (int i = 0; i < p->n[0]; i++) {
+			for (int j = 0; j < p->n[1] && !rc; j++) {
+				/* a row off the walls of y and z meets those of x alone */
+				const int whole = j == wp->halo || j == wp->halo + wp->room[1] - 1 ||
+						  k + g->zbase == wp->halo ||
+						  k + g->zbase == wp->halo + wp->room[2] - 1;
+				const int first = whole ? 0 : wp->halo,
+					  last = whole ? p->n[0] - 1 : wp->halo + wp->room[0] - 1,
+					  step = whole || wp->room[0] < 2 ? 1 : wp->room[0] - 1;
+
+				for (int i = first; i <= last && i < p->n[0]; i += step) {
 					const int at[3] = { i, j, k + g->zbase };
 					struct vox_wall w = { .cell = vox_index(p, i, j, k) };
 					struct kind_key key = { 0, 12, 0 };
@@ -525,8 +540,8 @@ static int classify_nodes(struct vox_grid *g, const struct vox_plan *wp, const s
 							list_add(mine, seen, flat, &key);
 						continue;
 					}
-					g->cls[w.cell] = walls ? (uint8_t)slot[kind_slot(slot, keys, &key)]
-							       : VOX_AIR;
+					if (walls)
+						g->cls[w.cell] = (uint8_t)slot[kind_slot(slot, keys, &key)];
 					if (!walls || (i + j + k) % 2)
 						continue;
 					if (g->nwalls == cap) {
@@ -542,6 +557,7 @@ static int classify_nodes(struct vox_grid *g, const struct vox_plan *wp, const s
 					}
 					g->walls[g->nwalls++] = w;
 				}
+			}
 	}
 	g->first_diff = VOX_MAX_KINDS;	/* no kind's sum rounds twice on this lattice */
 out:
