@@ -509,7 +509,8 @@ static int classify_nodes(struct vox_grid *g, const struct vox_plan *wp, const s
 			for (int t = 2; t < g->nkinds; t++)
 				keys[t] = (struct kind_key){ g->kinds[t].beta_sum, 12, 0 };
 		}
-		if (pass && !rc) {	/* every cell air, then the walls' their kinds below */
+		/* every cell air first; the walls' cells take their kinds below */
+		if (pass && !rc) {
 #pragma omp parallel for schedule(static)
 			for (int k = 0; k < p->n[2]; k++)
 				for (size_t c = vox_index(p, 0, 0, k); c < vox_index(p, 0, 0, k + 1); c++)
