@@ -3,6 +3,7 @@
  * triangle meets (voxelise.c, step 2).
  */
 #include "voxelise.h"
+#include "../common/rs_phase.h"
 
 #include <math.h>
 #include <omp.h>
@@ -50,31 +51,82 @@ static int tri_box(const struct tri *t, const double c[3], double half)
 	return 1;
 }
 
-/* Mark the cells whose (slightly grown) box a triangle meets. */
-static void touch_cells(struct build *b)
+/* The axis d of triangle t's normal's largest component; *a < *c the other two. */
+static int tri_axes(const struct tri *t, int *a, int *c)
+{
+	int d = fabs(t->n[1]) > fabs(t->n[0]) ? 1 : 0;
+
+	d = fabs(t->n[2]) > fabs(t->n[d]) ? 2 : d;
+	*a = d == 0 ? 1 : 0;
+	*c = d == 2 ? 1 : 2;
+	return d;
+}
+
+/*
+ * Mark the cells whose (slightly grown) box a triangle meets. Along the triangle's normal's
+ * largest axis d only the cells near its plane can: in each column (a, c) those whose node's
+ * n . x lies within half (|n0| + |n1| + |n2|) of the plane's (tri_box's first test), a range
+ * taken a cell wider each way so that rounding loses none; tri_box decides each of them.
+ * Work item w is row a of triangle t, rows[t] <= w < rows[t + 1] (rows: ntri + 1 entries),
+ * so that a large triangle spreads over the threads.
+ */
+static void touch_cells(struct build *b, size_t *rows)
 {
 	const double h = b->whole.h, half = 0.5 * h * (1 + 1e-9);
 
-#pragma omp parallel for schedule(dynamic, 64)
+	rows[0] = 0;
 	for (size_t t = 0; t < b->ntri; t++) {
 		const struct tri *tr = &b->tri[t];
-		int m0[3], m1[3];
+		int a, c, m0, m1;
 
-		for (int d = 0; d < 3; d++)	/* cells whose box [node +- h/2] meets the bounds */
-			vx_node_range(b, d, tr->lo[d] - half, tr->hi[d] + half, &m0[d], &m1[d]);
+		tri_axes(tr, &a, &c);
+		vx_node_range(b, a, tr->lo[a] - half, tr->hi[a] + half, &m0, &m1);
+		rows[t + 1] = rows[t] + (size_t)(m1 >= m0 ? m1 - m0 + 1 : 0);
+	}
+#pragma omp parallel for schedule(dynamic, 16)
+	for (size_t w = 0; w < rows[b->ntri]; w++) {
+		size_t lo = 0, hi = b->ntri;	/* the t with rows[t] <= w < rows[t + 1] */
+
+		while (hi - lo > 1) {
+			const size_t mid = (lo + hi) / 2;
+
+			if (rows[mid] <= w)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		const struct tri *tr = &b->tri[lo];
+		const double r = half * (fabs(tr->n[0]) + fabs(tr->n[1]) + fabs(tr->n[2]));
+		const double at = tr->n[0] * tr->v[0][0] + tr->n[1] * tr->v[0][1] +
+				  tr->n[2] * tr->v[0][2];
+		int a, c, m0[3], m1[3], ijk[3];
+		const int d = tri_axes(tr, &a, &c);
+
+		for (int e = 0; e < 3; e++)	/* cells whose box [node +- h/2] meets the bounds */
+			vx_node_range(b, e, tr->lo[e] - half, tr->hi[e] + half, &m0[e], &m1[e]);
 		m0[2] = m0[2] > b->ok0 ? m0[2] : b->ok0;	/* in this rank's slab */
 		m1[2] = m1[2] < b->ok1 ? m1[2] : b->ok1;
-		for (int k = m0[2]; k <= m1[2]; k++)
-			for (int j = m0[1]; j <= m1[1]; j++)
-				for (int i = m0[0]; i <= m1[0]; i++) {
-					const double c[3] = { node_at(b, 0, i), node_at(b, 1, j),
-							      node_at(b, 2, k) };
-					uint8_t *cl = cell(b, i, j, k);
+		ijk[a] = m0[a] + (int)(w - rows[lo]);
+		for (ijk[c] = m0[c]; ijk[c] <= m1[c]; ijk[c]++) {
+			/* the plane's place along d in this column, and the nodes within r of it */
+			const double off = at - tr->n[a] * node_at(b, a, ijk[a]) -
+					   tr->n[c] * node_at(b, c, ijk[c]);
+			const double x0 = (off - r) / tr->n[d], x1 = (off + r) / tr->n[d];
+			int k0, k1;
 
-					if (tri_box(tr, c, half))
+			vx_node_range(b, d, fmin(x0, x1) - h, fmax(x0, x1) + h, &k0, &k1);
+			k0 = k0 > m0[d] ? k0 : m0[d];
+			k1 = k1 < m1[d] ? k1 : m1[d];
+			for (ijk[d] = k0; ijk[d] <= k1; ijk[d]++) {
+				const double ctr[3] = { node_at(b, 0, ijk[0]), node_at(b, 1, ijk[1]),
+							node_at(b, 2, ijk[2]) };
+				uint8_t *cl = cell(b, ijk[0], ijk[1], ijk[2]);
+
+				if (tri_box(tr, ctr, half))
 #pragma omp atomic
-						*cl |= B_TOUCH;
-				}
+					*cl |= B_TOUCH;
+			}
+		}
 	}
 }
 
@@ -323,18 +375,20 @@ int vx_leak_check(struct build *b, struct rs_error *err)
 	double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY };
 	double sum[2] = { 0, 0 };
 	uint8_t *swap = ranks ? calloc(2 * layer, 1) : NULL;	/* the neighbours' end layers */
-	size_t leaked = 0;
+	size_t leaked = 0, *rows = malloc((b->ntri + 1) * sizeof(*rows));
 	int rc = 0;
 
-	if (ranks) {	/* every rank has its buffer, or none goes on */
-		sum[1] = swap == NULL;
+	sum[1] = (ranks && !swap) || !rows;
+	if (ranks)	/* every rank has its buffers, or none goes on */
 		b->comm->reduce(b->comm->ctx, &sum[1], 1, 1);
-		if (sum[1] > 0) {
-			free(swap);
-			return rs_fail(err, RS_ENOMEM, "out of memory for the leak check");
-		}
+	if (sum[1] > 0) {
+		free(swap);
+		free(rows);
+		return rs_fail(err, RS_ENOMEM, "out of memory for the leak check");
 	}
-	touch_cells(b);
+	touch_cells(b, rows);
+	free(rows);
+	rs_phase("grid: leak check: the cells the triangles meet");
 	for (int k = b->ok0; k <= b->ok1 && !rc; k++)	/* seeds: every open run of the outer layer */
 		for (int j = 0; j < n[1] && !rc; j++)
 			for (int i = 0; i < n[0] && !rc; i++) {

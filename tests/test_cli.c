@@ -227,10 +227,11 @@ static void scheme_command(void **state)
 static void voxelize_rooms(void **state)
 {
 	static const char *const rooms[] = { "rooms/concert-hall/concert-hall.yaml",
-					     "rooms/l-shaped.yaml", "rooms/fan.yaml" };
+					     "rooms/l-shaped.yaml", "rooms/fan.yaml",
+					     "rooms/auditorium/auditorium.yaml" };
 
 	(void)state;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		assert_int_equal(sh("%s voxelize %s --out %s/v%d/grid.h5 > %s/v%d.txt", roomsim,
 				    rooms[i], dir, i, dir, i), 0);
 		assert_int_equal(sh("h5dump -H %s/v%d/grid.h5 | grep -q 'DATASET \"flags\"'", dir,
@@ -242,6 +243,7 @@ static void voxelize_rooms(void **state)
 		assert_int_equal(sh("%s info %s | grep -q '^bounds '", roomsim, rooms[i]), 0);
 	}
 	assert_int_equal(sh("grep -q \"the mesh's own 11917.2000 m^3\" %s/v0.txt", dir), 0);
+	assert_int_equal(sh("grep -q \"the mesh's own 3151.3810 m^3\" %s/v3.txt", dir), 0);
 	/* a mesh of 6·10^12 m: refused at once by info and voxelize, units suggested (it wrapped
 	 * round to an 8 x 4 x 4 grid, and voxelize ran on for minutes) */
 	for (int i = 0; i < 2; i++)

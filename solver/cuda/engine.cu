@@ -296,8 +296,52 @@ static int fcc_wall_list(struct cuda_engine *e, const uint8_t *f, const struct v
 	return rc;
 }
 
-/* The fcc grid: the class bytes of its nodes, folded like the fields (voxel.h), and
- * fcc-split's list of its wall nodes. */
+/*
+ * In a carved room, fcc-split's first kernel updates only air nodes: per block of its columns
+ * (bx folded pairs by by rows, as fcc_run launches it), the lowest and highest slab holding
+ * one, so that a block steps only those slabs (k > k.y: none). A room that fills little of its
+ * box (a fan's plan, a sloping ceiling) leaves many blocks few slabs. f: the folded class
+ * bytes.
+ */
+static int fcc_spans(struct cuda_engine *e, const uint8_t *f, struct rs_error *err)
+{
+	const KDims &d = e->k.dims;
+	const int wx = 2 * e->block[0], by = e->block[1];
+	const int gx = (d.nx + wx - 1) / wx, gy = (d.ny + by - 1) / by;
+	int2 *h = (int2 *)malloc(sizeof(int2) * (size_t)gx * gy);
+	int rc;
+
+	if (!h)
+		return rs_fail(err, RS_ENOMEM, "out of host memory preparing the grid");
+#pragma omp parallel for schedule(dynamic, 16)
+	for (int b = 0; b < gx * gy; b++) {
+		const int x0 = b % gx * wx, x1 = min(x0 + wx, d.nx);
+		const int j0 = max(b / gx * by, d.halo), j1 = min(b / gx * by + by - 1, d.hi[1]);
+		int2 s = make_int2(d.hi[2] + 1, d.hi[2]);
+
+		for (int k = d.halo; k <= d.hi[2] && s.x > d.hi[2]; k++)
+			for (int j = j0; j <= j1 && s.x > d.hi[2]; j++)
+				if (memchr(f + x0 + d.sy * j + d.sz * k, VOX_AIR, x1 - x0))
+					s.x = k;
+		if (s.x > d.hi[2])
+			s.y = d.hi[2];	/* no air: k runs from hi + 1 to hi, none */
+		else
+			for (int k = d.hi[2], found = 0; !found; k--)
+				for (int j = j0; j <= j1 && !found; j++)
+					if (memchr(f + x0 + d.sy * j + d.sz * k, VOX_AIR, x1 - x0))
+						s.y = k, found = 1;
+		h[b] = s;
+	}
+	rc = CK(cudaMalloc(&e->fcc_span, sizeof(int2) * (size_t)gx * gy)) ||
+			     cuda_upload(e->fcc_span, h, sizeof(int2) * (size_t)gx * gy, err)
+		     ? RS_EDEVICE
+		     : 0;
+	free(h);
+	return rc;
+}
+
+/* The fcc grid: the class bytes of its nodes, folded like the fields (voxel.h), fcc-split's
+ * list of its wall nodes and, in a carved room, its blocks' spans of slabs. */
 static int upload_folded(struct cuda_engine *e, const struct vox_grid *g, struct rs_error *err)
 {
 	const struct vox_plan *p = &g->plan;
@@ -315,6 +359,8 @@ static int upload_folded(struct cuda_engine *e, const struct vox_grid *g, struct
 		     ? RS_EDEVICE : 0;
 	if (!rc)
 		rc = fcc_wall_list(e, f, g->cut, err);
+	if (!rc && e->k.dims.carved)
+		rc = fcc_spans(e, f, err);
 	free(f);
 	return rc;
 }
@@ -644,6 +690,7 @@ void cuda_destroy(struct cuda_engine *e)
 	cudaFree(e->mask);
 	cudaFree(e->cls);
 	cudaFree(e->fcc_walls);
+	cudaFree(e->fcc_span);
 	cudaFree(e->fallback);
 	cudaFree(e->touch);
 	cudaFree(e->lines);

@@ -109,6 +109,9 @@ struct cuda_engine {
 	long long *fcc_walls;		/* fcc: the room's nodes off the air update, for
 					 * fcc-split (engine.cu, fcc_wall_list) */
 	long long nfcc_walls;
+	int2 *fcc_span;			/* carved fcc rooms: per block of k_fcc_tiled's columns,
+					 * the lowest and highest k of its air nodes (engine.cu,
+					 * fcc_spans), or NULL: every slab */
 	unsigned *fallback;		/* carved rooms: cells taking the 7-point rule, or NULL */
 	unsigned *touch;		/* carved rooms: cells with edges to fallback cells */
 	unsigned *lines;		/* carved rooms, axial stencils: cells whose legs fold

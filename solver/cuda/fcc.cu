@@ -410,21 +410,26 @@ __device__ __forceinline__ void fcc_tiled_pair(const R *um, const R *u0, const R
 		b[n + 1] = old.y;
 }
 
+/* fcc-split's first kernel: a block's chunk of slabs, cut to its span (engine.cu, fcc_spans;
+ * NULL: every slab), each slab's tiles loaded FCC_AHEAD slabs ahead into a ring. */
 template <typename R>
 __global__ void k_fcc_tiled(const R *__restrict__ a, R *__restrict__ b,
-			    const uint8_t *__restrict__ cls)
+			    const uint8_t *__restrict__ cls, const int2 *__restrict__ span)
 {
 	extern __shared__ __align__(16) unsigned char fcc_smem[];
 	R *tile = (R *)fcc_smem;
 	const KDims &d = k_dims;
 	const int x0 = 2 * blockIdx.x * blockDim.x, ip = x0 + 2 * threadIdx.x;
 	const int j0 = blockIdx.y * blockDim.y, j = j0 + threadIdx.y;
-	const int k0 = d.halo + (int)blockIdx.z * FCC_SPLIT_CHUNK;
-	const int k1 = min(d.hi[2], k0 + FCC_SPLIT_CHUNK - 1);
+	const int c0 = d.halo + (int)blockIdx.z * FCC_SPLIT_CHUNK;
+	const int2 s = span ? span[blockIdx.x + gridDim.x * blockIdx.y] : make_int2(c0, d.hi[2]);
+	const int k0 = max(c0, s.x), k1 = min(min(d.hi[2], c0 + FCC_SPLIT_CHUNK - 1), s.y);
 	const int w = fcc_tile_width(blockDim.x), plane = (blockDim.y + 2) * w;
 	const int at = (threadIdx.y + 1) * w + 2 + 2 * threadIdx.x;	/* the pair in its slot */
 	const bool mine = ip < d.nx && j >= d.halo && j <= d.hi[1];
 
+	if (k0 > k1)
+		return;
 	for (int kk = k0 - 1; kk <= k0 + FCC_AHEAD; kk++) {
 		fcc_tile_load(tile, a, kk, x0, j0);
 		__pipeline_commit();
@@ -521,7 +526,8 @@ template <typename R> static int fcc_run(struct cuda_engine *e, enum kernel_id k
 	} else if (kern == KERNEL_FCC_VEC) {
 		k_fcc_vec<R><<<g, blk>>>(a, b, e->cls);
 	} else {
-		k_fcc_tiled<R><<<g, blk, fcc_split_smem(blk.x, blk.y, sizeof(R))>>>(a, b, e->cls);
+		k_fcc_tiled<R><<<g, blk, fcc_split_smem(blk.x, blk.y, sizeof(R))>>>(a, b, e->cls,
+										 e->fcc_span);
 		if (e->nfcc_walls)
 			k_fcc_listed<R><<<(unsigned)((e->nfcc_walls + 255) / 256), 256>>>(
 				a, b, e->cls, e->fcc_walls, e->nfcc_walls);

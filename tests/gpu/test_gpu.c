@@ -730,10 +730,11 @@ static size_t uniform_changed(struct sim *s, enum kernel_id k, int prec, size_t 
 
 /*
  * The fcc scheme's folded kernels against the CPU engine: rigid and absorbing boxes (walls
- * through the nodes), the room of shapes and the seminar mesh (walls on the links, physics.md
- * "FCC walls in carved rooms"), both precisions, two block shapes and auto; then in the rigid
- * box and the rigid room of shapes the snapshot planes (the cells between the nodes are
- * interpolated on the device), the energy over 5000 steps and a uniform field, which stays.
+ * through the nodes), the room of shapes, the seminar mesh and the auditorium's (walls on the
+ * links, physics.md "FCC walls in carved rooms"), both precisions, two block shapes and auto;
+ * then in the rigid box and the rigid room of shapes the snapshot planes (the cells between
+ * the nodes are interpolated on the device), the energy over 5000 steps and a uniform field,
+ * which stays.
  */
 static void fcc_lattice(void **state)
 {
@@ -750,15 +751,24 @@ static void fcc_lattice(void **state)
 		"materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
 		"sources: [{name: S, position: [1.1, 0.9, 1.5]}]\n"
 		"receivers: [{name: A, position: [2.9, 1.2, 1.2]}, {name: B, position: [1.0, 2.6, 1.4]}]\n";
-	const char *const lattice_rooms[] = { rooms[0], rooms[1], rooms[3], mesh_room };
-	static const char *const names[] = { "rigid", "absorbing", "shapes", "seminar mesh" };
+	/* a fan's plan: many of fcc-split's blocks step a part of their slabs, some none */
+	static const char *const fan_room =
+		"grid: {fmax: 200}\nduration: 1\n"
+		"geometry: {mesh: rooms/auditorium/auditorium.obj}\n"
+		"materials: {w: {absorption: 0.2}}\nsurfaces: {default: w}\n"
+		"sources: [{name: S, position: [3.0, 11.0, 2.5]}]\n"
+		"receivers: [{name: A, position: [16.0, 13.0, 2.8]}, "
+		"{name: B, position: [18.0, 2.0, 3.2]}]\n";
+	const char *const lattice_rooms[] = { rooms[0], rooms[1], rooms[3], mesh_room, fan_room };
+	static const char *const names[] = { "rigid", "absorbing", "shapes", "seminar mesh",
+					     "auditorium mesh" };
 	static const char *const rigid[] = { rooms[0], RIGID_SHAPES };
 	char yaml[2048];
 
 	(void)state;
 	if (only_kernels && strncmp("fcc", only_kernels, strlen(only_kernels)))
 		skip();
-	for (int r = 0; r < 4; r++)
+	for (int r = 0; r < 5; r++)
 		for (int prec = 4; prec <= 8; prec += 4) {
 			struct sim *s;
 			struct fdtd_setup cpu;
