@@ -173,16 +173,16 @@ __device__ __forceinline__ void fcc_wall(const R *__restrict__ a, R *__restrict_
 	b[n] = u + c.sc[t] * (c.cb[t] * (u - b[n]) + c.l2 * s);
 }
 
-/* Whether room node (i, j, k) at folded index n takes the air update (fcc_node's first
- * cases): the others are padding or on the walls (fcc-split's list). */
-__device__ __forceinline__ bool fcc_direct_node(const uint8_t *__restrict__ cls, int i, int j,
-						int k, long long n)
+/* Whether node (i, j, k) with class byte t (read in a carved room only) takes the air update
+ * (fcc_node's first cases): the others are padding or on the walls (fcc-split's list). */
+__device__ __forceinline__ bool fcc_direct_node(unsigned t, int i, int j, int k)
 {
 	const KDims &d = k_dims;
 
-	return d.carved ? __ldg(cls + n) == VOX_AIR
-			: i > d.halo && i < d.hi[0] && j > d.halo && j < d.hi[1] && k > d.halo &&
-				  k < d.hi[2];
+	return i >= d.halo && i <= d.hi[0] &&
+	       (d.carved ? t == VOX_AIR
+			 : i > d.halo && i < d.hi[0] && j > d.halo && j < d.hi[1] && k > d.halo &&
+				   k < d.hi[2]);
 }
 
 /*
@@ -308,7 +308,7 @@ __global__ void k_fcc_vec(const R *__restrict__ a, R *__restrict__ b,
  * of the one computed, in a ring of FCC_RING, so that several slabs' loads are in flight at
  * once (fcc-vec's warps stall on their fourteen loads each slab). Each slab: wait for slab
  * k + 1, one barrier (every thread is then past the slabs whose slots the load ahead reuses),
- * then the pairs of slab k from the tile, with u^(n-1) and the class bytes read directly.
+ * then the pairs of slab k from the tile, with u^(n-1) and the class bytes read a slab ahead.
  * A node that is not air (fcc_direct_node) is left to the second kernel, so no warp walks
  * fcc_node's long path for one lane; the air ones take fcc-vec's expression in its order, so
  * that the values are fcc's.
@@ -359,22 +359,43 @@ __device__ __forceinline__ void fcc_tile_load(R *tile, const R *__restrict__ a, 
 	}
 }
 
+/* What a pair's update reads outside the tile: its u^(n-1) and, in a carved room, its class
+ * bytes; loaded a slab ahead (fcc_tiled_ahead), so that their wait overlaps a slab's work. */
+template <typename R> struct FccAhead {
+	typename Vec8<R>::T old;
+	unsigned cls0, cls1;
+};
+
+template <typename R>
+__device__ __forceinline__ FccAhead<R> fcc_tiled_ahead(const R *b,
+						       const uint8_t *__restrict__ cls, int ip,
+						       int j, int k)
+{
+	typedef typename Vec8<R>::T P;
+	const KDims &d = k_dims;
+	const long long n = ip + d.sy * j + d.sz * (long long)k;
+	FccAhead<R> x;
+
+	x.old = *(const P *)(b + n);
+	x.cls0 = d.carved ? __ldg(cls + n) : 0;
+	x.cls1 = d.carved ? __ldg(cls + n + 1) : 0;
+	return x;
+}
+
 /* The pair of row j at folded x ip of slab k, from the tile (um, u0, up: the pair's place in
- * the slots of slabs k - 1, k, k + 1; w: a row), as fcc-vec's air path. */
+ * the slots of slabs k - 1, k, k + 1; w: a row) and x, as fcc-vec's air path. */
 template <typename R>
 __device__ __forceinline__ void fcc_tiled_pair(const R *um, const R *u0, const R *up, int w,
-					       R *__restrict__ b,
-					       const uint8_t *__restrict__ cls, int ip, int j,
-					       int k)
+					       R *__restrict__ b, const FccAhead<R> &x, int ip,
+					       int j, int k)
 {
 	typedef typename Vec8<R>::T P;
 	const KDims &d = k_dims;
 	const KCoefs<R> &c = kc<R>();
 	const int p = (j + k) & 1, i = 2 * ip + p;
 	const long long n = ip + d.sy * j + d.sz * (long long)k;
-	const bool air0 = i >= d.halo && i <= d.hi[0] && fcc_direct_node(cls, i, j, k, n);
-	const bool air1 = i + 2 >= d.halo && i + 2 <= d.hi[0] &&
-			  fcc_direct_node(cls, i + 2, j, k, n + 1);
+	const bool air0 = fcc_direct_node(x.cls0, i, j, k),
+		   air1 = fcc_direct_node(x.cls1, i + 2, j, k);
 
 	if (!air0 && !air1)
 		return;
@@ -394,7 +415,7 @@ __device__ __forceinline__ void fcc_tiled_pair(const R *um, const R *u0, const R
 	const P mm = *(const P *)(um - w), pp = *(const P *)(up + w);
 	const P mp = *(const P *)(up - w), pm = *(const P *)(um + w);
 	const P ctr = *(const P *)u0;
-	P old = *(const P *)(b + n);
+	P old = x.old;
 	const R s0 = ((lo0[0] + hi0[0]) + (lo0[1] + hi0[1])) +
 		     ((lo0[2] + hi0[2]) + (lo0[3] + hi0[3])) + ((mm.x + pp.x) + (mp.x + pm.x));
 	const R s1 = ((lo1[0] + hi1[0]) + (lo1[1] + hi1[1])) +
@@ -428,23 +449,32 @@ __global__ void k_fcc_tiled(const R *__restrict__ a, R *__restrict__ b,
 	const int at = (threadIdx.y + 1) * w + 2 + 2 * threadIdx.x;	/* the pair in its slot */
 	const bool mine = ip < d.nx && j >= d.halo && j <= d.hi[1];
 
+	FccAhead<R> next;
+
 	if (k0 > k1)
 		return;
 	for (int kk = k0 - 1; kk <= k0 + FCC_AHEAD; kk++) {
 		fcc_tile_load(tile, a, kk, x0, j0);
 		__pipeline_commit();
 	}
+	if (mine)
+		next = fcc_tiled_ahead(b, cls, ip, j, k0);
 	for (int k = k0; k <= k1; k++) {
 		__pipeline_wait_prior(FCC_AHEAD - 1);
 		__syncthreads();
 		if (k + 1 + FCC_AHEAD <= k1 + 1)
 			fcc_tile_load(tile, a, k + 1 + FCC_AHEAD, x0, j0);
 		__pipeline_commit();
-		if (mine)
+		if (mine) {
+			const FccAhead<R> x = next;
+
+			if (k < k1)	/* the next slab's, its own nodes: no other thread's */
+				next = fcc_tiled_ahead(b, cls, ip, j, k + 1);
 			fcc_tiled_pair(tile + ((k - 1) & (FCC_RING - 1)) * plane + at,
 				       tile + (k & (FCC_RING - 1)) * plane + at,
-				       tile + ((k + 1) & (FCC_RING - 1)) * plane + at, w, b, cls, ip,
+				       tile + ((k + 1) & (FCC_RING - 1)) * plane + at, w, b, x, ip,
 				       j, k);
+		}
 	}
 	__pipeline_wait_prior(0);
 }
