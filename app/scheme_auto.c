@@ -15,7 +15,8 @@
  * never timed, and none is when the 7-point scheme's run is too short to pay for timing
  * them; when the 7-point scheme is left alone, nothing is timed. On the GPU the 7-point
  * scheme itself is timed last, and not at all when another's predicted time is less than
- * half of its own at a rate above any it reached (AUTO_GPU_RATE_BOUND).
+ * half of the least its own can be: its room's air cells at a rate above any it reached
+ * (AUTO_GPU_RATE_BOUND, air_share).
  */
 #include <math.h>
 #include <omp.h>
@@ -163,9 +164,12 @@ static int candidate(const struct room *room, int k, double ppw7, struct room *r
 }
 
 /* The rate the 7-point scheme cannot beat here, for the quick estimate of its run: on the
- * GPU above any measured (157 Gvox/s on the H100 bench box, docs/performance.md; 269 on an
- * H200 in the concert hall at 2 kHz, 238.8 s for 6.43e13 updates), on the CPU its own,
- * measured. */
+ * GPU above any measured per cell it updates (157 Gvox/s on the H100 bench box,
+ * docs/performance.md; 269 on an H200 in the concert hall at 2 kHz, 238.8 s for 6.43e13
+ * updates; the add bandwidth's 344 at 12 bytes a cell), on the CPU its own, measured. The GPU
+ * kernels leave each block's layers of padding above and below its air, so counted over the
+ * whole grid the rate can pass it (380 Gvox/s in rooms/auditorium, whose air fills 57 % of
+ * its box): see air_share. */
 #define AUTO_GPU_RATE_BOUND 3e11
 /* A run the 7-point scheme finishes in less than this (at that bound) does not pay for timing
  * the others, on the GPU a box of the run's size each when not cached (seconds each);
@@ -278,6 +282,24 @@ static int left_out(const struct room *room, int k, int ranks, double quick, dou
 	return 1;
 }
 
+/*
+ * The share of a grid of volume box that the 7-point scheme's GPU kernels cannot leave: the
+ * room's air, which they update every step. A box fills it; a mesh's own volume is known; a
+ * room of shapes or a voxel file gives 0 (unknown here), so that the 7-point scheme is timed.
+ */
+static double air_share(const struct room *room, double box)
+{
+	double v = 0, a;
+
+	if (room->geo.nshapes || room->geo.voxels_path[0])
+		return 0;
+	if (room->geo.mesh.ntri)
+		vox_mesh_measure(&room->geo.mesh, &v, &a);
+	else if (room->geo.has_box)
+		v = room->box[0] * room->box[1] * room->box[2];
+	return v > 0 && box > 0 ? fmin(1, v / box) : 0;
+}
+
 int app_scheme_choose(struct room *room, int gpu, int threads, int ranks,
 		      struct app_candidate *c, int *n, struct rs_error *err)
 {
@@ -286,7 +308,7 @@ int app_scheme_choose(struct room *room, int gpu, int threads, int ranks,
 	struct room *rooms = malloc(ncand * sizeof(*rooms));	/* large: not on the stack */
 	int contends[sizeof(candidates) / sizeof(candidates[0])] = { 0 }, left = 0, best = -1;
 	const double weigh = weigh_seconds();
-	double device = 0, updates7 = HUGE_VAL, quick = HUGE_VAL, rate7 = 0;
+	double device = 0, updates7 = HUGE_VAL, quick = HUGE_VAL, rate7 = 0, least7 = 0;
 
 #ifdef ROOMSIM_CUDA
 	if (gpu) {
@@ -338,6 +360,7 @@ int app_scheme_choose(struct room *room, int gpu, int threads, int ranks,
 				rate_of(r, x, gpu, threads, device);
 			rate7 = gpu ? AUTO_GPU_RATE_BOUND : x->rate;
 			quick = updates7 * room->nsources / rate7;
+			least7 = quick * air_share(room, x->nodes * pow(plan.grid.h, 3));
 		} else if (x->nodes * (double)x->steps >= updates7) {
 			snprintf(x->why, sizeof(x->why), "updates no fewer cells than the 7-point "
 				 "scheme, so it is never faster");
@@ -347,7 +370,7 @@ int app_scheme_choose(struct room *room, int gpu, int threads, int ranks,
 		left++;
 	}
 	/* the contenders' rates, the 7-point scheme's last: on the GPU it is not timed when
-	 * another takes less than half its time at the rate it cannot beat */
+	 * another takes less than half the time of its air cells at the rate it cannot beat */
 	for (int e = 1; e <= ncand; e++) {
 		const int k = e % ncand;
 		struct app_candidate *x = &c[k];
@@ -360,11 +383,11 @@ int app_scheme_choose(struct room *room, int gpu, int threads, int ranks,
 			best = k;
 			break;
 		}
-		if (k == 0 && gpu && best >= 0 && 2 * c[best].seconds < quick) {
+		if (k == 0 && gpu && best >= 0 && 2 * c[best].seconds < least7) {
 			x->seconds = HUGE_VAL;
-			snprintf(x->why, sizeof(x->why), "not timed: %.3g s at %.3g Gvox/s, a rate "
-				 "it never reached, over twice %.3g s", quick, rate7 / 1e9,
-				 c[best].seconds);
+			snprintf(x->why, sizeof(x->why), "not timed: at least %.3g s (its air cells "
+				 "at %.3g Gvox/s, a rate it never reached), over twice %.3g s", least7,
+				 rate7 / 1e9, c[best].seconds);
 			continue;
 		}
 		if (!(k == 0 && !gpu))	/* the CPU's 7-point rate is measured already */
