@@ -4,12 +4,13 @@
 # wave part alone (docs/performance.md, "A second mesh room").
 # PART=time: end to end over the room's own 1.5 s, each scheme.stencil of STENCILS (default
 # "auto leggy": auto, then the 7-point scheme) with an empty rate cache (roomsim's lines: the
-# scheme auto chose, the setup's time, the steps' and the whole run's). PART=accuracy: 0.5 s of response; `roomsim converge`
-# of fcc with fitted walls at 0.0175 (what auto chooses) in three placements against fcc with
-# fitted walls at REF (default 0.005), then the 7-point scheme's staircase at 0.0099, 0.01 and
-# 0.0101 (the same three placements), every run scored against that reference
-# (docs/bench/dev-accuracy/score.py). WAVs and logs in $OUT/auditorium-PART.tgz; outputs under
-# $OUT (default /tmp/roomsim-auditorium).
+# scheme auto chose, the setup's time, the steps' and the whole run's).
+# PART=accuracy: 0.5 s of response; `roomsim converge` of fcc with fitted walls at 0.0175
+# (what auto chooses) in three placements against fcc with fitted walls at REF (default
+# 0.005), then the 7-point scheme's staircase at 0.0099, 0.01 and 0.0101 (the same three
+# placements), every run scored against that reference (docs/bench/dev-accuracy/score.py).
+# WAVs and logs in $OUT/auditorium-PART.tgz; outputs under $OUT (default
+# /tmp/roomsim-auditorium).
 set -u
 out=${OUT:-/tmp/roomsim-auditorium}
 mkdir -p "$out"
