@@ -2,7 +2,8 @@
  * test_ga.c - the geometric engine (solver/ga/ga.h) against closed forms: a box's image
  * sources (times and amplitudes to order 6), a diffuse box's reverberation against Eyring's
  * in every octave, energy kept by rigid walls, the synthesis's absolute scale, the crossover's
- * flat sum, rooms of shapes, the same bits on any number of threads, and an open mesh refused.
+ * flat sum, rooms of shapes, rays kept in at an acute edge, the same bits on any number of
+ * threads, and an open mesh refused.
  */
 #include <math.h>
 #include <omp.h>
@@ -674,6 +675,51 @@ static void l_room_of_shapes(void **state)
 	room_free(r);
 }
 
+/*
+ * A closed mesh with an acute edge: a prism 10 m long whose floor and sloping ceiling meet at
+ * 4 degrees, a source 5 cm from the edge. Its rays reflect ever nearer to the edge; each must
+ * restart inside the room, off the wall it hit but not through the one beside it, so none
+ * leaves (a full move off the wall along its normal let 13 of these rays out).
+ */
+static void acute_edge_keeps_rays(void **state)
+{
+	char dir[] = "/tmp/roomsim-ga-XXXXXX", path[128], yaml[1024];
+	const double top = 10 * tan(4 * M_PI / 180), rec[1][3] = { { 8, 1.5, 0.3 } };
+	struct ga_hist h;
+	struct rs_error err = { 0 };
+	struct room *r;
+	struct ga *g;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/wedge.obj", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	/* the edge along y at x = z = 0; the floor z = 0, the ceiling z = x tan 4, x = 10 */
+	fprintf(f, "v 0 0 0\nv 10 0 0\nv 10 0 %.9f\nv 0 3 0\nv 10 3 0\nv 10 3 %.9f\n"
+		"f 1 3 2\nf 4 5 6\nf 1 2 5\nf 1 5 4\nf 1 4 6\nf 1 6 3\nf 2 3 6\nf 2 6 5\n",
+		top, top);
+	fclose(f);
+	snprintf(yaml, sizeof(yaml), "grid: {fmax: 300}\nduration: 1\n"
+		 "geometry: {mesh: %s}\nmaterials: {w: {absorption: 0.02, scattering: 0.05}}\n"
+		 "surfaces: {default: w}\n"
+		 "sources: [{name: S, position: [0.05, 1.5, 0.0015]}]\n"
+		 "receivers: [{name: R, position: [8, 1.5, 0.3]}]\nhybrid: {}\n", path);
+	r = load(yaml);
+	g = open_ga(r);
+	assert_int_equal(ga_trace(g, r->sources[0].pos, rec, 1, 0.1, 0.2, 20000, -1, 3, &h, &err),
+			 0);
+	print_message("%ld of %ld rays escaped, %.1f reflections each\n", h.escaped, h.rays,
+		      h.reflections);
+	assert_int_equal(h.escaped, 0);
+	ga_hist_free(&h);
+	ga_close(g);
+	room_free(r);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* A mesh with a face missing: the rays leave, and the error names geometry.mesh. */
 static void open_mesh_is_refused(void **state)
 {
@@ -720,6 +766,7 @@ int main(void)
 		cmocka_unit_test(synthesis_keeps_the_scale),
 		cmocka_unit_test(crossover_sums_flat),
 		cmocka_unit_test(l_room_of_shapes),
+		cmocka_unit_test(acute_edge_keeps_rays),
 		cmocka_unit_test(open_mesh_is_refused),
 	};
 

@@ -33,6 +33,8 @@ struct ga {
 	struct ga_plane *planes;
 	int nplanes;
 	int filter;		/* 1: shapes: a hit is a wall only where air is on one side */
+	int oblique;		/* a wall's normal is off the axes (walls may meet at acute
+				 * angles) */
 	double alpha[ROOM_MAX_MATERIALS][GA_BANDS];	/* absorption per band */
 	double scat[ROOM_MAX_MATERIALS][GA_BANDS];	/* scattering per band */
 	double air[GA_BANDS];	/* the air's intensity attenuation, 1/m (0: medium off) */
@@ -58,6 +60,13 @@ struct ga_hit {
 /* The first wall along org + t dir for t in (tnear, tfar); 0 when none. */
 int ga_cast(const struct ga *g, const double org[3], const double dir[3], double tnear,
 	    double tfar, struct ga_hit *hit);
+
+/* How far p, just off triangle tri, may move along the unit vector dir, up to len: half the
+ * way to the first wall there that is not of tri's plane (which the move is to clear:
+ * rounding may have put p a little behind it), or len. A move off a wall near an acute edge
+ * then does not cross the wall beside it. */
+double ga_clearance(const struct ga *g, const double p[3], const double dir[3], double len,
+		    size_t tri);
 
 /* splitmix64: a generator of its own per ray, so that the ray's numbers do not depend on the
  * thread that traces it. */

@@ -190,7 +190,7 @@ static long trace_one(const struct tracer *tr, const double src[3], long rays, u
 		{
 			/* the normal on the air's side, against the incoming ray */
 			const double sg = dn > 0 ? -1 : 1;
-			double n[3] = { sg * t->n[0], sg * t->n[1], sg * t->n[2] };
+			double n[3] = { sg * t->n[0], sg * t->n[1], sg * t->n[2] }, off;
 
 			if (smean > 0 && ga_rand(&s) < smean) {	/* diffuse */
 				for (int b = 0; b < GA_BANDS; b++)
@@ -203,8 +203,11 @@ static long trace_one(const struct tracer *tr, const double src[3], long rays, u
 				for (int a = 0; a < 3; a++)
 					d[a] -= 2 * dn * t->n[a];
 			}
+			/* and off the wall, so that the next cast cannot meet it at once: as
+			 * far as is clear of the walls beside it */
+			off = ga_clearance(g, p, n, 1e-5 * g->scale, h.tri);
 			for (int a = 0; a < 3; a++)
-				p[a] += 1e-5 * g->scale * n[a];
+				p[a] += off * n[a];
 		}
 	}
 	return refl;

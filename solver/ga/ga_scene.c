@@ -438,6 +438,33 @@ int ga_cast(const struct ga *g, const double org[3], const double dir[3], double
 	return 0;
 }
 
+double ga_clearance(const struct ga *g, const double p[3], const double dir[3], double len,
+		    size_t tri)
+{
+	struct RTCIntersectContext ctx;
+	struct RTCRay ray = {
+		.org_x = (float)p[0], .org_y = (float)p[1], .org_z = (float)p[2],
+		.dir_x = (float)dir[0], .dir_y = (float)dir[1], .dir_z = (float)dir[2],
+		.tnear = 0, .tfar = (float)len, .mask = 0xffffffffu,
+	};
+	struct ga_hit h;
+	double tnear = 0;
+
+	if (!g->oblique)	/* walls meet at right angles: a move along one parallels the rest */
+		return len;
+	/* nearly always nothing is there: an occlusion test says so, cheaper than a hit */
+	rtcInitIntersectContext(&ctx);
+	rtcOccluded1(g->scene, &ctx, &ray);
+	if (ray.tfar >= 0)
+		return len;
+	for (int tries = 0; tries < 64 && ga_cast(g, p, dir, tnear, len, &h); tries++) {
+		if (g->tri[h.tri].plane != g->tri[tri].plane)
+			return h.t / 2;
+		tnear = h.t + 1e-7 * g->scale;	/* about float32's step at the room's extent */
+	}
+	return len;
+}
+
 /* ---- planes, materials, volume ---- */
 
 /* Group the triangles into planes; each plane's air side from its triangles' centroids. */
@@ -687,6 +714,11 @@ int ga_open(const struct room *room, struct ga **out, struct rs_error *err)
 	g->tri = T.t;
 	g->ntri = T.n;
 	g->filter = geo->nshapes > 0;
+	for (size_t i = 0; i < T.n; i++) {
+		const double *n = g->tri[i].n;
+
+		g->oblique |= fmax(fabs(n[0]), fmax(fabs(n[1]), fabs(n[2]))) < 1 - 1e-12;
+	}
 	g->dev = rtcNewDevice(NULL);
 	if (!g->dev) {
 		rc = rs_fail(err, RS_EINTERNAL, "Embree: no device (%d)", (int)rtcGetDeviceError(NULL));
