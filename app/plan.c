@@ -215,7 +215,8 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 	free(banks);
 	p->branch_memory = branch_memory(p->grid.boundary, p->branches, room->precision);
 	p->memory += p->branch_memory;
-	p->cut_memory = room->fitted ? vox_cut_memory(&p->grid, 0) : 0;
+	p->cut_members = room->fitted ? vox_cut_members(room, &p->grid) : 0;
+	p->cut_memory = room->fitted ? vox_cut_memory(&p->grid, p->cut_members, 0) : 0;
 	p->memory += p->cut_memory;
 	avail = app_memory_available();
 	if (avail && p->memory > avail)
@@ -235,7 +236,7 @@ size_t app_device_memory(const struct room *room, const struct app_plan *p, int 
 	return cuda_memory(g, room->precision, (enum kernel_id)(k >= 0 ? k : room->kernel),
 			   room->nreceivers + p->spatial_points, p->nsamples, (size_t)p->steps) +
 	       p->branch_memory + (p->branches ? cuda_branch_columns(g, g->boundary) : 0) +
-	       (room->fitted ? vox_cut_memory(g, 1) : 0) +
+	       (room->fitted ? vox_cut_memory(g, p->cut_members, 1) : 0) +
 	       p->grid_points * (128 + 4 * GRID_WINDOW) + p->frame_memory;
 #else
 	(void)room;

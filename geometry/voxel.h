@@ -167,10 +167,13 @@ static inline ptrdiff_t vox_cut_offset(const struct vox_plan *p, int faces, int 
 
 void vox_cut_free(struct vox_cut *c);
 
-/* The bytes of the cut cells of grid p, at most: on the host (their lists and what building
- * them holds) or on the device; a grid's cut cells are about 1.3 times its boundary cells
- * (the seminar room of docs/physics.md), and this allows twice. */
-size_t vox_cut_memory(const struct vox_plan *p, int device);
+/* The cut cells grid p of the room can hold, at most: from the room's surface (a mesh's own,
+ * a box's, each shape's), or twice the grid's boundary cells for a voxel file. */
+size_t vox_cut_members(const struct room *room, const struct vox_plan *p);
+
+/* The bytes of `members` cut cells of grid p, at most: on the host (their lists and, in the
+ * largest phase of building them, what that holds) or on the device. */
+size_t vox_cut_memory(const struct vox_plan *p, size_t members, int device);
 
 struct vox_grid {
 	struct vox_plan plan;

@@ -1039,33 +1039,82 @@ static void cut_free(struct vox_cut *c)
 	free(c);
 }
 
-size_t vox_cut_memory(const struct vox_plan *p, int device)
+/* A shape's surface, at most (an extrusion's caps and sides, taken whole). */
+static double shape_area(const struct room_shape *s)
+{
+	const double e[3] = { s->hi[0] - s->lo[0], s->hi[1] - s->lo[1], s->hi[2] - s->lo[2] };
+	double len = 0, cap = 0;
+
+	switch (s->kind) {
+	case ROOM_SHAPE_SPHERE:
+		return 4 * M_PI * s->radius * s->radius;
+	case ROOM_SHAPE_CYLINDER:
+		return 2 * M_PI * s->radius * (s->radius + e[s->axis]);
+	case ROOM_SHAPE_EXTRUSION:
+		for (int i = 0; i < s->npolygon; i++) {
+			const double *a = s->polygon[i], *b = s->polygon[(i + 1) % s->npolygon];
+
+			len += hypot(b[0] - a[0], b[1] - a[1]);
+			cap += a[0] * b[1] - a[1] * b[0];
+		}
+		return len * e[s->axis] + fabs(cap);
+	default:
+		return 2 * (e[0] * e[1] + e[1] * e[2] + e[2] * e[0]);
+	}
+}
+
+size_t vox_cut_members(const struct room *room, const struct vox_plan *p)
+{
+	const struct room_geometry *geo = &room->geo;
+	double area = 0, v;
+
+	if (geo->voxels_path[0])	/* a voxel file's surface is known once it is read */
+		return 2 * p->boundary;
+	if (geo->mesh.ntri)
+		vox_mesh_measure(&geo->mesh, &v, &area);
+	else if (geo->has_box || !room->shaped)
+		area = 2 * (room->box[0] * room->box[1] + room->box[1] * room->box[2] +
+			    room->box[2] * room->box[0]);
+	for (int s = 0; s < geo->nshapes; s++)
+		area += shape_area(&geo->shapes[s]);
+	/* the cells a plane crosses per h^2 of it: |nx| + |ny| + |nz| <= sqrt 3 on the cubic
+	 * grid; on the fcc lattice the dual cells' width along the normal over their volume
+	 * 2 h^3, at most 1; edges and corners add more on coarse grids (measured in the rooms
+	 * of rooms/ at 65 and 131 mm: at most 1.51 and 1.06) */
+	return (size_t)ceil((p->fcc ? 1.35 : 2.0) * area / (p->h * p->h)) + 1024;
+}
+
+size_t vox_cut_memory(const struct vox_plan *p, size_t members, int device)
 {
 	/* per member: its cell, faces, area and material, and a group's lists (the engines'
-	 * coefficients and u^(n-1) among them); building: a measured cell, its copy while
-	 * sorting, its neighbours' indices, its parent, and its wall's area and material (on
-	 * the fcc lattice also six odd cells beside it, where about 1.5 are; the keys of about
-	 * two nodes near the surface and their copy while sorting; a copy of the measured cell;
-	 * and the stability check's over it and about two nodes beside it: their neighbours,
-	 * then the Lanczos iteration's vectors in their place, the operator's entries, at most
-	 * one a neighbour, each a column and a value, and three numbers a row), and on the fcc
-	 * lattice two counts per column of the grid */
+	 * coefficients and u^(n-1) among them), kept for the run */
 	const size_t faces = p->fcc ? 12 : 6;
-	const size_t member = sizeof(size_t) + faces * sizeof(float) + sizeof(float) + 1,
-		     group = 7 * sizeof(double) + sizeof(size_t);
+	const size_t kept = sizeof(size_t) + faces * sizeof(float) + sizeof(float) + 1 +
+			    7 * sizeof(double) + sizeof(size_t);
+	size_t build;
 
-	return 2 * p->boundary *
-	       (device ? sizeof(long long) + faces * sizeof(float) + 5 * sizeof(double)
-		       : member + group + 2 * sizeof(struct cand) + faces * sizeof(int32_t) +
-				 sizeof(size_t) + sizeof(float) + 1 +
-				 (p->fcc ? 6 * sizeof(struct odd_cell) + sizeof(struct cand) +
-						   6 * sizeof(size_t) +
-						   3 * (faces * (2 * sizeof(uint32_t) + sizeof(float)) +
-							3 * sizeof(double))
-					 : 0)) +
-	       (p->fcc && !device ? 2 * (size_t)(p->room[0] + 2) * (size_t)(p->room[1] + 2) *
-					    sizeof(size_t)
-				  : 0);
+	if (device)
+		return members * (sizeof(long long) + faces * sizeof(float) + 5 * sizeof(double));
+	if (!p->fcc)	/* building: a measured cell, its copy while sorting, its neighbours'
+			 * indices, its parent, and its wall's area and material */
+		return members * (kept + 2 * sizeof(struct cand) + faces * sizeof(int32_t) +
+				  sizeof(size_t) + sizeof(float) + 1);
+	/*
+	 * On the fcc lattice the building's largest phases, each beside what is alive then:
+	 * measuring (the keys of about two nodes near the surface and their copy while
+	 * sorting, a measured cell for each, and the odd cells beside them, where about 1.8
+	 * are: three allowed), and the stability check with the lists kept (over a member and
+	 * about two nodes beside it: their neighbours, then the Lanczos iteration's vectors in
+	 * their place, the operator's entries, at most one a neighbour, each a column and a
+	 * value, and three numbers a row); and two counts per column of the grid.
+	 */
+	build = 4 * sizeof(size_t) + 2 * sizeof(struct cand) + 3 * sizeof(struct odd_cell);
+	if (build < kept + 3 * (faces * (2 * sizeof(uint32_t) + sizeof(float)) +
+				3 * sizeof(double)))
+		build = kept + 3 * (faces * (2 * sizeof(uint32_t) + sizeof(float)) +
+				    3 * sizeof(double));
+	return members * build +
+	       2 * (size_t)(p->room[0] + 2) * (size_t)(p->room[1] + 2) * sizeof(size_t);
 }
 
 void vox_cut_free(struct vox_cut *c)

@@ -767,6 +767,47 @@ static void fitted_cells_on_threads(void **state)
 }
 
 /*
+ * roomsim info's cut cells, at most (vox_cut_members, from the room's surface), hold those
+ * that building the fitted walls finds: the two meshes, a room of shapes with a cylinder, one
+ * with a sloping extrusion and the shoebox, on the cubic grid and (the meshes and shapes) the
+ * fcc lattice, at two fmax.
+ */
+static void cut_cells_within_plan(void **state)
+{
+	static const char *const room[] = { "rooms/concert-hall/concert-hall.yaml",
+					    "rooms/auditorium/auditorium.yaml",
+					    "rooms/l-shaped.yaml", "rooms/fan.yaml",
+					    "examples/shoebox.yaml" };
+	static const char *const fmax[] = { "grid.fmax=150", "grid.fmax=300" };
+
+	(void)state;
+	for (size_t q = 0; q < sizeof(room) / sizeof(room[0]); q++)
+		for (int fcc = 0; fcc < 2 - (q == 4); fcc++)
+			for (int s = 0; s < 2; s++) {
+				char *sets[] = { (char *)fmax[s], "grid.walls=fitted",
+						 fcc ? "scheme.stencil=fcc" : "scheme.stencil=leggy",
+						 "hybrid=" };
+				struct rs_error err = { 0 };
+				struct room *r = cfg_load_set(room[q], sets, 4, &err);
+				struct vox_grid *g;
+				size_t most;
+
+				if (!r)
+					fail_msg("%s", err.msg);
+				if (!(g = vox_build(r, &err)))
+					fail_msg("%s", err.msg);
+				assert_non_null(g->cut);
+				most = vox_cut_members(r, &g->plan);
+				print_message("# %s, %s, %s: %zu cut cells, %zu at most (%.2f)\n",
+					      room[q], fcc ? "fcc" : "7-point", fmax[s], g->cut->n,
+					      most, (double)g->cut->n / (double)most);
+				assert_true(g->cut->n <= most);
+				vox_free(g);
+				room_free(r);
+			}
+}
+
+/*
  * The leak check's flood runs on the threads, each over runs of layers, passing on what
  * reached their ends (voxelise_leak.c): the hall's class bytes and walls are the same on 1
  * and 5 threads (40 runs of its 134 layers), and so is a leaking cube's report.
@@ -1522,6 +1563,7 @@ int main(void)
 		cmocka_unit_test(hall),
 		cmocka_unit_test(auditorium),
 		cmocka_unit_test(flood_on_threads), cmocka_unit_test(fitted_cells_on_threads),
+		cmocka_unit_test(cut_cells_within_plan),
 		cmocka_unit_test(holes_and_leaks), cmocka_unit_test(shapes),
 		cmocka_unit_test(mesh_volume_any_facing),
 		cmocka_unit_test(box_with_shapes),
