@@ -306,7 +306,7 @@ static int fcc_wall_list(struct cuda_engine *e, const uint8_t *f, const struct v
 static int fcc_spans(struct cuda_engine *e, const uint8_t *f, struct rs_error *err)
 {
 	const KDims &d = e->k.dims;
-	const int wx = 2 * e->block[0], by = e->block[1];
+	const int wx = fcc_split_width(e), by = e->block[1];
 	const int gx = (d.nx + wx - 1) / wx, gy = (d.ny + by - 1) / by;
 	int2 *h = (int2 *)malloc(sizeof(int2) * (size_t)gx * gy);
 	int rc;

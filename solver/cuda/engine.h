@@ -253,6 +253,9 @@ int cuda_choose_kernel(struct cuda_engine *e, struct rs_error *err);
  * it is not made of whole shells of equal weights within SH_MAX_REACH. */
 int shell_weights(const struct stn_stencil *s, double wd[SH_N][SH_N][SH_N]);
 
+/* fcc.cu: the folded nodes across a block of fcc-split's first kernel (k_fcc_tiled). */
+int fcc_split_width(const struct cuda_engine *e);
+
 /* fcc.cu: the plane kernel on the folded lattice (cuda_plane's layout), into device memory. */
 int fcc_plane(const struct cuda_engine *e, dim3 g, float *out, int axis, int index, int n2,
 	      struct rs_error *err);

@@ -301,32 +301,52 @@ __global__ void k_fcc_vec(const R *__restrict__ a, R *__restrict__ b,
 }
 
 /*
- * fcc-split's first kernel: fcc-vec's aligned pairs, with u^n staged in shared memory. A block
- * of bx x by threads (a warp per row) owns 2 bx folded nodes of by rows and marches a chunk of
- * slabs; its tile of each slab, rows j0 - 1 .. j0 + by with one value either side, comes in by
- * asynchronous copies (cp.async: each lane its pair, two lanes the ends) FCC_AHEAD slabs ahead
- * of the one computed, in a ring of FCC_RING, so that several slabs' loads are in flight at
- * once (fcc-vec's warps stall on their fourteen loads each slab). Each slab: wait for slab
+ * fcc-split's first kernel: fcc-vec's update of aligned runs of folded nodes, with u^n staged
+ * in shared memory. Each thread updates FCC_V = 16 bytes of a row (four float nodes, or two
+ * double ones), so that each of its fourteen reads of the tile is one 16-byte load and a
+ * few of them one value more. A block of bx x by threads (a warp per row) owns FCC_V bx
+ * folded nodes of by rows and marches a chunk of slabs; its tile of each slab, rows j0 - 1 ..
+ * j0 + by with one value either side, comes in by asynchronous copies (cp.async: each lane
+ * its 16 bytes, two lanes the ends) FCC_AHEAD slabs ahead of the one computed, in a ring of
+ * FCC_RING, so that several slabs' loads are in flight at once. Each slab: wait for slab
  * k + 1, one barrier (every thread is then past the slabs whose slots the load ahead reuses),
- * then the pairs of slab k from the tile, with u^(n-1) and the class bytes read a slab ahead.
- * A node that is not air (fcc_direct_node) is left to the second kernel, so no warp walks
- * fcc_node's long path for one lane; the air ones take fcc-vec's expression in its order, so
- * that the values are fcc's.
+ * then the thread's nodes of slab k from the tile, with u^(n-1) and the class bytes read a
+ * slab ahead. A node that is not air (fcc_direct_node) is left to the second kernel, so no
+ * warp walks fcc_node's long path for one lane; the air ones take fcc-vec's expression in
+ * its order, so that the values are fcc's.
  */
 #define FCC_AHEAD 3
 #define FCC_RING 8	/* a power of two, at least FCC_AHEAD + 3 */
 #define FCC_SPLIT_CHUNK 32
 
-/* The tile's row width in values: the pairs at 2 .. 2 bx + 1 (aligned for the pair loads),
- * the ends at 1 and 2 bx + 2; its rows: the block's by and one either side. */
-static __host__ __device__ int fcc_tile_width(int bx)
+/* 16 bytes of a row: the nodes one thread of k_fcc_tiled updates. */
+template <typename R> struct Vec16;
+template <> struct Vec16<float> {
+	typedef float4 T;
+	typedef unsigned C;	/* their class bytes */
+};
+template <> struct Vec16<double> {
+	typedef double2 T;
+	typedef unsigned short C;
+};
+#define FCC_V(R) ((int)(16 / sizeof(R)))
+
+/* The tile's row width in values: the block's FCC_V bx at FCC_V .. (bx + 1) FCC_V - 1
+ * (aligned for the 16-byte loads), the ends just before and after them; its rows: the
+ * block's by and one either side. */
+static __host__ __device__ int fcc_tile_width(int bx, int v)
 {
-	return 2 * bx + 4;
+	return v * (bx + 2);
 }
 
 static size_t fcc_split_smem(int bx, int by, int precision)
 {
-	return (size_t)FCC_RING * (by + 2) * fcc_tile_width(bx) * precision;
+	return (size_t)FCC_RING * (by + 2) * fcc_tile_width(bx, 16 / precision) * precision;
+}
+
+int fcc_split_width(const struct cuda_engine *e)
+{
+	return 16 / e->precision * e->block[0];
 }
 
 /* Slab kk's tile into ring slot kk % FCC_RING (rows and values outside the grid are left). */
@@ -334,10 +354,10 @@ template <typename R>
 __device__ __forceinline__ void fcc_tile_load(R *tile, const R *__restrict__ a, int kk, int x0,
 					      int j0)
 {
-	typedef typename Vec8<R>::T P;
+	constexpr int V = FCC_V(R);
 	const KDims &d = k_dims;
-	const int w = fcc_tile_width(blockDim.x), rows = blockDim.y + 2;
-	const int x = x0 + 2 * (int)threadIdx.x;
+	const int w = fcc_tile_width(blockDim.x, V), rows = blockDim.y + 2;
+	const int x = x0 + V * (int)threadIdx.x;
 	R *slot = tile + (size_t)(kk & (FCC_RING - 1)) * rows * w;
 
 	if (kk < 0 || kk >= d.nz)
@@ -350,20 +370,20 @@ __device__ __forceinline__ void fcc_tile_load(R *tile, const R *__restrict__ a, 
 		if (j < 0 || j >= d.ny)
 			continue;
 		if (x < d.nx)
-			__pipeline_memcpy_async(to + 2 + 2 * threadIdx.x, row + x, sizeof(P));
+			__pipeline_memcpy_async(to + V + V * threadIdx.x, row + x, 16);
 		if (threadIdx.x == 0 && x0 > 0)
-			__pipeline_memcpy_async(to + 1, row + x0 - 1, sizeof(R));
-		if (threadIdx.x == 1 && x0 + 2 * (int)blockDim.x < d.nx)
-			__pipeline_memcpy_async(to + 2 * blockDim.x + 2, row + x0 + 2 * blockDim.x,
+			__pipeline_memcpy_async(to + V - 1, row + x0 - 1, sizeof(R));
+		if (threadIdx.x == 1 && x0 + V * (int)blockDim.x < d.nx)
+			__pipeline_memcpy_async(to + V * (blockDim.x + 1), row + x0 + V * blockDim.x,
 						sizeof(R));
 	}
 }
 
-/* What a pair's update reads outside the tile: its u^(n-1) and, in a carved room, its class
+/* What a thread's update reads outside the tile: its u^(n-1) and, in a carved room, its class
  * bytes; loaded a slab ahead (fcc_tiled_ahead), so that their wait overlaps a slab's work. */
 template <typename R> struct FccAhead {
-	typename Vec8<R>::T old;
-	unsigned cls0, cls1;
+	typename Vec16<R>::T old;
+	typename Vec16<R>::C cls;
 };
 
 template <typename R>
@@ -371,64 +391,77 @@ __device__ __forceinline__ FccAhead<R> fcc_tiled_ahead(const R *b,
 						       const uint8_t *__restrict__ cls, int ip,
 						       int j, int k)
 {
-	typedef typename Vec8<R>::T P;
+	typedef typename Vec16<R>::T P;
+	typedef typename Vec16<R>::C C;
 	const KDims &d = k_dims;
 	const long long n = ip + d.sy * j + d.sz * (long long)k;
 	FccAhead<R> x;
 
 	x.old = *(const P *)(b + n);
-	x.cls0 = d.carved ? __ldg(cls + n) : 0;
-	x.cls1 = d.carved ? __ldg(cls + n + 1) : 0;
+	x.cls = d.carved ? __ldg((const C *)(cls + n)) : 0;
 	return x;
 }
 
-/* The pair of row j at folded x ip of slab k, from the tile (um, u0, up: the pair's place in
- * the slots of slabs k - 1, k, k + 1; w: a row) and x, as fcc-vec's air path. */
+/* The thread's nodes of row j from folded x ip of slab k, from the tile (um, u0, up: their
+ * place in the slots of slabs k - 1, k, k + 1; w: a row) and x, as fcc-vec's air path. */
 template <typename R>
-__device__ __forceinline__ void fcc_tiled_pair(const R *um, const R *u0, const R *up, int w,
-					       R *__restrict__ b, const FccAhead<R> &x, int ip,
-					       int j, int k)
+__device__ __forceinline__ void fcc_tiled_nodes(const R *um, const R *u0, const R *up, int w,
+						R *__restrict__ b, const FccAhead<R> &x, int ip,
+						int j, int k)
 {
-	typedef typename Vec8<R>::T P;
+	typedef typename Vec16<R>::T P;
+	constexpr int V = FCC_V(R);
 	const KDims &d = k_dims;
 	const KCoefs<R> &c = kc<R>();
 	const int p = (j + k) & 1, i = 2 * ip + p;
 	const long long n = ip + d.sy * j + d.sz * (long long)k;
-	const bool air0 = fcc_direct_node(x.cls0, i, j, k),
-		   air1 = fcc_direct_node(x.cls1, i + 2, j, k);
+	bool air[V], all = true, any = false;
 
-	if (!air0 && !air1)
+#pragma unroll
+	for (int m = 0; m < V; m++) {
+		air[m] = fcc_direct_node((x.cls >> (8 * m)) & 0xff, i + 2 * m, j, k);
+		all &= air[m];
+		any |= air[m];
+	}
+	if (!any)
 		return;
-	const R *row[4] = { u0 - w, u0 + w, um, up };	/* (j -+ 1, k), (j, k -+ 1) */
-	R lo0[4], hi0[4], lo1[4], hi1[4];
+	/* the axial rows (j -+ 1, k), (j, k -+ 1), of the other parity: node m's neighbours
+	 * there are the row's m - 1 and m (p 0, the value before the thread's from e) or m
+	 * and m + 1 (p 1, the value after from e) */
+	const R *row[4] = { u0 - w, u0 + w, um, up };
+	R lo[4][V], hi[4][V];
 
 #pragma unroll
 	for (int q = 0; q < 4; q++) {
-		const P v = *(const P *)row[q];
-		const R e = row[q][p ? 2 : -1];
+		P v = *(const P *)row[q];	/* not const: elem() takes a reference */
+		const R e = row[q][p ? V : -1];
 
-		lo0[q] = p ? v.x : e;
-		hi0[q] = p ? v.y : v.x;
-		lo1[q] = p ? v.y : v.x;
-		hi1[q] = p ? e : v.y;
+#pragma unroll
+		for (int m = 0; m < V; m++) {
+			lo[q][m] = p ? elem<R>(v, m) : m ? elem<R>(v, m - 1) : e;
+			hi[q][m] = p ? (m < V - 1 ? elem<R>(v, m + 1) : e) : elem<R>(v, m);
+		}
 	}
-	const P mm = *(const P *)(um - w), pp = *(const P *)(up + w);
-	const P mp = *(const P *)(up - w), pm = *(const P *)(um + w);
-	const P ctr = *(const P *)u0;
-	P old = x.old;
-	const R s0 = ((lo0[0] + hi0[0]) + (lo0[1] + hi0[1])) +
-		     ((lo0[2] + hi0[2]) + (lo0[3] + hi0[3])) + ((mm.x + pp.x) + (mp.x + pm.x));
-	const R s1 = ((lo1[0] + hi1[0]) + (lo1[1] + hi1[1])) +
-		     ((lo1[2] + hi1[2]) + (lo1[3] + hi1[3])) + ((mm.y + pp.y) + (mp.y + pm.y));
+	P mm = *(const P *)(um - w), pp = *(const P *)(up + w);
+	P mp = *(const P *)(up - w), pm = *(const P *)(um + w);
+	P ctr = *(const P *)u0, old = x.old;
 
-	old.x = fcc_air(c.l2, ctr.x, old.x, s0);
-	old.y = fcc_air(c.l2, ctr.y, old.y, s1);
-	if (air0 && air1)
+#pragma unroll
+	for (int m = 0; m < V; m++) {
+		const R s = ((lo[0][m] + hi[0][m]) + (lo[1][m] + hi[1][m])) +
+			    ((lo[2][m] + hi[2][m]) + (lo[3][m] + hi[3][m])) +
+			    ((elem<R>(mm, m) + elem<R>(pp, m)) + (elem<R>(mp, m) + elem<R>(pm, m)));
+
+		elem<R>(old, m) = fcc_air(c.l2, elem<R>(ctr, m), elem<R>(old, m), s);
+	}
+	if (all) {
 		*(P *)(b + n) = old;
-	else if (air0)
-		b[n] = old.x;
-	else
-		b[n + 1] = old.y;
+		return;
+	}
+#pragma unroll
+	for (int m = 0; m < V; m++)
+		if (air[m])
+			b[n + m] = elem<R>(old, m);
 }
 
 /* fcc-split's first kernel: a block's chunk of slabs, cut to its span (engine.cu, fcc_spans;
@@ -437,16 +470,17 @@ template <typename R>
 __global__ void k_fcc_tiled(const R *__restrict__ a, R *__restrict__ b,
 			    const uint8_t *__restrict__ cls, const int2 *__restrict__ span)
 {
+	constexpr int V = FCC_V(R);
 	extern __shared__ __align__(16) unsigned char fcc_smem[];
 	R *tile = (R *)fcc_smem;
 	const KDims &d = k_dims;
-	const int x0 = 2 * blockIdx.x * blockDim.x, ip = x0 + 2 * threadIdx.x;
+	const int x0 = V * blockIdx.x * blockDim.x, ip = x0 + V * threadIdx.x;
 	const int j0 = blockIdx.y * blockDim.y, j = j0 + threadIdx.y;
 	const int c0 = d.halo + (int)blockIdx.z * FCC_SPLIT_CHUNK;
 	const int2 s = span ? span[blockIdx.x + gridDim.x * blockIdx.y] : make_int2(c0, d.hi[2]);
 	const int k0 = max(c0, s.x), k1 = min(min(d.hi[2], c0 + FCC_SPLIT_CHUNK - 1), s.y);
-	const int w = fcc_tile_width(blockDim.x), plane = (blockDim.y + 2) * w;
-	const int at = (threadIdx.y + 1) * w + 2 + 2 * threadIdx.x;	/* the pair in its slot */
+	const int w = fcc_tile_width(blockDim.x, V), plane = (blockDim.y + 2) * w;
+	const int at = (threadIdx.y + 1) * w + V + V * threadIdx.x;	/* the nodes in a slot */
 	const bool mine = ip < d.nx && j >= d.halo && j <= d.hi[1];
 
 	FccAhead<R> next;
@@ -470,10 +504,10 @@ __global__ void k_fcc_tiled(const R *__restrict__ a, R *__restrict__ b,
 
 			if (k < k1)	/* the next slab's, its own nodes: no other thread's */
 				next = fcc_tiled_ahead(b, cls, ip, j, k + 1);
-			fcc_tiled_pair(tile + ((k - 1) & (FCC_RING - 1)) * plane + at,
-				       tile + (k & (FCC_RING - 1)) * plane + at,
-				       tile + ((k + 1) & (FCC_RING - 1)) * plane + at, w, b, x, ip,
-				       j, k);
+			fcc_tiled_nodes(tile + ((k - 1) & (FCC_RING - 1)) * plane + at,
+					tile + (k & (FCC_RING - 1)) * plane + at,
+					tile + ((k + 1) & (FCC_RING - 1)) * plane + at, w, b, x, ip,
+					j, k);
 		}
 	}
 	__pipeline_wait_prior(0);
@@ -546,7 +580,7 @@ template <typename R> static int fcc_run(struct cuda_engine *e, enum kernel_id k
 	const R *a = (const R *)e->u[e->cur];
 	R *b = (R *)e->u[1 - e->cur];
 	const dim3 blk(e->block[0], e->block[1]);
-	const int per = kern == KERNEL_FCC ? 1 : 2;	/* nodes per thread */
+	const int per = kern == KERNEL_FCC ? 1 : kern == KERNEL_FCC_VEC ? 2 : FCC_V(R);
 	const int chunk = kern == KERNEL_FCC_SPLIT ? FCC_SPLIT_CHUNK : KCHUNK;
 	const dim3 g((e->k.dims.nx + per * blk.x - 1) / (per * blk.x),
 		     (e->plan.n[1] + blk.y - 1) / blk.y, (e->plan.room[2] + chunk - 1) / chunk);
