@@ -778,7 +778,7 @@ static void cut_cells_within_plan(void **state)
 					    "rooms/auditorium/auditorium.yaml",
 					    "rooms/l-shaped.yaml", "rooms/fan.yaml",
 					    "examples/shoebox.yaml" };
-	static const char *const fmax[] = { "grid.fmax=150", "grid.fmax=300" };
+	static const char *const fmax[] = { "grid.fmax=150", "grid.fmax=250" };
 
 	(void)state;
 	for (size_t q = 0; q < sizeof(room) / sizeof(room[0]); q++)
