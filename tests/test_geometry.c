@@ -768,9 +768,9 @@ static void fitted_cells_on_threads(void **state)
 
 /*
  * roomsim info's cut cells, at most (vox_cut_members, from the room's surface), hold those
- * that building the fitted walls finds: the two meshes, a room of shapes with a cylinder, one
- * with a sloping extrusion and the shoebox, on the cubic grid and (the meshes and shapes) the
- * fcc lattice, at two fmax.
+ * that building the fitted walls finds: the two meshes, the L-shaped room of boxes and a
+ * cylinder, the fan of extrusions and a sphere, and the shoebox, on the cubic grid and (but
+ * the box) the fcc lattice, at two fmax.
  */
 static void cut_cells_within_plan(void **state)
 {
