@@ -1381,30 +1381,41 @@ static void walk_to(struct walk *w, const size_t *mc, size_t n, const size_t *r,
  * blocks in order, so that the result does not depend on the number of threads. */
 #define SUM_BLOCKS 256
 
+/* Block e's first index of [0, n) (its last is block e + 1's first, less one). */
+static inline size_t block_at(size_t n, int e)
+{
+	return n * (size_t)e / SUM_BLOCKS;
+}
+
+/* The blocks' sums, in order. */
+static double blocks_sum(const double *part)
+{
+	double t = 0;
+
+	for (int e = 0; e < SUM_BLOCKS; e++)
+		t += part[e];
+	return t;
+}
+
 /* a . b, and b . b in *bb when bb is given, summed alike */
 static double dot_blocks(const double *a, const double *b, size_t n, double *bb)
 {
-	double part[SUM_BLOCKS], part2[SUM_BLOCKS], t = 0, t2 = 0;
+	double part[SUM_BLOCKS], part2[SUM_BLOCKS];
 
 #pragma omp parallel for schedule(static)
 	for (int e = 0; e < SUM_BLOCKS; e++) {
-		const size_t lo = n * (size_t)e / SUM_BLOCKS, hi = n * (size_t)(e + 1) / SUM_BLOCKS;
 		double x = 0, x2 = 0;
 
-		for (size_t i = lo; i < hi; i++) {
+		for (size_t i = block_at(n, e), hi = block_at(n, e + 1); i < hi; i++) {
 			x += a[i] * b[i];
 			x2 += b[i] * b[i];
 		}
 		part[e] = x;
 		part2[e] = x2;
 	}
-	for (int e = 0; e < SUM_BLOCKS; e++) {
-		t += part[e];
-		t2 += part2[e];
-	}
 	if (bb)
-		*bb = t2;
-	return t;
+		*bb = blocks_sum(part2);
+	return blocks_sum(part);
 }
 
 /* The operator whose largest eigenvalue the check finds, A = V^-1/2 K V^-1/2 over the groups
@@ -1424,15 +1435,14 @@ struct op {
  * The blocks are taken as they come: their sums do not depend on which thread made them. */
 static double op_apply(const struct op *o, const double *y, const double *p, double b, double *w)
 {
-	double part[SUM_BLOCKS], t = 0;
+	double part[SUM_BLOCKS];
 	const size_t N = o->N;
 
 #pragma omp parallel for schedule(dynamic, 1)
 	for (int e = 0; e < SUM_BLOCKS; e++) {
-		const size_t lo = N * (size_t)e / SUM_BLOCKS, hi = N * (size_t)(e + 1) / SUM_BLOCKS;
 		double x = 0;
 
-		for (size_t i = lo; i < hi; i++) {
+		for (size_t i = block_at(N, e), hi = block_at(N, e + 1); i < hi; i++) {
 			double r = o->diag[i] * y[i];
 
 			for (size_t k = o->at[i]; k < o->at[i + 1]; k++)
@@ -1444,30 +1454,25 @@ static double op_apply(const struct op *o, const double *y, const double *p, dou
 		}
 		part[e] = x;
 	}
-	for (int e = 0; e < SUM_BLOCKS; e++)
-		t += part[e];
-	return t;
+	return blocks_sum(part);
 }
 
 /* w -= a v, then returns w . w, summed as dot_blocks() sums */
 static double axpy_norm(double *w, const double *v, double a, size_t n)
 {
-	double part[SUM_BLOCKS], t = 0;
+	double part[SUM_BLOCKS];
 
 #pragma omp parallel for schedule(static)
 	for (int e = 0; e < SUM_BLOCKS; e++) {
-		const size_t lo = n * (size_t)e / SUM_BLOCKS, hi = n * (size_t)(e + 1) / SUM_BLOCKS;
 		double x = 0;
 
-		for (size_t i = lo; i < hi; i++) {
+		for (size_t i = block_at(n, e), hi = block_at(n, e + 1); i < hi; i++) {
 			w[i] -= a * v[i];
 			x += w[i] * w[i];
 		}
 		part[e] = x;
 	}
-	for (int e = 0; e < SUM_BLOCKS; e++)
-		t += part[e];
-	return t;
+	return blocks_sum(part);
 }
 
 /* The largest eigenvalue of the k x k tridiagonal matrix of al and be; d: work space of 2 k. */
