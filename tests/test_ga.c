@@ -37,6 +37,30 @@ static struct ga *open_ga(const struct room *r)
 	return g;
 }
 
+/* The room of a mesh whose OBJ text is obj, written to a new directory dir (mkdtemp's
+ * template; the file's path into path, 128 bytes), its YAML "geometry: {mesh: PATH}" and
+ * rest; drop_mesh() removes both. */
+static struct room *mesh_room(char *dir, char *path, const char *obj, const char *rest)
+{
+	char yaml[1024];
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, 128, "%s/room.obj", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(obj, f);
+	fclose(f);
+	snprintf(yaml, sizeof(yaml), "geometry: {mesh: %s}\n%s", path, rest);
+	return load(yaml);
+}
+
+static void drop_mesh(const char *dir, const char *path)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
 /* ---- image sources ---- */
 
 static const char box_yaml[] =
@@ -683,30 +707,24 @@ static void l_room_of_shapes(void **state)
  */
 static void acute_edge_keeps_rays(void **state)
 {
-	char dir[] = "/tmp/roomsim-ga-XXXXXX", path[128], yaml[1024];
+	char dir[] = "/tmp/roomsim-ga-XXXXXX", path[128], obj[512];
 	const double top = 10 * tan(4 * M_PI / 180), rec[1][3] = { { 8, 1.5, 0.3 } };
 	struct ga_hist h;
 	struct rs_error err = { 0 };
 	struct room *r;
 	struct ga *g;
-	FILE *f;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/wedge.obj", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
 	/* the edge along y at x = z = 0; the floor z = 0, the ceiling z = x tan 4, x = 10 */
-	fprintf(f, "v 0 0 0\nv 10 0 0\nv 10 0 %.9f\nv 0 3 0\nv 10 3 0\nv 10 3 %.9f\n"
-		"f 1 3 2\nf 4 5 6\nf 1 2 5\nf 1 5 4\nf 1 4 6\nf 1 6 3\nf 2 3 6\nf 2 6 5\n",
-		top, top);
-	fclose(f);
-	snprintf(yaml, sizeof(yaml), "grid: {fmax: 300}\nduration: 1\n"
-		 "geometry: {mesh: %s}\nmaterials: {w: {absorption: 0.02, scattering: 0.05}}\n"
-		 "surfaces: {default: w}\n"
-		 "sources: [{name: S, position: [0.05, 1.5, 0.0015]}]\n"
-		 "receivers: [{name: R, position: [8, 1.5, 0.3]}]\nhybrid: {}\n", path);
-	r = load(yaml);
+	snprintf(obj, sizeof(obj), "v 0 0 0\nv 10 0 0\nv 10 0 %.9f\nv 0 3 0\nv 10 3 0\n"
+		 "v 10 3 %.9f\nf 1 3 2\nf 4 5 6\nf 1 2 5\nf 1 5 4\nf 1 4 6\nf 1 6 3\n"
+		 "f 2 3 6\nf 2 6 5\n", top, top);
+	r = mesh_room(dir, path, obj,
+		      "grid: {fmax: 300}\nduration: 1\n"
+		      "materials: {w: {absorption: 0.02, scattering: 0.05}}\n"
+		      "surfaces: {default: w}\n"
+		      "sources: [{name: S, position: [0.05, 1.5, 0.0015]}]\n"
+		      "receivers: [{name: R, position: [8, 1.5, 0.3]}]\nhybrid: {}\n");
 	g = open_ga(r);
 	assert_int_equal(ga_trace(g, r->sources[0].pos, rec, 1, 0.1, 0.2, 20000, -1, 3, &h, &err),
 			 0);
@@ -716,42 +734,34 @@ static void acute_edge_keeps_rays(void **state)
 	ga_hist_free(&h);
 	ga_close(g);
 	room_free(r);
-	unlink(path);
-	rmdir(dir);
+	drop_mesh(dir, path);
 }
 
 /* A mesh with a face missing: the rays leave, and the error names geometry.mesh. */
 static void open_mesh_is_refused(void **state)
 {
-	char dir[] = "/tmp/roomsim-ga-XXXXXX", path[128], yaml[1024];
-	FILE *f;
+	char dir[] = "/tmp/roomsim-ga-XXXXXX", path[128];
 	struct room *r;
 	struct ga *g;
 	struct rs_error err = { 0 };
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/open.obj", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
 	/* a 4 x 3 x 2.5 box without its ceiling */
-	fputs("v 0 0 0\nv 4 0 0\nv 4 3 0\nv 0 3 0\nv 0 0 2.5\nv 4 0 2.5\nv 4 3 2.5\nv 0 3 2.5\n"
-	      "f 1 2 3\nf 1 3 4\nf 1 2 6\nf 1 6 5\nf 2 3 7\nf 2 7 6\nf 3 4 8\nf 3 8 7\n"
-	      "f 4 1 5\nf 4 5 8\n", f);
-	fclose(f);
-	snprintf(yaml, sizeof(yaml), "grid: {fmax: 300}\nduration: 0.2\n"
-		 "geometry: {mesh: %s}\nmaterials: {w: {absorption: 0.1, scattering: 0.1}}\n"
-		 "surfaces: {default: w}\n"
-		 "sources: [{name: S, position: [1, 1, 1]}]\n"
-		 "receivers: [{name: R, position: [3, 2, 1]}]\nhybrid: {}\n", path);
-	r = load(yaml);
+	r = mesh_room(dir, path,
+		      "v 0 0 0\nv 4 0 0\nv 4 3 0\nv 0 3 0\nv 0 0 2.5\nv 4 0 2.5\nv 4 3 2.5\n"
+		      "v 0 3 2.5\nf 1 2 3\nf 1 3 4\nf 1 2 6\nf 1 6 5\nf 2 3 7\nf 2 7 6\n"
+		      "f 3 4 8\nf 3 8 7\nf 4 1 5\nf 4 5 8\n",
+		      "grid: {fmax: 300}\nduration: 0.2\n"
+		      "materials: {w: {absorption: 0.1, scattering: 0.1}}\n"
+		      "surfaces: {default: w}\n"
+		      "sources: [{name: S, position: [1, 1, 1]}]\n"
+		      "receivers: [{name: R, position: [3, 2, 1]}]\nhybrid: {}\n");
 	assert_int_equal(ga_open(r, &g, &err), RS_EINPUT);
 	print_message("%s\n", err.msg);
 	assert_non_null(strstr(err.msg, "geometry.mesh"));
 	assert_non_null(strstr(err.msg, "leave the room"));
 	room_free(r);
-	unlink(path);
-	rmdir(dir);
+	drop_mesh(dir, path);
 }
 
 int main(void)
