@@ -289,14 +289,9 @@ static int left_out(const struct room *room, int k, int ranks, double quick, dou
  */
 static double air_share(const struct room *room, double box)
 {
-	double v = 0, a;
+	double v, a;
 
-	if (room->geo.nshapes || room->geo.voxels_path[0])
-		return 0;
-	if (room->geo.mesh.ntri)
-		vox_mesh_measure(&room->geo.mesh, &v, &a);
-	else if (room->geo.has_box)
-		v = room->box[0] * room->box[1] * room->box[2];
+	vox_room_measure(room, &v, &a);
 	return v > 0 && box > 0 ? fmin(1, v / box) : 0;
 }
 

@@ -167,6 +167,12 @@ static inline ptrdiff_t vox_cut_offset(const struct vox_plan *p, int faces, int 
 
 void vox_cut_free(struct vox_cut *c);
 
+/* The room's air volume and its walls' area as its description gives them, before any grid:
+ * a mesh's own or a box's; shapes add their surfaces to the area (at most: an extrusion's
+ * sides and caps whole, faces they share counted twice) and leave the volume unknown (0); a
+ * voxel file leaves both unknown (0). */
+void vox_room_measure(const struct room *room, double *volume, double *area);
+
 /* The cut cells grid p of the room can hold, at most: from the room's surface (a mesh's own,
  * a box's, each shape's), or twice the grid's boundary cells for a voxel file. */
 size_t vox_cut_members(const struct room *room, const struct vox_plan *p);

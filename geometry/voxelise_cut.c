@@ -1063,20 +1063,35 @@ static double shape_area(const struct room_shape *s)
 	}
 }
 
-size_t vox_cut_members(const struct room *room, const struct vox_plan *p)
+void vox_room_measure(const struct room *room, double *volume, double *area)
 {
 	const struct room_geometry *geo = &room->geo;
-	double area = 0, v;
+	double v = 0, a = 0;
 
-	if (geo->voxels_path[0])	/* a voxel file's surface is known once it is read */
-		return 2 * p->boundary;
+	if (geo->voxels_path[0]) {	/* known once the file is read */
+		*volume = *area = 0;
+		return;
+	}
 	if (geo->mesh.ntri)
-		vox_mesh_measure(&geo->mesh, &v, &area);
-	else if (geo->has_box || !room->shaped)
-		area = 2 * (room->box[0] * room->box[1] + room->box[1] * room->box[2] +
-			    room->box[2] * room->box[0]);
+		vox_mesh_measure(&geo->mesh, &v, &a);
+	else if (geo->has_box) {
+		v = room->box[0] * room->box[1] * room->box[2];
+		a = 2 * (room->box[0] * room->box[1] + room->box[1] * room->box[2] +
+			 room->box[2] * room->box[0]);
+	}
 	for (int s = 0; s < geo->nshapes; s++)
-		area += shape_area(&geo->shapes[s]);
+		a += shape_area(&geo->shapes[s]);
+	*volume = geo->nshapes ? 0 : v;
+	*area = a;
+}
+
+size_t vox_cut_members(const struct room *room, const struct vox_plan *p)
+{
+	double volume, area;
+
+	vox_room_measure(room, &volume, &area);
+	if (!(area > 0))	/* a voxel file */
+		return 2 * p->boundary;
 	/* the cells a plane crosses per h^2 of it: |nx| + |ny| + |nz| <= sqrt 3 on the cubic
 	 * grid; on the fcc lattice the dual cells' width along the normal over their volume
 	 * 2 h^3, at most 1; edges and corners add more on coarse grids (measured in the rooms
