@@ -415,6 +415,32 @@ static int wall_at(const struct ga *g, size_t i, const double p[3])
 	return air_at(g, p, o, 1) != air_at(g, p, o, 0);
 }
 
+/*
+ * Does a ray along dir that meets triangle i at p leave the air there: is it a wall? The ray
+ * travels in air, so it does where the point just past p along it is not air, or where air
+ * lies on one side of the surface only, judged at points off the triangle's plane either side
+ * of p. Each by 10^-5 of the room (a hundred times float32's step along a ray), not at p: a
+ * point on the boundary of two shapes (a face they share, or its edge) is held by both, so
+ * that the seam of a wall with a shape beside it would look like a face between two shapes.
+ * The first judge holds at seams and acute edges, where the point behind a face is out of the
+ * room too; the second at grazing incidence, where the point past p is barely off the face.
+ */
+static int wall_met(const struct ga *g, size_t i, const double p[3], const double dir[3])
+{
+	const double e = 1e-5 * g->scale;
+	double a[3], b[3];
+
+	for (int d = 0; d < 3; d++)
+		a[d] = p[d] + e * dir[d];
+	if (!air_at(g, a, -2, 0))
+		return 1;
+	for (int d = 0; d < 3; d++) {
+		a[d] = p[d] + e * g->tri[i].n[d];
+		b[d] = p[d] - e * g->tri[i].n[d];
+	}
+	return air_at(g, a, -2, 0) != air_at(g, b, -2, 0);
+}
+
 int ga_cast(const struct ga *g, const double org[3], const double dir[3], double tnear,
 	    double tfar, struct ga_hit *hit)
 {
@@ -428,7 +454,7 @@ int ga_cast(const struct ga *g, const double org[3], const double dir[3], double
 			return 0;
 		for (int d = 0; d < 3; d++)
 			p[d] = org[d] + t * dir[d];
-		if (!g->filter || wall_at(g, prim, p)) {
+		if (!g->filter || wall_met(g, prim, p, dir)) {
 			hit->t = t;
 			hit->tri = prim;
 			return 1;
