@@ -91,6 +91,19 @@ template <typename R> __device__ __forceinline__ R fcc_air(R l2, R u, R old, R s
 	return u + ((u - old) + l2 * (s - R(12) * u));
 }
 
+/*
+ * The air's S of a folded node from its twelve neighbours, as fcc-vec and fcc-split add them:
+ * lo[q] and hi[q] its (i -+ 1) neighbours in the axial rows (j -+ 1, k), (j, k -+ 1), then
+ * the four diagonal rows (j -+ 1, k -+ 1) at its own i.
+ */
+template <typename R>
+__device__ __forceinline__ R fcc_air_sum(const R (&lo)[4], const R (&hi)[4], R mm, R pp, R mp,
+					 R pm)
+{
+	return ((lo[0] + hi[0]) + (lo[1] + hi[1])) + ((lo[2] + hi[2]) + (lo[3] + hi[3])) +
+	       ((mm + pp) + (mp + pm));
+}
+
 /* S of a node whose twelve neighbours are all in the array, read directly, in fcc_order. */
 template <typename R>
 __device__ __forceinline__ R fcc_direct(const R *__restrict__ a, long long n, int p)
@@ -282,15 +295,10 @@ __global__ void k_fcc_vec(const R *__restrict__ a, R *__restrict__ b,
 			const P pm = __ldg((const P *)(a + n + d.sy - d.sz));
 			const P ctr = __ldg((const P *)(a + n));
 			P old = *(const P *)(b + n);
-			const R s0 = ((lo0[0] + hi0[0]) + (lo0[1] + hi0[1])) +
-				     ((lo0[2] + hi0[2]) + (lo0[3] + hi0[3])) +
-				     ((mm.x + pp.x) + (mp.x + pm.x));
-			const R s1 = ((lo1[0] + hi1[0]) + (lo1[1] + hi1[1])) +
-				     ((lo1[2] + hi1[2]) + (lo1[3] + hi1[3])) +
-				     ((mm.y + pp.y) + (mp.y + pm.y));
-
-			old.x = fcc_air(c.l2, ctr.x, old.x, s0);
-			old.y = fcc_air(c.l2, ctr.y, old.y, s1);
+			old.x = fcc_air(c.l2, ctr.x, old.x,
+					fcc_air_sum(lo0, hi0, mm.x, pp.x, mp.x, pm.x));
+			old.y = fcc_air(c.l2, ctr.y, old.y,
+					fcc_air_sum(lo1, hi1, mm.y, pp.y, mp.y, pm.y));
 			*(P *)(b + n) = old;
 			continue;
 		}
@@ -429,7 +437,7 @@ __device__ __forceinline__ void fcc_tiled_nodes(const R *um, const R *u0, const 
 	 * there are the row's m - 1 and m (p 0, the value before the thread's from e) or m
 	 * and m + 1 (p 1, the value after from e) */
 	const R *row[4] = { u0 - w, u0 + w, um, up };
-	R lo[4][V], hi[4][V];
+	R lo[V][4], hi[V][4];
 
 #pragma unroll
 	for (int q = 0; q < 4; q++) {
@@ -438,8 +446,8 @@ __device__ __forceinline__ void fcc_tiled_nodes(const R *um, const R *u0, const 
 
 #pragma unroll
 		for (int m = 0; m < V; m++) {
-			lo[q][m] = p ? elem<R>(v, m) : m ? elem<R>(v, m - 1) : e;
-			hi[q][m] = p ? (m < V - 1 ? elem<R>(v, m + 1) : e) : elem<R>(v, m);
+			lo[m][q] = p ? elem<R>(v, m) : m ? elem<R>(v, m - 1) : e;
+			hi[m][q] = p ? (m < V - 1 ? elem<R>(v, m + 1) : e) : elem<R>(v, m);
 		}
 	}
 	P mm = *(const P *)(um - w), pp = *(const P *)(up + w);
@@ -447,13 +455,10 @@ __device__ __forceinline__ void fcc_tiled_nodes(const R *um, const R *u0, const 
 	P ctr = *(const P *)u0, old = x.old;
 
 #pragma unroll
-	for (int m = 0; m < V; m++) {
-		const R s = ((lo[0][m] + hi[0][m]) + (lo[1][m] + hi[1][m])) +
-			    ((lo[2][m] + hi[2][m]) + (lo[3][m] + hi[3][m])) +
-			    ((elem<R>(mm, m) + elem<R>(pp, m)) + (elem<R>(mp, m) + elem<R>(pm, m)));
-
-		elem<R>(old, m) = fcc_air(c.l2, elem<R>(ctr, m), elem<R>(old, m), s);
-	}
+	for (int m = 0; m < V; m++)
+		elem<R>(old, m) = fcc_air(c.l2, elem<R>(ctr, m), elem<R>(old, m),
+					  fcc_air_sum(lo[m], hi[m], elem<R>(mm, m), elem<R>(pp, m),
+						      elem<R>(mp, m), elem<R>(pm, m)));
 	if (all) {
 		*(P *)(b + n) = old;
 		return;
