@@ -31,7 +31,7 @@ struct app_plan {
 	size_t wav_frames;	/* round(duration * output rate) */
 	int branches;		/* the most branches of a material given by band (0: none) */
 	size_t cut_members;	/* grid.walls: fitted: cut cells, at most (vox_cut_members) */
-	size_t cut_memory;	/* and the bytes of their lists, at most (vox_cut_memory) */
+	size_t cut_memory;	/* and the bytes their building takes, at most (vox_cut_memory) */
 	size_t branch_memory;	/* bytes of the branch walls' lists and state, at most */
 	size_t grid_points;	/* the receiver grids' lattice points, those in walls too */
 	size_t grid_memory;	/* bytes of their nodes, weights and sample windows, at most */

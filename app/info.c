@@ -234,8 +234,10 @@ static void print(const struct room *room, const struct app_plan *p, double rate
 			       d.total > avail ? ": too little, run will refuse" : "");
 	}
 	if (room->fitted)
-		printf("walls      fitted (grid.walls): %s of the cut cells' lists at most "
-		       "(included above)\n", app_bytes((double)p->cut_memory, need));
+		printf("walls      fitted (grid.walls): %s at most to build the cut cells' lists, "
+		       "before the fields; %s of them kept for the run (included above)\n",
+		       app_bytes((double)p->cut_memory, need),
+		       app_bytes((double)vox_cut_kept(&p->grid, p->cut_members), have));
 	if (p->branches)
 		printf("walls      branch walls: up to %d branches per material, %s of their "
 		       "lists and state at most (included above)\n", p->branches,

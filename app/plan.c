@@ -215,9 +215,20 @@ int app_plan(const struct room *room, struct app_plan *p, struct rs_error *err)
 	free(banks);
 	p->branch_memory = branch_memory(p->grid.boundary, p->branches, room->precision);
 	p->memory += p->branch_memory;
+	/*
+	 * The cut cells are built while the grid is voxelised, before the engine takes its
+	 * fields: the run needs the larger of that phase (the class bytes, the wall list and the
+	 * building's largest phase) and the run itself with the lists kept.
+	 */
 	p->cut_members = room->fitted ? vox_cut_members(room, &p->grid) : 0;
 	p->cut_memory = room->fitted ? vox_cut_memory(&p->grid, p->cut_members, 0) : 0;
-	p->memory += p->cut_memory;
+	if (room->fitted) {
+		const size_t build = p->grid.cells + p->grid.boundary * sizeof(struct vox_wall) +
+				     p->cut_memory;
+
+		p->memory += vox_cut_kept(&p->grid, p->cut_members);
+		p->memory = build > p->memory ? build : p->memory;
+	}
 	avail = app_memory_available();
 	if (avail && p->memory > avail)
 		return room_at(err, room, room->grid_at, "grid", "the run needs %s of memory "

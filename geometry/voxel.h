@@ -177,9 +177,12 @@ void vox_room_measure(const struct room *room, double *volume, double *area);
  * a box's, each shape's), or twice the grid's boundary cells for a voxel file. */
 size_t vox_cut_members(const struct room *room, const struct vox_plan *p);
 
-/* The bytes of `members` cut cells of grid p, at most: on the host (their lists and, in the
- * largest phase of building them, what that holds) or on the device. */
+/* The bytes of `members` cut cells of grid p, at most: on the host, in the largest phase of
+ * building them (their lists and what that phase holds beside them), or on the device. */
 size_t vox_cut_memory(const struct vox_plan *p, size_t members, int device);
+
+/* Of those on the host, the bytes their lists keep for the run, after the building. */
+size_t vox_cut_kept(const struct vox_plan *p, size_t members);
 
 struct vox_grid {
 	struct vox_plan plan;

@@ -1099,13 +1099,22 @@ size_t vox_cut_members(const struct room *room, const struct vox_plan *p)
 	return (size_t)ceil((p->fcc ? 1.35 : 2.0) * area / (p->h * p->h)) + 1024;
 }
 
+/* A member's bytes kept for the run: its cell, faces, area and material, and a group's lists
+ * (the engines' coefficients and u^(n-1) among them). */
+static size_t cut_kept(const struct vox_plan *p)
+{
+	return sizeof(size_t) + (p->fcc ? 12 : 6) * sizeof(float) + sizeof(float) + 1 +
+	       7 * sizeof(double) + sizeof(size_t);
+}
+
+size_t vox_cut_kept(const struct vox_plan *p, size_t members)
+{
+	return members * cut_kept(p);
+}
+
 size_t vox_cut_memory(const struct vox_plan *p, size_t members, int device)
 {
-	/* per member: its cell, faces, area and material, and a group's lists (the engines'
-	 * coefficients and u^(n-1) among them), kept for the run */
-	const size_t faces = p->fcc ? 12 : 6;
-	const size_t kept = sizeof(size_t) + faces * sizeof(float) + sizeof(float) + 1 +
-			    7 * sizeof(double) + sizeof(size_t);
+	const size_t faces = p->fcc ? 12 : 6, kept = cut_kept(p);
 	size_t build;
 
 	if (device)
