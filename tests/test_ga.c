@@ -697,7 +697,8 @@ static void l_room_of_shapes(void **state)
 	room_free(r);
 }
 
-/* The rays of a box traced as a box of one shape (a) and as two boxes sharing a face (b). */
+/* The rays of an 8 x 4 x 3 m box traced as one shape (halves 0) or as two boxes that share
+ * the face x = 4.1 (halves 1), into h; its receiver across that face from the source. */
 static void box_halves(int halves, struct ga_hist *h)
 {
 	static const char *shapes[2] = {
@@ -705,7 +706,6 @@ static void box_halves(int halves, struct ga_hist *h)
 		"    - {add: box, min: [0, 0, 0], max: [4.1, 4, 3]}\n"
 		"    - {add: box, min: [4.1, 0, 0], max: [8, 4, 3]}\n",
 	};
-	const double rec[1][3] = { { 6.0, 2.1, 1.2 } };
 	struct rs_error err = { 0 };
 	char yaml[1024];
 	struct room *r;
@@ -719,8 +719,8 @@ static void box_halves(int halves, struct ga_hist *h)
 		 shapes[halves]);
 	r = load(yaml);
 	g = open_ga(r);
-	assert_int_equal(ga_trace(g, r->sources[0].pos, rec, 1, 0.5, 0.3, 20000, -1, 5, h, &err),
-			 0);
+	assert_int_equal(ga_trace(g, r->sources[0].pos, (const double (*)[3])r->receivers[0].pos,
+				  1, 0.5, 0.3, 20000, -1, 5, h, &err), 0);
 	ga_close(g);
 	room_free(r);
 }
