@@ -753,6 +753,40 @@ static void shared_face_is_open(void **state)
 }
 
 /*
+ * Curved shapes hold rays in and out: a box with a dome added on top (its air inside the
+ * sphere's facets) and a column and a ball removed. A point just outside one facet, near its
+ * edge, lies inside the plane of the facet beside it; judged by that one facet alone it was
+ * held by the sphere, so a ray leaving the dome found no wall there and left (the room of
+ * test_parallel's hybrid run refused: its rays left the room).
+ */
+static void curved_shapes_keep_rays(void **state)
+{
+	struct room *r = load("grid: {fmax: 600}\nduration: 0.3\n"
+			      "geometry: {shapes: [{add: box, min: [0, 0, 0], max: [1.4, 1.1, 1.2]},\n"
+			      "  {add: sphere, center: [0.7, 0.55, 1.2], radius: 0.45},\n"
+			      "  {remove: box, min: [0.9, 0, 0], max: [1.4, 0.4, 0.7]},\n"
+			      "  {remove: cylinder, center: [0.3, 0.3, 0], radius: 0.1, height: 1.2},\n"
+			      "  {remove: sphere, center: [0.4, 0.8, 0.4], radius: 0.15}]}\n"
+			      "materials: {w: {absorption: 0.05, scattering: 0.3}}\n"
+			      "surfaces: {default: w}\n"
+			      "sources: [{name: S, position: [0.42, 0.61, 0.71]}]\n"
+			      "receivers: [{name: R, position: [0.7, 0.55, 1.45]}]\nhybrid: {}\n");
+	struct ga *g = open_ga(r);
+	struct rs_error err = { 0 };
+	struct ga_hist h;
+
+	(void)state;
+	assert_int_equal(ga_trace(g, r->sources[0].pos, (const double (*)[3])r->receivers[0].pos,
+				  1, 0.1, 0.3, 20000, -1, 7, &h, &err), 0);
+	print_message("%ld of %ld rays escaped, %.1f reflections each\n", h.escaped, h.rays,
+		      h.reflections);
+	assert_int_equal(h.escaped, 0);
+	ga_hist_free(&h);
+	ga_close(g);
+	room_free(r);
+}
+
+/*
  * A closed mesh with an acute edge: a prism 10 m long whose floor and sloping ceiling meet at
  * 4 degrees, a source 5 cm from the edge. Its rays reflect ever nearer to the edge; each must
  * restart inside the room, off the wall it hit but not through the one beside it, so none
@@ -830,6 +864,7 @@ int main(void)
 		cmocka_unit_test(crossover_sums_flat),
 		cmocka_unit_test(l_room_of_shapes),
 		cmocka_unit_test(shared_face_is_open),
+		cmocka_unit_test(curved_shapes_keep_rays),
 		cmocka_unit_test(acute_edge_keeps_rays),
 		cmocka_unit_test(open_mesh_is_refused),
 	};

@@ -334,15 +334,55 @@ static int same_side(const double a[3], const double b[3], const double c[3], co
 	return dp * di >= 0;
 }
 
-/* Does shape s hold p, as its triangles bound it? A sphere or cylinder by its facets (the
+/* Is p inside the plane of facet (i, j) of sphere s, as add_sphere() makes it (a quad's plane,
+ * or at a pole its triangle's: two corners coincide there)? */
+static int sphere_facet_holds(const struct room_shape *s, int i, int j, const double p[3])
+{
+	double v[4][3];
+
+	for (int k = 0; k < 4; k++) {
+		const double t = M_PI * (i + (k >= 2)) / SPHERE_STACKS;
+		const double f = 2 * M_PI * (j + (k == 1 || k == 2)) / SPHERE_SLICES;
+
+		v[k][0] = s->center[0] + s->radius * sin(t) * cos(f);
+		v[k][1] = s->center[1] + s->radius * sin(t) * sin(f);
+		v[k][2] = s->center[2] + s->radius * cos(t);
+	}
+	return i == 0 ? same_side(v[0], v[2], v[3], s->center, p)
+		      : same_side(v[0], v[1], v[2], s->center, p);
+}
+
+/* Is p inside the plane of side j of cylinder s, as add_cylinder() makes it? */
+static int cylinder_side_holds(const struct room_shape *s, int j, const double p[3])
+{
+	const int a = s->axis, u = (a + 1) % 3, w = (a + 2) % 3;
+	double v0[3], v1[3], v2[3];
+
+	memcpy(v0, s->center, sizeof(v0));
+	memcpy(v1, s->center, sizeof(v1));
+	v0[u] += s->radius * cos(2 * M_PI * j / CYL_SEGMENTS);
+	v0[w] += s->radius * sin(2 * M_PI * j / CYL_SEGMENTS);
+	v1[u] += s->radius * cos(2 * M_PI * (j + 1) / CYL_SEGMENTS);
+	v1[w] += s->radius * sin(2 * M_PI * (j + 1) / CYL_SEGMENTS);
+	memcpy(v2, v0, sizeof(v2));
+	v2[a] += 1;	/* the side's plane holds the axis direction */
+	return same_side(v0, v1, v2, s->center, p);
+}
+
+/*
+ * Does shape s hold p, as its triangles bound it? A sphere or cylinder by its facets (the
  * exact surface lies outside them: a point between the two would be air on one count and not
- * on the other, and rays would leave through the gap); boxes and extrusions as they are. */
+ * on the other, and rays would leave through the gap): inside the planes of the facet over
+ * p's direction and of those beside it (round a pole, all of its stack), so that a point just
+ * outside one facet near its edge is not taken as held by the next. Boxes and extrusions as
+ * they are.
+ */
 static int shape_holds(const struct room_shape *s, const double p[3])
 {
 	if (s->kind == ROOM_SHAPE_SPHERE) {
 		const double dx = p[0] - s->center[0], dy = p[1] - s->center[1];
 		const double dz = p[2] - s->center[2], rr = sqrt(dx * dx + dy * dy + dz * dz);
-		double th, ph, v[4][3];
+		double th, ph;
 		int i, j;
 
 		if (rr > s->radius)
@@ -355,22 +395,21 @@ static int shape_holds(const struct room_shape *s, const double p[3])
 			ph += 2 * M_PI;
 		i = (int)fmin(SPHERE_STACKS - 1, floor(th / M_PI * SPHERE_STACKS));
 		j = (int)fmin(SPHERE_SLICES - 1, floor(ph / (2 * M_PI) * SPHERE_SLICES));
-		for (int k = 0; k < 4; k++) {	/* the facet of add_sphere() over p's direction */
-			const double t = M_PI * (i + (k >= 2)) / SPHERE_STACKS;
-			const double f = 2 * M_PI * (j + (k == 1 || k == 2)) / SPHERE_SLICES;
+		for (int ii = i - 1; ii <= i + 1; ii++) {
+			const int pole = ii == 0 || ii == SPHERE_STACKS - 1;
 
-			v[k][0] = s->center[0] + s->radius * sin(t) * cos(f);
-			v[k][1] = s->center[1] + s->radius * sin(t) * sin(f);
-			v[k][2] = s->center[2] + s->radius * cos(t);
+			if (ii < 0 || ii >= SPHERE_STACKS)
+				continue;
+			for (int jj = pole ? 0 : j - 1; jj <= (pole ? SPHERE_SLICES - 1 : j + 1); jj++)
+				if (!sphere_facet_holds(s, ii, (jj + SPHERE_SLICES) % SPHERE_SLICES, p))
+					return 0;
 		}
-		/* a quad's plane, or at a pole its triangle's (two corners coincide there) */
-		return i == 0 ? same_side(v[0], v[2], v[3], s->center, p)
-			      : same_side(v[0], v[1], v[2], s->center, p);
+		return 1;
 	}
 	if (s->kind == ROOM_SHAPE_CYLINDER) {
 		const int a = s->axis, u = (a + 1) % 3, w = (a + 2) % 3;
 		const double du = p[u] - s->center[u], dw = p[w] - s->center[w];
-		double ph = atan2(dw, du), v0[3], v1[3], v2[3];
+		double ph = atan2(dw, du);
 		int j;
 
 		if (p[a] < s->lo[a] || p[a] > s->hi[a] || du * du + dw * dw > s->radius * s->radius)
@@ -378,16 +417,10 @@ static int shape_holds(const struct room_shape *s, const double p[3])
 		if (ph < 0)
 			ph += 2 * M_PI;
 		j = (int)fmin(CYL_SEGMENTS - 1, floor(ph / (2 * M_PI) * CYL_SEGMENTS));
-		memcpy(v0, s->center, sizeof(v0));
-		memcpy(v1, s->center, sizeof(v1));
-		memcpy(v2, s->center, sizeof(v2));
-		v0[u] += s->radius * cos(2 * M_PI * j / CYL_SEGMENTS);
-		v0[w] += s->radius * sin(2 * M_PI * j / CYL_SEGMENTS);
-		v1[u] += s->radius * cos(2 * M_PI * (j + 1) / CYL_SEGMENTS);
-		v1[w] += s->radius * sin(2 * M_PI * (j + 1) / CYL_SEGMENTS);
-		memcpy(v2, v0, sizeof(v2));
-		v2[a] += 1;	/* the side's plane holds the axis direction */
-		return same_side(v0, v1, v2, s->center, p);
+		for (int jj = j - 1; jj <= j + 1; jj++)
+			if (!cylinder_side_holds(s, (jj + CYL_SEGMENTS) % CYL_SEGMENTS, p))
+				return 0;
+		return 1;
 	}
 	return vox_shape_holds(s, p);
 }
