@@ -647,6 +647,22 @@ static void crossover_sums_flat(void **state)
 
 /* ---- rooms of shapes, open meshes ---- */
 
+/* Trace 20000 rays of room g from src for duration seconds (receivers rec of radius, image
+ * order skip, seed): none leaves the room. */
+static void no_ray_leaves(const struct ga *g, const double src[3], const double (*rec)[3],
+			  int nrec, double radius, double duration, int skip, unsigned long seed)
+{
+	struct rs_error err = { 0 };
+	struct ga_hist h;
+
+	assert_int_equal(ga_trace(g, src, rec, nrec, radius, duration, 20000, skip, seed, &h, &err),
+			 0);
+	print_message("%ld of %ld rays escaped, %.1f reflections each\n", h.escaped, h.rays,
+		      h.reflections);
+	assert_int_equal(h.escaped, 0);
+	ga_hist_free(&h);
+}
+
 /* The L-shaped room of rooms/: from its leg a receiver does not see a source round the
  * corner (no direct sound), the rays stay inside, and the shapes' shared faces are no walls:
  * every first-order image lands on a wall. */
@@ -669,7 +685,6 @@ static void l_room_of_shapes(void **state)
 	struct ga_image *im[2];
 	size_t n[2], ntri;
 	struct rs_error err = { 0 };
-	struct ga_hist h;
 	double vol, area;
 	int np;
 
@@ -686,11 +701,7 @@ static void l_room_of_shapes(void **state)
 	for (size_t i = 0; i < n[1]; i++)
 		assert_int_not_equal(im[1][i].order, 0);
 	assert_true(n[1] > 0);
-	assert_int_equal(ga_trace(g, r->sources[0].pos, rec, 2, 0.5, 0.5, 20000, 2, 1, &h, &err), 0);
-	print_message("%ld of %ld rays escaped, %.1f reflections each\n", h.escaped, h.rays,
-		      h.reflections);
-	assert_int_equal(h.escaped, 0);
-	ga_hist_free(&h);
+	no_ray_leaves(g, r->sources[0].pos, rec, 2, 0.5, 0.5, 2, 1);
 	free(im[0]);
 	free(im[1]);
 	ga_close(g);
@@ -772,16 +783,10 @@ static void curved_shapes_keep_rays(void **state)
 			      "sources: [{name: S, position: [0.42, 0.61, 0.71]}]\n"
 			      "receivers: [{name: R, position: [0.7, 0.55, 1.45]}]\nhybrid: {}\n");
 	struct ga *g = open_ga(r);
-	struct rs_error err = { 0 };
-	struct ga_hist h;
 
 	(void)state;
-	assert_int_equal(ga_trace(g, r->sources[0].pos, (const double (*)[3])r->receivers[0].pos,
-				  1, 0.1, 0.3, 20000, -1, 7, &h, &err), 0);
-	print_message("%ld of %ld rays escaped, %.1f reflections each\n", h.escaped, h.rays,
-		      h.reflections);
-	assert_int_equal(h.escaped, 0);
-	ga_hist_free(&h);
+	no_ray_leaves(g, r->sources[0].pos, (const double (*)[3])r->receivers[0].pos, 1, 0.1, 0.3,
+		      -1, 7);
 	ga_close(g);
 	room_free(r);
 }
@@ -796,8 +801,6 @@ static void acute_edge_keeps_rays(void **state)
 {
 	char dir[] = "/tmp/roomsim-ga-XXXXXX", path[128], obj[512];
 	const double top = 10 * tan(4 * M_PI / 180), rec[1][3] = { { 8, 1.5, 0.3 } };
-	struct ga_hist h;
-	struct rs_error err = { 0 };
 	struct room *r;
 	struct ga *g;
 
@@ -813,12 +816,7 @@ static void acute_edge_keeps_rays(void **state)
 		      "sources: [{name: S, position: [0.05, 1.5, 0.0015]}]\n"
 		      "receivers: [{name: R, position: [8, 1.5, 0.3]}]\nhybrid: {}\n");
 	g = open_ga(r);
-	assert_int_equal(ga_trace(g, r->sources[0].pos, rec, 1, 0.1, 0.2, 20000, -1, 3, &h, &err),
-			 0);
-	print_message("%ld of %ld rays escaped, %.1f reflections each\n", h.escaped, h.rays,
-		      h.reflections);
-	assert_int_equal(h.escaped, 0);
-	ga_hist_free(&h);
+	no_ray_leaves(g, r->sources[0].pos, rec, 1, 0.1, 0.2, -1, 3);
 	ga_close(g);
 	room_free(r);
 	drop_mesh(dir, path);

@@ -105,6 +105,17 @@ static int add_box(struct tris *T, const double lo[3], const double hi[3], const
 	return 0;
 }
 
+/* Corner k (0 to 3) of facet (i, j) of sphere s: stacks i and i + 1 by slices j and j + 1. */
+static void sphere_corner(const struct room_shape *s, int i, int j, int k, double v[3])
+{
+	const double th = M_PI * (i + (k >= 2)) / SPHERE_STACKS;
+	const double ph = 2 * M_PI * (j + (k == 1 || k == 2)) / SPHERE_SLICES;
+
+	v[0] = s->center[0] + s->radius * sin(th) * cos(ph);
+	v[1] = s->center[1] + s->radius * sin(th) * sin(ph);
+	v[2] = s->center[2] + s->radius * cos(th);
+}
+
 static int add_sphere(struct tris *T, const struct room_shape *s, int owner)
 {
 	for (int i = 0; i < SPHERE_STACKS; i++)
@@ -112,12 +123,7 @@ static int add_sphere(struct tris *T, const struct room_shape *s, int owner)
 			double p[4][3], out[3] = { 0, 0, 0 };
 
 			for (int k = 0; k < 4; k++) {
-				const double th = M_PI * (i + (k >= 2)) / SPHERE_STACKS;
-				const double ph = 2 * M_PI * (j + (k == 1 || k == 2)) / SPHERE_SLICES;
-
-				p[k][0] = s->center[0] + s->radius * sin(th) * cos(ph);
-				p[k][1] = s->center[1] + s->radius * sin(th) * sin(ph);
-				p[k][2] = s->center[2] + s->radius * cos(th);
+				sphere_corner(s, i, j, k, p[k]);
 				for (int d = 0; d < 3; d++)
 					out[d] += p[k][d] - s->center[d];
 			}
@@ -340,14 +346,8 @@ static int sphere_facet_holds(const struct room_shape *s, int i, int j, const do
 {
 	double v[4][3];
 
-	for (int k = 0; k < 4; k++) {
-		const double t = M_PI * (i + (k >= 2)) / SPHERE_STACKS;
-		const double f = 2 * M_PI * (j + (k == 1 || k == 2)) / SPHERE_SLICES;
-
-		v[k][0] = s->center[0] + s->radius * sin(t) * cos(f);
-		v[k][1] = s->center[1] + s->radius * sin(t) * sin(f);
-		v[k][2] = s->center[2] + s->radius * cos(t);
-	}
+	for (int k = 0; k < 4; k++)
+		sphere_corner(s, i, j, k, v[k]);
 	return i == 0 ? same_side(v[0], v[2], v[3], s->center, p)
 		      : same_side(v[0], v[1], v[2], s->center, p);
 }
