@@ -198,32 +198,20 @@ __device__ __forceinline__ R branch_one(R un, R pk, int nb, long long s, const R
 
 #define BRANCH_NONE 0xffffffffu	/* branch_node_of: the cell has no node */
 
-/* The nodes of the column whose ends are c (bzc) and list r (bcol). */
-__device__ __forceinline__ int branch_count(int4 c, int4 r)
-{
-	return c.x <= c.y ? r.y - r.x : 0;
-}
-
 /* The node of the cell at z of the column whose ends are c (bzc) and list r (bcol), or
- * BRANCH_NONE, and its rank in the column's list (from the lowest node, 0): a floor's or a
- * ceiling's in the column's ends, a wall's at the place its z gives in the column's list,
- * and only others by a search. */
+ * BRANCH_NONE: a floor's or a ceiling's in the column's ends, a wall's at the place its z
+ * gives in the column's list, and only others by a search. */
 template <typename R>
-__device__ __forceinline__ unsigned branch_node_in(const BranchDev<R> &b, int4 c, int4 r, int z,
-						   int &rank)
+__device__ __forceinline__ unsigned branch_node_in(const BranchDev<R> &b, int4 c, int4 r, int z)
 {
 	if (z < c.x || z > c.y)
 		return BRANCH_NONE;
-	if (z == c.x) {
-		rank = 0;
+	if (z == c.x)
 		return (unsigned)c.z;
-	}
-	if (z == c.y) {
-		rank = r.y - r.x - 1;
+	if (z == c.y)
 		return (unsigned)c.w;
-	}
 	/* between the ends: where a run from the second node would hold z, else search */
-	int at = r.x + 1 + (z - r.z);
+	const int at = r.x + 1 + (z - r.z);
 	int2 zn = make_int2(-1, 0);
 
 	if (at > r.x && at < r.y - 1)
@@ -241,35 +229,9 @@ __device__ __forceinline__ unsigned branch_node_in(const BranchDev<R> &b, int4 c
 		}
 		if (lo >= (unsigned)r.y - 1 || b.bzn[lo].x != z)
 			return BRANCH_NONE;
-		at = (int)lo;
 		zn = b.bzn[lo];
 	}
-	rank = at - r.x;
 	return (unsigned)zn.y;
-}
-
-template <typename R>
-__device__ __forceinline__ unsigned branch_node_in(const BranchDev<R> &b, int4 c, int4 r, int z)
-{
-	int rank;
-
-	return branch_node_in(b, c, r, z, rank);
-}
-
-/* The material of node n of one entry: the x whose nodes seg[x] to seg[x + 1] - 1 hold it. */
-template <typename R> __device__ __forceinline__ int branch_mat(const BranchDev<R> &b, unsigned n)
-{
-	int x = 0, xh = b.nmat - 1;
-
-	while (x < xh) {
-		const int mid = (x + xh + 1) / 2;
-
-		if ((unsigned long long)b.seg[mid] <= n)
-			x = mid;
-		else
-			xh = mid - 1;
-	}
-	return x;
 }
 
 /* The same, the column's ends (c) and list (r) read here. */
@@ -295,7 +257,17 @@ __device__ __noinline__ R branch_at(const BranchDev<R> *bp, unsigned n, R un, R 
 	 * entry and material; banks of up to 8 branches unrolled (the towers' register budget,
 	 * 64 a thread at dts 1, holds no more).
 	 */
-	const int x = branch_mat(b, n), o = b.boff[x], nb = b.nb[x];
+	int x = 0, xh = b.nmat - 1;
+
+	while (x < xh) {
+		const int mid = (x + xh + 1) / 2;
+
+		if ((unsigned long long)b.seg[mid] <= n)
+			x = mid;
+		else
+			xh = mid - 1;
+	}
+	const int o = b.boff[x], nb = b.nb[x];
 	const long long s = b.stride[x];
 	const R A = b.A[n], inv = b.inv[n], gam = b.gam[n];
 	R *const st = b.state + b.sto[x] + (long long)n, *const Wp = b.W + n;

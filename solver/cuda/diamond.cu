@@ -183,8 +183,8 @@ static int dt_nt(const struct cuda_engine *e)
 
 /* The z exchange: one value per tile column and thread, with M ghosts at each end; k_dt7
  * keeps two, at an odd stride, and the staging of the edge, and with branch walls a node per
- * tile column and thread and a round's places (diamond7.cuh, Dt7Br); the pool apart. */
-static size_t dt_smem_base(const struct cuda_engine *e, int dts, int split)
+ * tile column and thread and a round's places (diamond7.cuh, Dt7Br). */
+static size_t dt_smem(const struct cuda_engine *e, int dts, int split)
 {
 	const int N = e->leggy_m * dts, th = dt_threads(e, split);
 
@@ -193,51 +193,6 @@ static size_t dt_smem_base(const struct cuda_engine *e, int dts, int split)
 			       e->precision +
 		       (e->branch ? (size_t)th * (2 * e->precision + 4 * (1 + 2 * N * N)) : 0);
 	return (size_t)2 * N * N * (th + 2 * e->leggy_m) * e->precision;
-}
-
-/* A slot of k_dt7's pool: its node and material, and A, 1 / (A + ...), gam, W and 2 values
- * of each branch of the room's largest bank. */
-static size_t dt_pool_slot(const struct cuda_engine *e)
-{
-	int nb = 0;
-
-	for (int x = 0; x < e->hbranch->nmat; x++)
-		nb = max(nb, e->hbranch->nb[x]);
-	return 2 * sizeof(int) + (size_t)(4 + 2 * nb) * e->precision;
-}
-
-/*
- * The slots of k_dt7's pool of branch state (diamond7.cuh, "The pool"): what the device's
- * shared memory for one block holds beside the rest (a little left for the kernel's static
- * part), in whole warps; ROOMSIM_DT_POOL=N takes at most N (0: no pool, every node's state in
- * device memory). Only where whole towers are awaited (its copies go through L1), and not for
- * towers split over a cluster.
- */
-static int dt_pool(const struct cuda_engine *e, int dts, int split)
-{
-	const char *env = getenv("ROOMSIM_DT_POOL");
-	const size_t base = dt_smem_base(e, dts, split) + 16 + 2048;
-	int optin = 0;
-	size_t n;
-
-	if (!e->branch || !e->hbranch || e->leggy_m != 1 || split > 1 || dt_br(e) == 2 ||
-	    e->branch->nodes > DT7_POOL - 1 ||
-	    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) !=
-		    cudaSuccess ||
-	    (size_t)optin <= base)
-		return 0;
-	n = ((size_t)optin - base) / dt_pool_slot(e) / 32 * 32;
-	if (env && *env)
-		n = min(n, (size_t)max(0, atoi(env)));
-	return (int)min(n, (size_t)1 << 30);
-}
-
-/* k_dt7's shared memory, its pool's included. */
-static size_t dt_smem(const struct cuda_engine *e, int dts, int split)
-{
-	const int pool = dt_pool(e, dts, split);
-
-	return dt_smem_base(e, dts, split) + (pool ? 16 + pool * dt_pool_slot(e) : 0);
 }
 
 /* 0 when the diamond kernel can run tile size dts, towers of nt levels and split blocks a
@@ -537,10 +492,6 @@ static int dt_sweep(struct cuda_engine *e, int nlev, int probes, struct rs_error
 	g.zlo = e->dt_zlo;
 	g.zhi = e->dt_zhi;
 	g.br = e->branch ? (const BranchDev<R> *)e->branch->dev : NULL;
-	if (e->branch && M == 1) {
-		g.pmulti = (unsigned)e->branch->multi;
-		g.pcap = dt_pool(e, dts, split);
-	}
 	if (probes) {
 		g.src = e->dt_src;
 		g.inj = (size_t)e->step < e->inj_steps ? e->inj + 8 * e->step : NULL;

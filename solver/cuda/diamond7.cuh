@@ -222,16 +222,14 @@ __host__ __device__ constexpr int dt7_estride(int N)
 
 /*
  * The window's shape as a table, [y + N][x + N]: in the window (w), in the tile (d), entering
- * the tile (n: not in it a level before), trailing (t: stored every level), leaving (l: not in
- * it a level after), on the edge (e), the tile column's exchange slot and the edge column's
- * staging slot. The kernel reads it
+ * the tile (n: not in it a level before), trailing (t: stored every level), on the edge (e),
+ * the tile column's exchange slot and the edge column's staging slot. The kernel reads it
  * through a constexpr local, so every lookup is a constant: the functions above, called in
  * unrolled loops, were left to run at run time for N = 3 and 4.
  */
 template <int N> struct Dt7Map {
 	bool w[2 * N + 1][2 * N + 2], d[2 * N + 1][2 * N + 2], n[2 * N + 1][2 * N + 2];
 	bool t[2 * N + 1][2 * N + 2], e[2 * N + 1][2 * N + 2];
-	bool l[2 * N + 1][2 * N + 2];	/* leaving the tile after the level */
 	int slot[2 * N + 1][2 * N + 2], eslot[2 * N + 1][2 * N + 2];
 	int rw[2 * N + 1], roff[2 * N + 1];	/* a tile row's columns, and those of the rows before */
 	int nk[2 * N + 1][2 * N + 2];	/* an entering column's rank, row by row */
@@ -250,7 +248,6 @@ template <int N> __host__ __device__ constexpr Dt7Map<N> dt7_map()
 			m.n[iy][ix] = dt_in_d(N, x, y) && !dt_in_d(N, x + 1, y);
 			m.t[iy][ix] = dt_in_d(N, x, y) && !dt_in_d(N, x - 2, y);
 			m.e[iy][ix] = dt7_edge(N, x, y);
-			m.l[iy][ix] = dt_in_d(N, x, y) && !dt_in_d(N, x - 1, y);
 			m.slot[iy][ix] = m.d[iy][ix] ? dt_slot(N, x, y) : -1;
 			m.eslot[iy][ix] = m.e[iy][ix] ? dt7_eslot(N, x, y) : -1;
 		}
@@ -397,120 +394,7 @@ template <typename R> struct Dt7Br {
 	R *bu, *bv;
 	unsigned *bn;
 	int4 *col;	/* the entering columns' ends and lists (dt7_columns) */
-	/* the pool (cap slots, 0: none): per slot its node and material (pm) and, at stride
-	 * cap, its A, 1 / (A + ...), gam, W and its branches' w and y (pv) */
-	int2 *pm;
-	R *pv;
-	unsigned cap;
 };
-
-/*
- * The pool: with it, the state of a wall node of one entry lives in shared memory while its
- * column crosses the tile. When a column enters, its nodes get consecutive slots (its list's
- * ranks) from a ring, and each thread copies its cell's node in after the level's barrier;
- * after the level at which a column leaves the tile (or the tower's last), its thread copies
- * the state back; between the two, the node's updates read and write only shared memory. A
- * node cache entry then holds DT7_POOL | its slot. A column stays at most 2 N levels, so the
- * slots taken at the last 2 N levels (those of the tile at the tower's start counted as taken
- * at its first) hold every node still in the tile, and a slot taken now was last copied back
- * before the level barrier just passed: a column gets the slots that fit below the head of 2 N
- * levels ago plus cap, its other nodes (and nodes of several entries) keep their state in
- * device memory. Every thread keeps the ring's head and that history in registers, the same
- * in all threads, as all count the same columns (Dt7Ring).
- */
-#define DT7_POOL 0x80000000u
-
-template <int N> struct Dt7Ring {
-	unsigned head, h[2 * N];	/* h[j]: the head before the allocation j levels ago */
-};
-
-/* A new level's allocation: the history shifted; returns the end the level's slots fit in. */
-template <int N> __device__ __forceinline__ unsigned dt7_ring_level(Dt7Ring<N> &q, unsigned cap)
-{
-#pragma unroll
-	for (int j = 2 * N - 1; j > 0; j--)
-		q.h[j] = q.h[j - 1];
-	q.h[0] = q.head;
-	return q.h[2 * N - 1] + cap;
-}
-
-/* A column of cnt nodes: its first slot (base), and how many of its nodes get one. */
-__device__ __forceinline__ unsigned dt7_grant(unsigned &head, unsigned limit, unsigned cnt,
-					      unsigned &base)
-{
-	const unsigned n = limit > head ? min(cnt, limit - head) : 0u;
-
-	base = head;
-	head += n;
-	return n;
-}
-
-/*
- * Node n (one entry) into slot p of the pool, from device memory by cp.async (through L1:
- * the pool runs with whole towers awaited, whose branch state no other tower rewrites while
- * they run), left for the caller to commit and wait for.
- */
-template <typename R>
-__device__ __noinline__ void dt7_pool_in(const BranchDev<R> *bp, int2 *pm, R *pv, unsigned C,
-					 unsigned p, unsigned n)
-{
-	const BranchDev<R> &b = *bp;
-	const int x = branch_mat(b, n), nb = b.nb[x];
-	const long long s = b.stride[x];
-	const R *const st = b.state + b.sto[x] + (long long)n;
-	R *const v = pv + p;
-
-	pm[p] = make_int2((int)n, x);
-	dt7_cp(v, b.A + n);
-	dt7_cp(v + C, b.inv + n);
-	dt7_cp(v + 2 * C, b.gam + n);
-	dt7_cp(v + 3 * C, b.W + n);
-	for (int q = 0; q < 2 * nb; q++)
-		dt7_cp(v + (4 + q) * C, st + q * s);
-}
-
-/* Slot p's state back to its node in device memory. */
-template <typename R>
-__device__ __noinline__ void dt7_pool_out(const BranchDev<R> *bp, const int2 *pm, const R *pv,
-					  unsigned C, unsigned p)
-{
-	const BranchDev<R> &b = *bp;
-	const int2 t = pm[p];
-	const unsigned n = (unsigned)t.x;
-	const int nb = b.nb[t.y];
-	const long long s = b.stride[t.y];
-	R *const st = b.state + b.sto[t.y] + (long long)n;
-	const R *const v = pv + p;
-
-	b.W[n] = v[3 * C];
-	for (int q = 0; q < 2 * nb; q++)
-		st[q * s] = v[(4 + q) * C];
-}
-
-/* The update of slot p's node (un its u^n, v its scheme update); returns u^(n+1): branch_at's
- * branch_one, its state in the pool. */
-template <typename R>
-__device__ __noinline__ R dt7_pool_at(const BranchDev<R> *bp, const int2 *pm, R *pv, unsigned C,
-				      unsigned p, R un, R v)
-{
-	const BranchDev<R> &b = *bp;
-	const int x = pm[p].y, o = b.boff[x], nb = b.nb[x];
-	R *const c = pv + p;
-	const R A = c[0], inv = c[C], gam = c[2 * C];
-
-#define DT7_AT(K) \
-	case K: \
-		return branch_one<R, BRANCH_UNROLLED(R, K)>(un, v, nb, (long long)C, b.bb + o, \
-							    b.cc + o, b.kk + o, A, inv, gam, \
-							    c + 4 * C, c + 3 * C);
-	switch (nb) {
-		DT7_AT(1) DT7_AT(2) DT7_AT(3) DT7_AT(4) DT7_AT(5) DT7_AT(6) DT7_AT(7) DT7_AT(8)
-	default:
-		return branch_one<R, 0>(un, v, nb, (long long)C, b.bb + o, b.cc + o, b.kk + o, A,
-					inv, gam, c + 4 * C, c + 3 * C);
-	}
-#undef DT7_AT
-}
 
 /* The node cache's place of the cell of tile column (iy, ix) at the level of frame Xf. */
 template <int N> __device__ __forceinline__ int dt7_place(int iy, int ix, int Xf)
@@ -572,115 +456,45 @@ __device__ __forceinline__ void dt7_columns(const DtArgs<R> &g, int4 *ring, int 
 		}
 }
 
-/*
- * The nodes of the thread's cells in the columns entering the tile at the level of frame Xf,
- * those of the bits of want (slow room cells), into the node cache, from the column ring.
- * With the pool, every column entering takes its slots (all threads alike), and en[row] is
- * the node of the thread's cell in the row's entering column that got a slot (else
- * BRANCH_NONE), for dt7_fill after the level's barrier.
- */
+/* The nodes of the thread's cells in the columns entering the tile at the level of frame Xf,
+ * those of the bits of want (slow room cells), into the node cache, from the column ring. */
 template <typename R, int N>
 __device__ __forceinline__ void dt7_enter(const DtArgs<R> &g, const Dt7Br<R> &br, int Xf, int z,
-					  unsigned long long want, Dt7Ring<N> &rq,
-					  unsigned (&en)[2 * N + 1])
+					  unsigned long long want)
 {
 	constexpr Dt7Map<N> m = dt7_map<N>();
 	constexpr int NE = dt7_nenter(N);
-	const unsigned limit = br.cap ? dt7_ring_level(rq, br.cap) : 0;
-
-#pragma unroll
-	for (int iy = 0; iy < 2 * N + 1; iy++)
-#pragma unroll
-		for (int ix = 0; ix < 2 * N + 2; ix++) {
-			if (!m.n[iy][ix])
-				continue;
-			const int4 *p = br.col + 2 * ((Xf & 3) * NE + m.nk[iy][ix]);
-			const int4 c = p[0], r = p[1];
-			unsigned base = 0, grant = 0;
-
-			if (br.cap)
-				grant = dt7_grant(rq.head, limit, branch_count(c, r), base);
-			en[iy] = BRANCH_NONE;
-			if ((want >> dt_bit(N, ix - N, iy - N)) & 1) {
-				int rank = 0;
-				unsigned n = branch_node_in(*g.br, c, r, z, rank);
-
-				if (n != BRANCH_NONE && (unsigned)rank < grant && n < g.pmulti) {
-					en[iy] = n;
-					n = DT7_POOL | ((base + rank) % br.cap);
-				}
-				br.nc[dt7_place<N>(iy, ix, Xf) * blockDim.x + threadIdx.x] = n;
-			}
-		}
-}
-
-/* The pool slots of the nodes dt7_enter gave the entering columns, copied in: one group
- * of cp.async, waited for before the level's branch updates (dt7_cells). */
-template <typename R, int N>
-__device__ __forceinline__ void dt7_fill(const DtArgs<R> &g, const Dt7Br<R> &br, int Xf,
-					 const unsigned (&en)[2 * N + 1])
-{
-	constexpr Dt7Map<N> m = dt7_map<N>();
 
 #pragma unroll
 	for (int iy = 0; iy < 2 * N + 1; iy++)
 #pragma unroll
 		for (int ix = 0; ix < 2 * N + 2; ix++)
-			if (m.n[iy][ix] && en[iy] != BRANCH_NONE)
-				dt7_pool_in<R>(g.br, br.pm, br.pv, br.cap,
-					       br.nc[dt7_place<N>(iy, ix, Xf) * blockDim.x +
-						     threadIdx.x] & ~DT7_POOL,
-					       en[iy]);
-	asm volatile("cp.async.commit_group;" ::: "memory");
+			if (m.n[iy][ix] && ((want >> dt_bit(N, ix - N, iy - N)) & 1)) {
+				const int4 *p = br.col + 2 * ((Xf & 3) * NE + m.nk[iy][ix]);
+
+				br.nc[dt7_place<N>(iy, ix, Xf) * blockDim.x + threadIdx.x] =
+					branch_node_in(*g.br, p[0], p[1], z);
+			}
 }
 
 /* The nodes of the thread's cells in the tile columns of the bits of want (room columns
- * whose cell is slow), at the level of frame Xf, into the node cache; with the pool, the
- * ring started and every tile column given its slots, the thread's nodes copied in. */
+ * whose cell is slow), at the level of frame Xf, into the node cache. */
 template <typename R, int N>
 __device__ __forceinline__ void dt7_nodes(const DtArgs<R> &g, const Dt7Br<R> &br, int Xf, int Y0,
-					  int z, unsigned long long want, Dt7Ring<N> &rq)
+					  int z, unsigned long long want)
 {
 	constexpr Dt7Map<N> m = dt7_map<N>();
 	const KDims &d = k_dims;
 
-	rq.head = 0;
-#pragma unroll
-	for (int j = 0; j < 2 * N; j++)
-		rq.h[j] = 0;
 #pragma unroll
 	for (int iy = 0; iy < 2 * N + 1; iy++)
 #pragma unroll
-		for (int ix = 0; ix < 2 * N + 2; ix++) {
-			if (!m.d[iy][ix])
-				continue;
-			const int X = Xf + ix - N, Y = Y0 + iy - N;
-			const bool mine = (want >> dt_bit(N, ix - N, iy - N)) & 1;
-			const long long col = X + (long long)d.nx * Y;
-			int4 c = make_int4(1, 0, 0, 0), r = make_int4(0, 0, 0, 0);
-			unsigned base = 0, grant = 0;
-
-			if ((br.cap || mine) && X >= 0 && X < d.nx && Y >= 0 && Y < d.ny) {
-				c = g.br->bzc[col];
-				r = g.br->bcol[col];
-			}
-			if (br.cap)
-				grant = dt7_grant(rq.head, br.cap, branch_count(c, r), base);
-			if (mine) {
-				int rank = 0;
-				unsigned n = branch_node_in(*g.br, c, r, z, rank);
-
-				if (n != BRANCH_NONE && (unsigned)rank < grant && n < g.pmulti) {
-					const unsigned p = (base + rank) % br.cap;
-
-					dt7_pool_in<R>(g.br, br.pm, br.pv, br.cap, p, n);
-					n = DT7_POOL | p;
-				}
-				br.nc[dt7_place<N>(iy, ix, Xf) * blockDim.x + threadIdx.x] = n;
-			}
-		}
-	if (br.cap)
-		asm volatile("cp.async.wait_all;" ::: "memory");
+		for (int ix = 0; ix < 2 * N + 2; ix++)
+			if (m.d[iy][ix] && ((want >> dt_bit(N, ix - N, iy - N)) & 1))
+				br.nc[dt7_place<N>(iy, ix, Xf) * blockDim.x + threadIdx.x] =
+					branch_node_of(*g.br, (long long)(Xf + ix - N) +
+								      (long long)d.nx * (Y0 + iy - N),
+						       z);
 }
 
 /* The bits of the tile columns of want whose cell has a node (the node cache's). */
@@ -757,15 +571,9 @@ __device__ __forceinline__ void dt7_branches(const DtArgs<R> &g, const Dt7Br<R> 
 				before += __popc(mk);
 			}
 		__syncwarp();
-		if (lane < total - 32 * r) {
-			const unsigned n = br.bn[w0 + lane];
-
-			br.bv[w0 + lane] =
-				br.cap && (n & DT7_POOL)
-					? dt7_pool_at<R>(g.br, br.pm, br.pv, br.cap, n & ~DT7_POOL,
-							 br.bu[w0 + lane], br.bv[w0 + lane])
-					: branch_at<R, CG>(g.br, n, br.bu[w0 + lane], br.bv[w0 + lane]);
-		}
+		if (lane < total - 32 * r)
+			br.bv[w0 + lane] = branch_at<R, CG>(g.br, br.bn[w0 + lane], br.bu[w0 + lane],
+							    br.bv[w0 + lane]);
 		__syncwarp();
 		before = 0;
 #pragma unroll
@@ -788,17 +596,15 @@ __device__ __forceinline__ void dt7_branches(const DtArgs<R> &g, const Dt7Br<R> 
 
 /* dt7_level's cells, every tile cell's update; PLAIN: no cell of the warp has a kind t >=
  * tdiff, so the kinds take plain_update. With branch walls (BR 1, or 2 with the towers a
- * few levels apart, k_dt7) the cells' updates are first all made, then the warp updates the
- * branch walls of its cells (dt7_branches), then the probes and the output rows take the
- * values, and the pool's nodes of the columns leaving the tile (all of them at the tower's
- * last level, end) go back to device memory. */
+ * few levels apart, k_dt7) the cells' updates are
+ * first all made, then the warp updates the branch walls of its cells (dt7_branches), then
+ * the probes and the output rows take the values. */
 template <typename R, int N, bool ALL, bool DEAD, int BR, typename PLAIN>
 __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][2 * N + 2],
 					  R (&Q)[2 * N + 1][2 * N + 2], const R *xz, R *ob, long long n0,
 					  int L, bool live, bool top, unsigned long long room,
 					  unsigned long long prob, const unsigned (&T)[2 * N + 1][2 * N + 2],
-					  const Dt7Br<R> &br, int Xf, unsigned long long need, bool end,
-					  PLAIN)
+					  const Dt7Br<R> &br, int Xf, unsigned long long need, PLAIN)
 {
 	constexpr int O = N, SX = 2 * N + 2, SY = 2 * N + 1, SS = dt7_stride(N);
 	constexpr Dt7Map<N> m = dt7_map<N>();
@@ -845,8 +651,6 @@ __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][
 		}
 	if (!SPLIT)
 		return;
-	if (br.cap)	/* the entering nodes' slots (dt7_fill), seen by the warp in dt7_branches */
-		asm volatile("cp.async.wait_all;" ::: "memory");
 	dt7_branches<R, N, BR == 2>(g, br, P, Q, Xf, need);
 #pragma unroll
 	for (int iy = 0; iy < SY; iy++)
@@ -862,13 +666,6 @@ __device__ __forceinline__ void dt7_cells(const DtArgs<R> &g, R (&P)[2 * N + 1][
 			if (live && (m.t[iy][ix] || top))
 				*reinterpret_cast<R *>(reinterpret_cast<char *>(ob) + g.ro[k]) =
 					Q[iy][ix];
-			if (br.cap && ((need >> b) & 1) && (m.l[iy][ix] || end)) {
-				const unsigned v =
-					br.nc[dt7_place<N>(iy, ix, Xf) * blockDim.x + threadIdx.x];
-
-				if (v & DT7_POOL)
-					dt7_pool_out<R>(g.br, br.pm, br.pv, br.cap, v & ~DT7_POOL);
-			}
 		}
 }
 
@@ -886,7 +683,7 @@ __device__ __forceinline__ void dt7_level(const DtArgs<R> &g, R (&P)[2 * N + 1][
 					  R (&Q)[2 * N + 1][2 * N + 2], const R *xz, R *ob,
 					  const uint8_t *cls, long long n0, int L, bool live, bool top,
 					  unsigned long long room, unsigned long long fast,
-					  unsigned long long prob, const Dt7Br<R> &br, int Xf, bool end)
+					  unsigned long long prob, const Dt7Br<R> &br, int Xf)
 {
 	const KCoefs<R> &c = kc<R>();
 	unsigned T[2 * N + 1][2 * N + 2];
@@ -909,10 +706,10 @@ __device__ __forceinline__ void dt7_level(const DtArgs<R> &g, R (&P)[2 * N + 1][
 			}
 	if (ALL || __any_sync(0xffffffffu, diff))
 		dt7_cells<R, N, ALL, DEAD, BR>(g, P, Q, xz, ob, n0, L, live, top, room, prob, T,
-					       br, Xf, need, end, DtBool<false>());
+					       br, Xf, need, DtBool<false>());
 	else
 		dt7_cells<R, N, ALL, DEAD, BR>(g, P, Q, xz, ob, n0, L, live, top, room, prob, T,
-					       br, Xf, need, end, DtBool<true>());
+					       br, Xf, need, DtBool<true>());
 }
 
 /*
@@ -972,19 +769,9 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 	/* the branch walls' node cache and round places, after the staging areas */
 	__shared__ int4 ring[BR ? 8 * dt7_nenter(N) : 1];
 	R *const bu = stage + 2 * blockDim.x * ES;
-	unsigned *const nc = reinterpret_cast<unsigned *>(bu + 2 * blockDim.x) + blockDim.x;
-	/* the pool after the node cache, 16-byte aligned */
-	int2 *const pm = reinterpret_cast<int2 *>(
-		(reinterpret_cast<size_t>(nc + 2 * N * N * blockDim.x) + 15) & ~(size_t)15);
-	const Dt7Br<R> br = { nc, bu, bu + blockDim.x,
-			      reinterpret_cast<unsigned *>(bu + 2 * blockDim.x), ring, pm,
-			      reinterpret_cast<R *>(pm + g.pcap), BR && !CL ? (unsigned)g.pcap : 0u };
-	Dt7Ring<N> rq;
-	unsigned en[SY];
-
-#pragma unroll
-	for (int iy = 0; iy < SY; iy++)
-		en[iy] = BRANCH_NONE;
+	const Dt7Br<R> br = { reinterpret_cast<unsigned *>(bu + 2 * blockDim.x) + blockDim.x, bu,
+			      bu + blockDim.x, reinterpret_cast<unsigned *>(bu + 2 * blockDim.x),
+			      ring };
 
 #pragma unroll
 	for (int iy = 0; iy < SY; iy++)
@@ -1004,7 +791,7 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 			}
 		}
 	if (BR)
-		dt7_nodes<R, N>(g, br, X0 + la - 1, Y0, z, room & ~fast, rq);
+		dt7_nodes<R, N>(g, br, X0 + la - 1, Y0, z, room & ~fast);
 	if (BR && la < lb)	/* the columns entering next level, seen after this level's barrier */
 		dt7_columns<R, N, false>(g, br.col, X0 + la, Y0);
 	if (la < lb)
@@ -1055,7 +842,7 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 		/* the nodes of the entering columns (the places of those that left, which the
 		 * level before has used) */
 		if (BR && L > la)
-			dt7_enter<R, N>(g, br, Xf, z, room & ~fast & (TILE & ~KEEP), rq, en);
+			dt7_enter<R, N>(g, br, Xf, z, room & ~fast & (TILE & ~KEEP));
 		if (CL) {
 			dt_cl_wait();
 		} else {
@@ -1066,9 +853,6 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 				dt_publish(dep, (unsigned)(L - 1));
 				dep.pubat = (unsigned)(L - 1 + g.pub);
 			}
-			/* the entering nodes' slots, copied back by the levels before this barrier */
-			if (BR && br.cap && L > la)
-				dt7_fill<R, N>(g, br, Xf, en);
 		}
 		if (__any_sync(0xffffffffu, room != 0)) {
 			const R *xz = x0 + row * SS;
@@ -1077,13 +861,13 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 
 			if (!__all_sync(0xffffffffu, ((fast | dead) & TILE) == TILE))
 				dt7_level<R, N, false, false, BR>(g, P, Q, xz, ob, g.cls + n0, n0, L, live,
-							      top, room, fast, prob, br, Xf, L == lb);
+							      top, room, fast, prob, br, Xf);
 			else if (__any_sync(0xffffffffu, !live))
 				dt7_level<R, N, true, true, BR>(g, P, Q, xz, ob, g.cls + n0, n0, L, live,
-							    top, room, fast, prob, br, Xf, L == lb);
+							    top, room, fast, prob, br, Xf);
 			else
 				dt7_level<R, N, true, false, BR>(g, P, Q, xz, ob, g.cls + n0, n0, L, live,
-							     top, room, fast, prob, br, Xf, L == lb);
+							     top, room, fast, prob, br, Xf);
 		}
 		if (!more)
 			break;
@@ -1092,9 +876,7 @@ __device__ __forceinline__ void dt7_tower(const DtArgs<R> &g, int s, int t, int 
 		const R *E = erow + (L & 1) * ehalf;
 		R Pn[SY][SX];
 
-		if (EARLY && ahead && BR && br.cap && L > la)	/* the pool's copies newest */
-			asm volatile("cp.async.wait_group 2;" ::: "memory");
-		else if (EARLY && ahead)
+		if (EARLY && ahead)
 			asm volatile("cp.async.wait_group 1;" ::: "memory");
 		else
 			asm volatile("cp.async.wait_group 0;" ::: "memory");

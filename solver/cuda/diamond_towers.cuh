@@ -150,8 +150,6 @@ template <typename R> struct DtArgs {
 	 * the probe ranges (po). Kernel parameters, so that an address is one add. */
 	long long ro[DT7_MAX_WIN], eo[DT7_MAX_WIN], po[DT7_MAX_WIN];
 	const BranchDev<R> *br;	/* the branch walls (branch.cuh; NULL: none) */
-	unsigned pmulti;	/* their first node of several entries */
-	int pcap;		/* k_dt7's pool of branch state: its slots (0: none) */
 };
 
 /* u at column (X, Y) and z, or 0 off the grid; leggy stencils fold it into a box room. */

@@ -272,7 +272,7 @@ CASE(shapes_f64, 3, 8)
  * box, the room of shapes and the mesh;
  * the fields and receivers against the CPU engine; diamond among them, whose towers update
  * the branches cell by cell (in float32 also with other tile sizes and other intervals at
- * which its towers publish their levels, and with its pool of branch state off or small).
+ * which its towers publish their levels).
  */
 #define BAND_MATERIALS \
 	"materials: {w: {absorption: {125: 0.1, 250: 0.15, 500: 0.25, 1000: 0.3}},\n" \
@@ -367,26 +367,6 @@ static void band_materials(void **state)
 						judge(&got, &ref, steps, s->grid->plan.cells, tol,
 						      "bands %-11s f32 diamond dts %d, published %s",
 						      names[r], dts, pub ? "every level" : "at the end");
-						result_free(&got);
-					}
-				/* the pool of branch state none, or so small that columns get part
-				 * of their slots or none (their other nodes in device memory), with
-				 * the towers a few levels apart and whole */
-				for (int pub = 0; pub <= 1; pub++)
-					for (int pool = 0; pool <= 32; pool += 32) {
-						char cap[16];
-
-						snprintf(cap, sizeof(cap), "%d", pool);
-						setenv("ROOMSIM_DT_PUBLISH", pub ? "1" : "0", 1);
-						setenv("ROOMSIM_DT_POOL", cap, 1);
-						gpu.dts = 2;
-						run(s, &gpu, steps, &got);
-						unsetenv("ROOMSIM_DT_PUBLISH");
-						unsetenv("ROOMSIM_DT_POOL");
-						judge(&got, &ref, steps, s->grid->plan.cells, tol,
-						      "bands %-11s f32 diamond dts 2, published %s, "
-						      "pool %d", names[r], pub ? "every level" : "at the end",
-						      pool);
 						result_free(&got);
 					}
 				if (r == 3) {	/* the mesh room's towers split over two blocks */
