@@ -764,6 +764,36 @@ static void shared_face_is_open(void **state)
 }
 
 /*
+ * The walls' area counts the part of a face that a shape beside it leaves open: a 4 x 3 x 2.5
+ * m box with a 2 x 2.1 x 2.5 m box added on its face x = 4, which covers 2.1 of that face's
+ * 3 m. The union's surface is 77.4 m^2 (59 + 28.9 less twice the 5.25 m^2 they share).
+ * Judged whole at each triangle's centroid, both triangles of the large box's face x = 4
+ * (their centroids 1 and 2 m along y) counted as shared, 2.25 m^2 too little.
+ */
+static void partly_shared_face_area(void **state)
+{
+	struct room *r = load("grid: {fmax: 300}\nduration: 0.5\ngeometry:\n  shapes:\n"
+			      "    - {add: box, min: [0, 0, 0], max: [4, 3, 2.5]}\n"
+			      "    - {add: box, min: [4, 0, 0], max: [6, 2.1, 2.5], material: q}\n"
+			      "materials: {p: {absorption: 0.1, scattering: 0.1},"
+			      " q: {absorption: 0.3, scattering: 0.1}}\n"
+			      "surfaces: {default: p}\n"
+			      "sources: [{name: S, position: [1.0, 1.0, 1.2]}]\n"
+			      "receivers: [{name: R, position: [5.0, 1.0, 1.2]}]\nhybrid: {}\n");
+	struct ga *g = open_ga(r);
+	size_t ntri;
+	double vol, area;
+	int np;
+
+	(void)state;
+	ga_describe(g, &ntri, &np, &vol, &area);
+	print_message("%zu triangles, %.3f m^2 of walls (the union's 77.4)\n", ntri, area);
+	assert_true(fabs(area - 77.4) < 0.1);
+	ga_close(g);
+	room_free(r);
+}
+
+/*
  * Curved shapes hold rays in and out: a box with a dome added on top (its air inside the
  * sphere's facets) and a column and a ball removed. A point just outside one facet, near its
  * edge, lies inside the plane of the facet beside it; judged by that one facet alone it was
@@ -862,6 +892,7 @@ int main(void)
 		cmocka_unit_test(crossover_sums_flat),
 		cmocka_unit_test(l_room_of_shapes),
 		cmocka_unit_test(shared_face_is_open),
+		cmocka_unit_test(partly_shared_face_area),
 		cmocka_unit_test(curved_shapes_keep_rays),
 		cmocka_unit_test(acute_edge_keeps_rays),
 		cmocka_unit_test(open_mesh_is_refused),
