@@ -440,16 +440,28 @@ static int air_at(const struct ga *g, const double p[3], int forced, int fin)
 	return forced == -1 ? fin : base_holds(g, p);
 }
 
+/* Is there air on one side only of triangle i's plane at p, judged at points 10^-5 of the room
+ * off it either side (not at p: a point on a face two shapes share is held by both)? */
+static int air_one_side(const struct ga *g, size_t i, const double p[3])
+{
+	const double e = 1e-5 * g->scale;
+	double a[3], b[3];
+
+	for (int d = 0; d < 3; d++) {
+		a[d] = p[d] + e * g->tri[i].n[d];
+		b[d] = p[d] - e * g->tri[i].n[d];
+	}
+	return air_at(g, a, -2, 0) != air_at(g, b, -2, 0);
+}
+
 /*
  * The share of triangle i (vertices v) that is wall: of its k^2 congruent parts, those with
- * air on one side of the plane only at their centroid, judged at points 10^-5 of the room off
- * the plane (as wall_met does; a point on a face two shapes share is held by both). k gives
- * parts of 5 cm or less along the longest edge, at most 32: a face that a shape covers in part
- * counts the part it leaves open.
+ * air on one side of the plane only at their centroid (air_one_side). k gives parts of 5 cm
+ * or less along the longest edge, at most 32: a face that a shape covers in part counts the
+ * part it leaves open.
  */
 static double wall_share(const struct ga *g, size_t i, double v[3][3])
 {
-	const double e = 1e-5 * g->scale, *n = g->tri[i].n;
 	double len = 0;
 	int k, walls = 0;
 
@@ -468,16 +480,12 @@ static double wall_share(const struct ga *g, size_t i, double v[3][3])
 			for (int b = 0; a + b < k - 1 + up; b++) {
 				const double f = up ? 1.0 / 3 : 2.0 / 3, s = (a + f) / k,
 					     t = (b + f) / k;
-				double p[3], q[3];
+				double c[3];
 
-				for (int d = 0; d < 3; d++) {
-					const double c = v[0][d] + s * (v[1][d] - v[0][d]) +
-							 t * (v[2][d] - v[0][d]);
-
-					p[d] = c + e * n[d];
-					q[d] = c - e * n[d];
-				}
-				walls += air_at(g, p, -2, 0) != air_at(g, q, -2, 0);
+				for (int d = 0; d < 3; d++)
+					c[d] = v[0][d] + s * (v[1][d] - v[0][d]) +
+					       t * (v[2][d] - v[0][d]);
+				walls += air_one_side(g, i, c);
 			}
 	return (double)walls / ((double)k * k);
 }
@@ -495,17 +503,11 @@ static double wall_share(const struct ga *g, size_t i, double v[3][3])
 static int wall_met(const struct ga *g, size_t i, const double p[3], const double dir[3])
 {
 	const double e = 1e-5 * g->scale;
-	double a[3], b[3];
+	double a[3];
 
 	for (int d = 0; d < 3; d++)
 		a[d] = p[d] + e * dir[d];
-	if (!air_at(g, a, -2, 0))
-		return 1;
-	for (int d = 0; d < 3; d++) {
-		a[d] = p[d] + e * g->tri[i].n[d];
-		b[d] = p[d] - e * g->tri[i].n[d];
-	}
-	return air_at(g, a, -2, 0) != air_at(g, b, -2, 0);
+	return !air_at(g, a, -2, 0) || air_one_side(g, i, p);
 }
 
 int ga_cast(const struct ga *g, const double org[3], const double dir[3], double tnear,
